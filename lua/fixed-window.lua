@@ -1,0 +1,72 @@
+--[[
+fixed-window.lua: at most `limit` cost per window; a key's window opens at its first
+admitted request and lasts `window_ms`.
+
+KEYS[1]  the counter: a string "<start_ms> <count>"
+ARGV[1]  now_ms: '' reads Redis TIME (always, in production); an integer only in tests
+ARGV[2]  ttl_slack_ms: added to every PX; 0 in production, a margin in clock-injected tests
+ARGV[3]  limit: cost admitted per window (integer >= 1)
+ARGV[4]  window_ms: window length in ms (integer >= 1)
+ARGV[5]  burst: unused (equals limit for this algorithm)
+ARGV[6]  cost: integer >= 0; 0 peeks (decides for cost 1, writes nothing)
+ARGV[7]  op: 'c' consume, 'r' refund `cost`
+
+Reply (consume): { allowed 0|1, remaining, reset_ms, retry_after_ms }
+Reply (refund):  0
+]]
+local key = KEYS[1]
+local now_ms
+if ARGV[1] == '' then
+  local time = redis.call('TIME')
+  now_ms = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+else
+  now_ms = tonumber(ARGV[1])
+end
+local ttl_slack_ms = tonumber(ARGV[2])
+local limit = tonumber(ARGV[3])
+local window_ms = tonumber(ARGV[4])
+local cost = tonumber(ARGV[6])
+local op = ARGV[7]
+
+-- check
+local start_ms = now_ms
+local count = 0
+local current = false
+local raw = redis.call('GET', key)
+if raw then
+  local s, c = string.match(raw, '^(%d+) (%d+)$')
+  s = tonumber(s)
+  if now_ms < s + window_ms then
+    start_ms = s
+    count = tonumber(c)
+    current = true
+  end
+end
+local window_left_ms = start_ms + window_ms - now_ms
+
+if op == 'r' then
+  if current then
+    count = math.max(0, count - cost)
+    redis.call('SET', key, string.format('%d %d', start_ms, count), 'PX', window_left_ms + ttl_slack_ms)
+  else
+    redis.call('DEL', key)
+  end
+  return 0
+end
+
+local peek = cost == 0
+local need = cost
+if peek then need = 1 end
+local allowed = count + need <= limit
+
+-- commit
+if allowed and not peek then
+  count = count + need
+  redis.call('SET', key, string.format('%d %d', start_ms, count), 'PX', window_left_ms + ttl_slack_ms)
+end
+
+local reset_ms = 0
+if count > 0 then reset_ms = window_left_ms end
+local retry_after_ms = 0
+if not allowed then retry_after_ms = window_left_ms end
+return { allowed and 1 or 0, math.max(0, limit - count), reset_ms, retry_after_ms }

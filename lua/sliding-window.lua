@@ -1,0 +1,112 @@
+--[[
+sliding-window.lua: two-counter weighted estimate. Windows are aligned to multiples of
+`window_ms` since the epoch (Redis time). A request is admitted when
+  previous * (window_ms - elapsed) + (current + cost) * window_ms <= limit * window_ms
+(the usual estimate previous * overlap + current + cost <= limit, on integers).
+
+KEYS[1]  the counters: a string "<start_ms> <current> <previous>", where start_ms is the
+         aligned start of the window `current` belongs to
+ARGV[1]  now_ms: '' reads Redis TIME (always, in production); an integer only in tests
+ARGV[2]  ttl_slack_ms: added to every PX; 0 in production
+ARGV[3]  limit: cost admitted per window (integer >= 1)
+ARGV[4]  window_ms: window length in ms (integer >= 1)
+ARGV[5]  burst: unused (equals limit for this algorithm)
+ARGV[6]  cost: integer >= 0; 0 peeks (decides for cost 1, writes nothing)
+ARGV[7]  op: 'c' consume, 'r' refund `cost`
+
+Reply (consume): { allowed 0|1, remaining, reset_ms, retry_after_ms }
+Reply (refund):  0
+]]
+local key = KEYS[1]
+local now_ms
+if ARGV[1] == '' then
+  local time = redis.call('TIME')
+  now_ms = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+else
+  now_ms = tonumber(ARGV[1])
+end
+local ttl_slack_ms = tonumber(ARGV[2])
+local limit = tonumber(ARGV[3])
+local w = tonumber(ARGV[4])
+local cost = tonumber(ARGV[6])
+local op = ARGV[7]
+
+local start_ms = now_ms - (now_ms % w)
+local raw = redis.call('GET', key)
+local state_start, state_count, state_previous
+if raw then
+  local a, b, c = string.match(raw, '^(%d+) (%d+) (%d+)$')
+  state_start = tonumber(a)
+  state_count = tonumber(b)
+  state_previous = tonumber(c)
+end
+
+if op == 'r' then
+  if raw and state_start >= start_ms - w then
+    local count = math.max(0, state_count - cost)
+    local ttl_ms = state_start + 2 * w - now_ms
+    redis.call('SET', key, string.format('%d %d %d', state_start, count, state_previous), 'PX', ttl_ms + ttl_slack_ms)
+  else
+    redis.call('DEL', key)
+  end
+  return 0
+end
+
+-- check
+local current = 0
+local previous = 0
+if raw then
+  if state_start >= start_ms then
+    current = state_count
+    previous = state_previous
+  elseif state_start >= start_ms - w then
+    previous = state_count
+  end
+end
+local elapsed = now_ms - start_ms
+local peek = cost == 0
+local need = cost
+if peek then need = 1 end
+local allowed = previous * (w - elapsed) + (current + need) * w <= limit * w
+if allowed and not peek then current = current + need end
+
+local retry_after_ms = 0
+if not allowed then
+  -- the smallest wait after which `need` passes, given no other traffic
+  local room = limit - current - need
+  local found = false
+  if room >= 0 and previous > 0 then
+    local most = math.floor(room * w / previous)
+    if most >= 1 then
+      retry_after_ms = w - most - elapsed
+      found = true
+    end
+  end
+  if not found then
+    if current == 0 then
+      retry_after_ms = w - elapsed
+    else
+      local most = math.floor((limit - need) * w / current)
+      if most >= 1 then
+        retry_after_ms = w - elapsed + math.max(0, w - most)
+      else
+        retry_after_ms = 2 * w - elapsed
+      end
+    end
+  end
+end
+
+-- commit
+local window_left_ms = w - elapsed
+if allowed and not peek then
+  redis.call('SET', key, string.format('%d %d %d', start_ms, current, previous), 'PX', window_left_ms + w + ttl_slack_ms)
+end
+
+local used = previous * (w - elapsed) + current * w
+local reset_ms = 0
+if current > 0 then
+  reset_ms = window_left_ms + w
+elseif previous > 0 then
+  reset_ms = window_left_ms
+end
+return { allowed and 1 or 0, math.max(0, math.floor((limit * w - used) / w)), reset_ms, retry_after_ms }

@@ -1,0 +1,74 @@
+--[[
+token-bucket.lua: holds up to `burst` tokens, gains `limit` tokens per `window_ms`, starts full;
+a request of cost c takes c tokens or is rejected without taking any.
+State is in integer units: one token is `scale_ms` units (the window when written); the bucket
+gains `limit` units per ms.
+
+KEYS[1]  the bucket: a string "<units> <at_ms> <scale_ms>"
+ARGV[1]  now_ms: '' reads Redis TIME (always, in production); an integer only in tests
+ARGV[2]  ttl_slack_ms: added to every PX; 0 in production
+ARGV[3]  limit: tokens gained per window (integer >= 1)
+ARGV[4]  window_ms: window length in ms (integer >= 1)
+ARGV[5]  burst: capacity in tokens (integer >= 1)
+ARGV[6]  cost: integer >= 0; 0 peeks (decides for cost 1, writes nothing)
+ARGV[7]  op: 'c' consume, 'r' refund `cost` (never above full)
+
+Reply (consume): { allowed 0|1, remaining, reset_ms, retry_after_ms }
+Reply (refund):  0
+]]
+local key = KEYS[1]
+local now_ms
+if ARGV[1] == '' then
+  local time = redis.call('TIME')
+  now_ms = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
+else
+  now_ms = tonumber(ARGV[1])
+end
+local ttl_slack_ms = tonumber(ARGV[2])
+local limit = tonumber(ARGV[3])
+local w = tonumber(ARGV[4])
+local burst = tonumber(ARGV[5])
+local cost = tonumber(ARGV[6])
+local op = ARGV[7]
+local capacity = burst * w
+
+-- tokens now
+local units = capacity
+local raw = redis.call('GET', key)
+if raw then
+  local a, b, c = string.match(raw, '^(%d+) (%d+) (%d+)$')
+  units = tonumber(a)
+  local scale_ms = tonumber(c)
+  -- a changed window rescales the state, rounding toward fewer tokens
+  if scale_ms ~= w then units = math.floor(units * w / scale_ms) end
+  local elapsed = math.max(0, now_ms - tonumber(b))
+  units = math.min(capacity, units + elapsed * limit)
+end
+
+if op == 'r' then
+  units = math.min(capacity, units + cost * w)
+  if units >= capacity then
+    redis.call('DEL', key)
+  else
+    local ttl_ms = math.ceil((capacity - units) / limit)
+    redis.call('SET', key, string.format('%d %d %d', units, now_ms, w), 'PX', ttl_ms + ttl_slack_ms)
+  end
+  return 0
+end
+
+-- check
+local peek = cost == 0
+local need = cost * w
+if peek then need = w end
+local allowed = units >= need
+
+-- commit
+if allowed and not peek then units = units - need end
+local to_full_ms = math.ceil((capacity - units) / limit)
+if allowed and not peek then
+  redis.call('SET', key, string.format('%d %d %d', units, now_ms, w), 'PX', to_full_ms + ttl_slack_ms)
+end
+
+local retry_after_ms = 0
+if not allowed then retry_after_ms = math.ceil((need - units) / limit) end
+return { allowed and 1 or 0, math.floor(units / w), to_full_ms, retry_after_ms }

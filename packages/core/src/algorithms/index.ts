@@ -1,0 +1,19 @@
+// The twin of each algorithm by name.
+import type { Algorithm } from '../policy.js'
+import { fixedWindow } from './fixed-window.js'
+import { gcra } from './gcra.js'
+import { leakyBucket } from './leaky-bucket.js'
+import type { AlgorithmTwin } from './outcome.js'
+import { slidingLog } from './sliding-log.js'
+import { slidingWindow } from './sliding-window.js'
+import { tokenBucket } from './token-bucket.js'
+
+/** Each algorithm's TypeScript twin, keyed by its name. */
+export const TWINS: Readonly<Record<Algorithm, AlgorithmTwin<unknown>>> = Object.freeze({
+  'fixed-window': fixedWindow as AlgorithmTwin<unknown>,
+  'sliding-window': slidingWindow as AlgorithmTwin<unknown>,
+  'sliding-log': slidingLog as AlgorithmTwin<unknown>,
+  'token-bucket': tokenBucket as AlgorithmTwin<unknown>,
+  'leaky-bucket': leakyBucket as AlgorithmTwin<unknown>,
+  gcra: gcra as AlgorithmTwin<unknown>,
+})

@@ -1,0 +1,43 @@
+// The shape every algorithm twin shares: pure functions of (state, nowMs, policy, cost).
+import type { Policy } from '../policy.js'
+
+/**
+ * What an algorithm's check step decided, and the state its commit step writes.
+ * `state` is `undefined` when nothing is written (a rejection or a peek).
+ */
+export interface Outcome<S> {
+  readonly allowed: boolean
+  readonly remaining: number
+  readonly resetMs: number
+  readonly retryAfterMs: number
+  readonly state: S | undefined
+  /** How long the written state matters: ms until it is back to "empty". */
+  readonly ttlMs: number
+  /** Identifies what this request added (sliding-log only), so a refund can remove exactly it. */
+  readonly ticket?: string | undefined
+}
+
+/** A refund's result: the state to write (`null` deletes it) and its time to live. */
+export interface RefundOutcome<S> {
+  readonly state: S | null
+  readonly ttlMs: number
+}
+
+/**
+ * The TypeScript twin of one Lua script. `cost` 0 peeks: the decision for a cost-1 request,
+ * with nothing written.
+ */
+export interface AlgorithmTwin<S> {
+  check(state: S | undefined, nowMs: number, policy: Policy, cost: number): Outcome<S>
+  refund(state: S | undefined, nowMs: number, policy: Policy, cost: number, ticket?: string): RefundOutcome<S>
+}
+
+/** ceil(a / b) for integers a >= 0, b > 0 below 2^51: exact in IEEE doubles (as in Redis Lua). */
+export function ceilDiv(a: number, b: number): number {
+  return Math.ceil(a / b)
+}
+
+/** floor(a / b) for integers a >= 0, b > 0 below 2^51. */
+export function floorDiv(a: number, b: number): number {
+  return Math.floor(a / b)
+}

@@ -1,0 +1,75 @@
+// sliding-window: two counters per key, weighted by the overlap of the previous window.
+import { type AlgorithmTwin, floorDiv, type Outcome, type RefundOutcome } from './outcome.js'
+
+/** State: the start of the window `count` belongs to (a multiple of the window) and that count. */
+export interface SlidingWindowState {
+  readonly startMs: number
+  readonly count: number
+  /** The count of the window before `startMs`. */
+  readonly previous: number
+}
+
+/**
+ * Sliding window counter. Windows are aligned to multiples of `window` since the epoch (Redis
+ * time); a request is admitted when
+ * `previous * (window - elapsed) / window + current + cost <= limit`.
+ * All arithmetic is on integers scaled by `window`, so both twins agree exactly.
+ */
+export const slidingWindow: AlgorithmTwin<SlidingWindowState> = {
+  check(state, nowMs, policy, cost): Outcome<SlidingWindowState> {
+    const { limit, windowMs: w } = policy
+    const peek = cost === 0
+    const need = peek ? 1 : cost
+    const startMs = nowMs - (nowMs % w)
+    let current = 0
+    let previous = 0
+    if (state !== undefined) {
+      if (state.startMs >= startMs) {
+        current = state.count
+        previous = state.previous
+      } else if (state.startMs >= startMs - w) {
+        previous = state.count
+      }
+    }
+    const elapsed = nowMs - startMs
+    const allowed = previous * (w - elapsed) + (current + need) * w <= limit * w
+    if (allowed && !peek) current += need
+    let retryAfterMs = 0
+    if (!allowed) retryAfterMs = waitMs(limit, w, elapsed, previous, current, need)
+    const used = previous * (w - elapsed) + current * w
+    const windowLeftMs = w - elapsed
+    return {
+      allowed,
+      remaining: Math.max(0, floorDiv(limit * w - used, w)),
+      resetMs: current > 0 ? windowLeftMs + w : previous > 0 ? windowLeftMs : 0,
+      retryAfterMs,
+      state: allowed && !peek ? { startMs, count: current, previous } : undefined,
+      ttlMs: windowLeftMs + w,
+    }
+  },
+  refund(state, nowMs, policy, cost): RefundOutcome<SlidingWindowState> {
+    const w = policy.windowMs
+    const startMs = nowMs - (nowMs % w)
+    if (state === undefined || state.startMs < startMs - w) return { state: null, ttlMs: 0 }
+    return {
+      state: { startMs: state.startMs, count: Math.max(0, state.count - cost), previous: state.previous },
+      ttlMs: state.startMs + 2 * w - nowMs,
+    }
+  },
+}
+
+/** The smallest wait after which a request of cost `need` passes, given no other traffic. */
+function waitMs(limit: number, w: number, elapsed: number, previous: number, current: number, need: number): number {
+  // Later in this window: previous * (w - e) <= (limit - current - need) * w.
+  const room = limit - current - need
+  if (room >= 0 && previous > 0) {
+    const most = floorDiv(room * w, previous)
+    if (most >= 1) return w - most - elapsed
+  }
+  // In the next window `current` becomes the previous count and the new count starts at 0.
+  if (current === 0) return w - elapsed
+  const most = floorDiv((limit - need) * w, current)
+  if (most >= 1) return w - elapsed + Math.max(0, w - most)
+  // The window after that: both counts are gone.
+  return 2 * w - elapsed
+}

@@ -1,0 +1,65 @@
+// Error types: option errors thrown at construction, LimiterError for store failures.
+
+/** Codes carried by every error this package throws. */
+export type LimiterErrorCode =
+  | 'ERR_LIMITER_OPTION'
+  | 'ERR_LIMITER_KEY'
+  | 'ERR_LIMITER_COST'
+  | 'ERR_LIMITER_STORE'
+  | 'ERR_LIMITER_TIMEOUT'
+  | 'ERR_LIMITER_CIRCUIT_OPEN'
+
+function describe(value: unknown): string {
+  if (typeof value === 'string') return JSON.stringify(value.length > 80 ? `${value.slice(0, 77)}...` : value)
+  if (typeof value === 'bigint') return `${value}n`
+  if (typeof value === 'function') return 'a function'
+  if (value === null) return 'null'
+  if (Array.isArray(value)) return 'an array'
+  if (typeof value === 'object') return 'an object'
+  return String(value)
+}
+
+/**
+ * A bad option or argument with the wrong type. `option` names it and `value` holds what was given.
+ */
+export class LimiterTypeError extends TypeError {
+  readonly code: LimiterErrorCode
+  readonly option: string
+  readonly value: unknown
+  constructor(option: string, value: unknown, expected: string, code: LimiterErrorCode = 'ERR_LIMITER_OPTION') {
+    super(`Invalid \`${option}\`: expected ${expected}, got ${describe(value)}.`)
+    this.name = 'LimiterTypeError'
+    this.code = code
+    this.option = option
+    this.value = value
+  }
+}
+
+/**
+ * An option or argument of the right type but outside what the limiter can honour.
+ */
+export class LimiterRangeError extends RangeError {
+  readonly code: LimiterErrorCode
+  readonly option: string
+  readonly value: unknown
+  constructor(option: string, value: unknown, expected: string, code: LimiterErrorCode = 'ERR_LIMITER_OPTION') {
+    super(`Invalid \`${option}\`: ${expected}, got ${describe(value)}.`)
+    this.name = 'LimiterRangeError'
+    this.code = code
+    this.option = option
+    this.value = value
+  }
+}
+
+/**
+ * A store failed, timed out or was skipped by the circuit breaker. The limiter hands it to
+ * `onError` and answers from its `failureMode`; it never reaches the request unless you rethrow it.
+ */
+export class LimiterError extends Error {
+  readonly code: LimiterErrorCode
+  constructor(code: LimiterErrorCode, message: string, options?: { cause?: unknown }) {
+    super(message, options)
+    this.name = 'LimiterError'
+    this.code = code
+  }
+}

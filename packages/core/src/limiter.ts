@@ -1,0 +1,228 @@
+// createLimiter(): consume / peek / reset / refund over a store, with a deadline and failure policy.
+import { CLOCK, nowMs } from './clock.js'
+import type { Decision } from './decision.js'
+import { type Duration, parseDuration } from './duration.js'
+import { LimiterError, LimiterRangeError, LimiterTypeError } from './errors.js'
+import { ALGORITHM_CODE, definePolicy, type Policy, type PolicyOptions } from './policy.js'
+import { MemoryStore } from './stores/memory-store.js'
+import { checkKey } from './stores/redis-keys.js'
+import { isStore, type Store, type StoreCall, type StoreDecision } from './stores/store.js'
+
+/** What the limiter does when its store fails or misses the deadline. */
+export type FailureMode = 'open' | 'closed' | 'local'
+
+/** What `onError` receives besides the error. */
+export interface ErrorContext {
+  readonly key: string
+  readonly limiter: Limiter
+}
+
+/** Options for {@link createLimiter}. */
+export interface LimiterOptions extends PolicyOptions {
+  /** Where state lives. Default: a new `MemoryStore`. */
+  readonly store?: Store | undefined
+  /**
+   * Names this limiter's counters. Limiters with the same `prefix` and `name` share counters.
+   * Default: derived from the policy (e.g. `sw100.60000`), so the same definition in many
+   * processes shares one counter. Set it to keep counters across a change of limit.
+   */
+  readonly name?: string | undefined
+  /** Prepended to every key (default `'rl:'`). */
+  readonly prefix?: string | undefined
+  /** Deadline for one store call (default 500 ms). Not applied to in-process stores. */
+  readonly timeout?: Duration | undefined
+  /**
+   * On a store error or timeout: `'open'` allows (default), `'closed'` denies, `'local'` decides
+   * with a process-local MemoryStore holding the same policy until the store answers again.
+   */
+  readonly failureMode?: FailureMode | undefined
+  /** Called with each store failure (a `LimiterError` whose `cause` is the original). */
+  readonly onError?: ((error: LimiterError, context: ErrorContext) => void) | undefined
+}
+
+/** A rate limiter for one policy. Decisions are values: a denial resolves, it does not throw. */
+export interface Limiter {
+  readonly policy: Policy
+  readonly name: string
+  readonly prefix: string
+  /** Counts `cost` (default 1) against `key` if it fits. `cost` 0 peeks. */
+  consume(key: string, cost?: number): Promise<Decision>
+  /** The decision a cost-1 request would get now; changes nothing. */
+  peek(key: string): Promise<Decision>
+  /** Forgets `key`: it is back to full capacity. */
+  reset(key: string): Promise<void>
+  /**
+   * Gives `cost` (default 1) back to `key`, never above full. Pass the `Decision` that consume
+   * returned to remove exactly what that request added (needed for `sliding-log`).
+   */
+  refund(key: string, cost?: number, decision?: Decision): Promise<void>
+}
+
+const FAILURE_MODES: readonly FailureMode[] = ['open', 'closed', 'local']
+const DEFAULT_TIMEOUT_MS = 500
+const NAME_PATTERN = /^[^{}\u0000-\u001f]*$/
+
+/** The default name: algorithm code, limit and window (and burst when it differs). */
+export function defaultName(policy: Policy): string {
+  const base = `${ALGORITHM_CODE[policy.algorithm]}${policy.limit}.${policy.windowMs}`
+  return policy.burst === policy.limit ? base : `${base}.${policy.burst}`
+}
+
+function checkName(option: string, value: unknown, allowEmpty: boolean): string {
+  if (typeof value !== 'string' || (!allowEmpty && value.length === 0)) {
+    throw new LimiterTypeError(option, value, allowEmpty ? 'a string' : 'a non-empty string')
+  }
+  if (!NAME_PATTERN.test(value)) {
+    throw new LimiterRangeError(option, value, 'must not contain `{`, `}` or control characters (they would break the Redis hash tag)')
+  }
+  return value
+}
+
+/**
+ * Creates a limiter. Options are validated here: a bad one throws a `TypeError`/`RangeError`
+ * naming it.
+ *
+ * @example
+ * const limiter = createLimiter({ algorithm: 'gcra', limit: 100, window: '1m' })
+ * const { allowed, retryAfterMs } = await limiter.consume(`user:${id}`)
+ */
+export function createLimiter(options: LimiterOptions): Limiter {
+  const policy = definePolicy(options)
+  const store = options.store ?? new MemoryStore()
+  if (!isStore(store)) throw new LimiterTypeError('store', store, 'a store (MemoryStore, RedisStore or one with consume, refund and reset)')
+  const name = options.name === undefined ? defaultName(policy) : checkName('name', options.name, false)
+  const prefix = options.prefix === undefined ? 'rl:' : checkName('prefix', options.prefix, true)
+  const timeoutMs = options.timeout === undefined ? DEFAULT_TIMEOUT_MS : parseDuration(options.timeout, 'timeout')
+  const failureMode = options.failureMode ?? 'open'
+  if (!FAILURE_MODES.includes(failureMode)) {
+    throw new LimiterRangeError('failureMode', failureMode, "must be 'open', 'closed' or 'local'")
+  }
+  if (options.onError !== undefined && typeof options.onError !== 'function') {
+    throw new LimiterTypeError('onError', options.onError, 'a function')
+  }
+  const clock = (options as { [CLOCK]?: () => number })[CLOCK]
+  const namespace = `${prefix}${name}:`
+  const tickets = new WeakMap<Decision, string>()
+  const onError = options.onError ?? defaultOnError()
+  let fallback: MemoryStore | undefined
+
+  const call = (key: string, cost: number, ticket?: string): StoreCall => ({
+    policy,
+    namespace,
+    key,
+    cost,
+    ticket,
+    nowMs: clock?.(),
+  })
+
+  const toDecision = (d: StoreDecision): Decision => {
+    const decision: Decision = {
+      allowed: d.allowed,
+      limit: policy.limit,
+      remaining: d.remaining,
+      resetMs: d.resetMs,
+      retryAfterMs: d.retryAfterMs,
+    }
+    if (d.ticket !== undefined) tickets.set(decision, d.ticket)
+    return decision
+  }
+
+  const report = (cause: unknown, key: string): void => {
+    const error =
+      cause instanceof LimiterError
+        ? cause
+        : new LimiterError('ERR_LIMITER_STORE', `Rate limit store failed: ${cause instanceof Error ? cause.message : String(cause)}`, { cause })
+    try {
+      onError(error, { key, limiter })
+    } catch {
+      // A throwing hook must not turn a decision into a crash.
+    }
+  }
+
+  const fail = (cause: unknown, key: string, c: StoreCall): Promise<StoreDecision> | StoreDecision => {
+    report(cause, key)
+    if (failureMode === 'open') return { allowed: true, remaining: policy.limit, resetMs: 0, retryAfterMs: 0 }
+    if (failureMode === 'closed') return { allowed: false, remaining: 0, resetMs: 1000, retryAfterMs: 1000 }
+    fallback ??= new MemoryStore()
+    return fallback.consume(c)
+  }
+
+  const guarded = <T>(key: string, run: () => Promise<T>): Promise<T> => {
+    if (store.local === true) return run()
+    return new Promise<T>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        reject(new LimiterError('ERR_LIMITER_TIMEOUT', `Rate limit store did not answer within ${timeoutMs} ms (key ${JSON.stringify(key.slice(0, 60))})`))
+      }, timeoutMs)
+      run().then(
+        (value) => {
+          clearTimeout(timer)
+          resolve(value)
+        },
+        (error: unknown) => {
+          clearTimeout(timer)
+          reject(error)
+        },
+      )
+    })
+  }
+
+  const checkCost = (cost: unknown, min: number): number => {
+    if (typeof cost !== 'number' || !Number.isInteger(cost) || cost < min) {
+      throw new LimiterRangeError('cost', cost, `must be an integer >= ${min}`, 'ERR_LIMITER_COST')
+    }
+    if (cost > policy.burst) {
+      throw new LimiterRangeError('cost', cost, `can never be admitted: it exceeds the policy's burst (${policy.burst})`, 'ERR_LIMITER_COST')
+    }
+    return cost
+  }
+
+  const limiter: Limiter = {
+    policy,
+    name,
+    prefix,
+    consume(key, cost = 1) {
+      try {
+        checkKey(key)
+        checkCost(cost, 0)
+      } catch (error) {
+        return Promise.reject(error)
+      }
+      const c = call(key, cost)
+      return guarded(key, () => store.consume(c)).then(toDecision, (error: unknown) => Promise.resolve(fail(error, key, c)).then(toDecision))
+    },
+    peek(key) {
+      return limiter.consume(key, 0)
+    },
+    reset(key) {
+      try {
+        checkKey(key)
+      } catch (error) {
+        return Promise.reject(error)
+      }
+      const { cost: _cost, ...c } = call(key, 0)
+      return guarded(key, () => store.reset(c)).catch((error: unknown) => report(error, key))
+    },
+    refund(key, cost = 1, decision) {
+      try {
+        checkKey(key)
+        checkCost(cost, 1)
+      } catch (error) {
+        return Promise.reject(error)
+      }
+      const ticket = decision === undefined ? undefined : tickets.get(decision)
+      return guarded(key, () => store.refund(call(key, cost, ticket))).catch((error: unknown) => report(error, key))
+    },
+  }
+  return Object.freeze(limiter)
+}
+
+function defaultOnError(): (error: LimiterError) => void {
+  let lastMs = 0
+  return (error) => {
+    // One line at most every 30 s: an outage must not flood the app's logs.
+    const now = nowMs()
+    if (now - lastMs < 30_000) return
+    lastMs = now
+    console.warn(`[@limiter/core] ${error.message} (further store errors muted for 30 s; pass onError to handle them)`)
+  }
+}

@@ -1,0 +1,98 @@
+// Policy: an algorithm plus its numbers, validated once and frozen.
+import { type Duration, parseDuration } from './duration.js'
+import { LimiterRangeError, LimiterTypeError } from './errors.js'
+
+/** The six algorithms. */
+export type Algorithm = 'fixed-window' | 'sliding-window' | 'sliding-log' | 'token-bucket' | 'leaky-bucket' | 'gcra'
+
+/** Every algorithm name, in documentation order. */
+export const ALGORITHMS: readonly Algorithm[] = Object.freeze([
+  'fixed-window',
+  'sliding-window',
+  'sliding-log',
+  'token-bucket',
+  'leaky-bucket',
+  'gcra',
+])
+
+/** Algorithms that count requests in windows: their capacity is `limit`, so `burst` must equal it. */
+const COUNTING: ReadonlySet<Algorithm> = new Set(['fixed-window', 'sliding-window', 'sliding-log'])
+
+/** Short codes used in default key names (keeps Redis keys compact). */
+export const ALGORITHM_CODE: Readonly<Record<Algorithm, string>> = Object.freeze({
+  'fixed-window': 'fw',
+  'sliding-window': 'sw',
+  'sliding-log': 'sl',
+  'token-bucket': 'tb',
+  'leaky-bucket': 'lb',
+  gcra: 'gc',
+})
+
+/**
+ * The largest `limit x window` and `burst x window` (in ms) the algorithms accept. They work in
+ * integer units of 1/window of a request, and this bound keeps every intermediate value an exact
+ * integer in both JavaScript and Redis Lua doubles.
+ */
+export const MAX_UNITS = 2 ** 50
+
+/** What a user writes to describe a policy. */
+export interface PolicyOptions {
+  /** The algorithm. Default `'sliding-window'`. */
+  readonly algorithm?: Algorithm | undefined
+  /** Requests (cost units) per window: a positive integer. */
+  readonly limit: number
+  /** The window: integer ms or a duration string such as `'10s'`, `'15m'`, `'1h'`. */
+  readonly window: Duration
+  /**
+   * The most that can pass at once (bucket algorithms and GCRA). Default `limit`. The counting
+   * algorithms (`fixed-window`, `sliding-window`, `sliding-log`) only accept `burst === limit`.
+   */
+  readonly burst?: number | undefined
+}
+
+/** A validated policy. Plain, frozen data. */
+export interface Policy {
+  readonly algorithm: Algorithm
+  readonly limit: number
+  readonly windowMs: number
+  readonly burst: number
+}
+
+function positiveInteger(option: string, value: unknown): number {
+  if (typeof value !== 'number' || Number.isNaN(value)) throw new LimiterTypeError(option, value, 'a positive integer')
+  if (!Number.isInteger(value) || value < 1) throw new LimiterRangeError(option, value, 'must be a positive integer')
+  return value
+}
+
+/**
+ * Validates policy options and returns a frozen {@link Policy}. Throws a `TypeError` or
+ * `RangeError` naming the option and the bad value.
+ *
+ * @example
+ * definePolicy({ algorithm: 'gcra', limit: 10, window: '1s', burst: 20 })
+ * // { algorithm: 'gcra', limit: 10, windowMs: 1000, burst: 20 }
+ */
+export function definePolicy(options: PolicyOptions): Policy {
+  if (options === null || typeof options !== 'object') throw new LimiterTypeError('options', options, 'an object')
+  const algorithm = options.algorithm ?? 'sliding-window'
+  if (!ALGORITHMS.includes(algorithm)) {
+    throw new LimiterRangeError('algorithm', algorithm, `must be one of ${ALGORITHMS.map((a) => `'${a}'`).join(', ')}`)
+  }
+  const limit = positiveInteger('limit', options.limit)
+  const windowMs = parseDuration(options.window, 'window')
+  const burst = options.burst === undefined ? limit : positiveInteger('burst', options.burst)
+  if (COUNTING.has(algorithm) && burst !== limit) {
+    throw new LimiterRangeError(
+      'burst',
+      burst,
+      `'${algorithm}' admits at most \`limit\` (${limit}) per window, so \`burst\` must be omitted or equal it; use 'token-bucket', 'leaky-bucket' or 'gcra' for a separate burst`,
+    )
+  }
+  if (limit * windowMs > MAX_UNITS) {
+    throw new LimiterRangeError('limit', limit, `limit x window (ms) must be at most 2^50 (window is ${windowMs} ms)`)
+  }
+  if (burst * windowMs > MAX_UNITS) {
+    throw new LimiterRangeError('burst', burst, `burst x window (ms) must be at most 2^50 (window is ${windowMs} ms)`)
+  }
+  return Object.freeze({ algorithm, limit, windowMs, burst })
+}

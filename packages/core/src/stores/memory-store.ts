@@ -1,0 +1,141 @@
+// MemoryStore: the embedded default. Runs each algorithm's TypeScript twin in process.
+import { TWINS } from '../algorithms/index.js'
+import { nowMs } from '../clock.js'
+import { LimiterRangeError } from '../errors.js'
+import type { Store, StoreCall, StoreDecision } from './store.js'
+
+/** Options for {@link MemoryStore}. */
+export interface MemoryStoreOptions {
+  /**
+   * The most keys held at once (default 100,000). When full, expired state is swept first, then
+   * the oldest keys are dropped, which forgets their counts: size it above your active key count.
+   */
+  readonly maxKeys?: number
+  /** How often expired state is swept, in ms (default 30,000). */
+  readonly sweepIntervalMs?: number
+}
+
+interface Entry {
+  state: unknown
+  expiresAtMs: number
+}
+
+/**
+ * An in-process store: no server, exact, and bounded. State for each key expires when it is
+ * back to "empty"; a timer (unref'd, so it never holds the process open) sweeps what expired.
+ *
+ * @example
+ * const store = new MemoryStore({ maxKeys: 50_000 })
+ * const limiter = createLimiter({ limit: 10, window: '1s', store })
+ */
+export class MemoryStore implements Store {
+  readonly local = true
+  readonly #entries = new Map<string, Entry>()
+  readonly #maxKeys: number
+  #timer: ReturnType<typeof setInterval> | undefined
+  // The latest time any call used: sweeping follows the callers' clock, even an injected one.
+  #latestMs = 0
+
+  constructor(options: MemoryStoreOptions = {}) {
+    const { maxKeys = 100_000, sweepIntervalMs = 30_000 } = options
+    if (!Number.isInteger(maxKeys) || maxKeys < 1) {
+      throw new LimiterRangeError('maxKeys', maxKeys, 'must be a positive integer')
+    }
+    if (!Number.isInteger(sweepIntervalMs) || sweepIntervalMs < 1) {
+      throw new LimiterRangeError('sweepIntervalMs', sweepIntervalMs, 'must be a positive integer (ms)')
+    }
+    this.#maxKeys = maxKeys
+    this.#timer = setInterval(() => this.sweep(), sweepIntervalMs)
+    this.#timer.unref?.()
+  }
+
+  /** How many keys are held (including expired ones not yet swept). */
+  get size(): number {
+    return this.#entries.size
+  }
+
+  consume(call: StoreCall): Promise<StoreDecision> {
+    return Promise.resolve(this.consumeSync(call))
+  }
+
+  /** The synchronous core of {@link MemoryStore.consume}. */
+  consumeSync(call: StoreCall): StoreDecision {
+    const now = this.#now(call)
+    const id = entryKey(call)
+    const entry = this.#entries.get(id)
+    const state = entry !== undefined && entry.expiresAtMs > now ? entry.state : undefined
+    const outcome = TWINS[call.policy.algorithm].check(state, now, call.policy, call.cost)
+    if (outcome.state !== undefined) this.#write(id, entry, outcome.state, now + outcome.ttlMs)
+    return outcome
+  }
+
+  refund(call: StoreCall): Promise<void> {
+    const now = this.#now(call)
+    const id = entryKey(call)
+    const entry = this.#entries.get(id)
+    const state = entry !== undefined && entry.expiresAtMs > now ? entry.state : undefined
+    const outcome = TWINS[call.policy.algorithm].refund(state, now, call.policy, call.cost, call.ticket)
+    if (outcome.state === null) this.#entries.delete(id)
+    else this.#write(id, entry, outcome.state, now + outcome.ttlMs)
+    return Promise.resolve()
+  }
+
+  reset(call: Omit<StoreCall, 'cost'>): Promise<void> {
+    this.#entries.delete(entryKey(call))
+    return Promise.resolve()
+  }
+
+  /** Drops every expired key now. Runs on a timer; call it yourself to reclaim memory sooner. */
+  sweep(): number {
+    const now = Math.max(this.#latestMs, nowMs())
+    let dropped = 0
+    for (const [id, entry] of this.#entries) {
+      if (entry.expiresAtMs <= now) {
+        this.#entries.delete(id)
+        dropped++
+      }
+    }
+    return dropped
+  }
+
+  /** Stops the sweep timer and forgets every key. */
+  close(): Promise<void> {
+    if (this.#timer !== undefined) clearInterval(this.#timer)
+    this.#timer = undefined
+    this.#entries.clear()
+    return Promise.resolve()
+  }
+
+  #now(call: StoreCall): number {
+    const now = call.nowMs ?? nowMs()
+    if (now > this.#latestMs) this.#latestMs = now
+    return now
+  }
+
+  #write(id: string, entry: Entry | undefined, state: unknown, expiresAtMs: number): void {
+    if (entry !== undefined) {
+      entry.state = state
+      entry.expiresAtMs = expiresAtMs
+      return
+    }
+    if (this.#entries.size >= this.#maxKeys) this.#makeRoom()
+    this.#entries.set(id, { state, expiresAtMs })
+  }
+
+  #makeRoom(): void {
+    // Sweeping is O(n), so do it only when full, then drop the oldest keys in a batch so the
+    // next inserts do not scan again.
+    const now = this.#latestMs
+    for (const [id, entry] of this.#entries) if (entry.expiresAtMs <= now) this.#entries.delete(id)
+    if (this.#entries.size < this.#maxKeys) return
+    let excess = this.#entries.size - this.#maxKeys + Math.max(1, Math.ceil(this.#maxKeys / 100))
+    for (const id of this.#entries.keys()) {
+      if (excess-- <= 0) break
+      this.#entries.delete(id)
+    }
+  }
+}
+
+function entryKey(call: Omit<StoreCall, 'cost'>): string {
+  return `${call.namespace}\u0000${call.key}`
+}

@@ -1,0 +1,45 @@
+// The Store interface: where limiter state lives.
+import type { Policy } from '../policy.js'
+
+/** One request to a store: evaluate `policy` for `key` under `namespace`. */
+export interface StoreCall {
+  readonly policy: Policy
+  /** `prefix + name`: contains no braces. */
+  readonly namespace: string
+  /** The user's key: any non-empty string. */
+  readonly key: string
+  /** Integer cost; 0 peeks. For refunds, the cost to give back. */
+  readonly cost: number
+  /** What a consume returned to identify its entry (sliding-log), for an exact refund. */
+  readonly ticket?: string | undefined
+  /** Test clock only (see `@limiter/core/testing`); stores read their own clock otherwise. */
+  readonly nowMs?: number | undefined
+}
+
+/** A store's answer to a consume. */
+export interface StoreDecision {
+  readonly allowed: boolean
+  readonly remaining: number
+  readonly resetMs: number
+  readonly retryAfterMs: number
+  readonly ticket?: string | undefined
+}
+
+/**
+ * Where limiter state lives. `MemoryStore` and `RedisStore` implement it; each call is atomic
+ * for its key.
+ */
+export interface Store {
+  consume(call: StoreCall): Promise<StoreDecision>
+  refund(call: StoreCall): Promise<void>
+  reset(call: Omit<StoreCall, 'cost'>): Promise<void>
+  /** True for an in-process store: the limiter skips its deadline and failure policy. */
+  readonly local?: boolean
+}
+
+/** Whether `value` looks like a {@link Store} (duck-typed). */
+export function isStore(value: unknown): value is Store {
+  if (value === null || typeof value !== 'object') return false
+  const s = value as Record<string, unknown>
+  return typeof s.consume === 'function' && typeof s.refund === 'function' && typeof s.reset === 'function'
+}

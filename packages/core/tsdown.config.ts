@@ -1,0 +1,3 @@
+import { defineConfig } from 'tsdown'
+
+export default defineConfig({ entry: ['src/index.ts', 'src/testing.ts'], format: ['esm', 'cjs'], dts: true, platform: 'node', target: 'node20' })
