@@ -1,0 +1,136 @@
+// Test support: start and stop private redis-server processes (standalone and Cluster) on free
+// ports of 127.0.0.1. Tests never touch the shared Redis on 6379.
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { createServer } from 'node:net'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+
+/** A redis-server this test started. */
+export interface RedisProcess {
+  readonly port: number
+  readonly url: string
+  readonly process: ChildProcess
+  readonly dir: string
+  /** Stops the server (SIGKILL after 2 s) and removes its directory. */
+  stop(): Promise<void>
+}
+
+function requireBinary(name: string): void {
+  try {
+    execFileSync(name, ['--version'], { stdio: 'ignore' })
+  } catch {
+    throw new Error(`${name} not found on PATH: the tests start their own Redis processes (install the redis-server package)`)
+  }
+}
+
+/** A TCP port that was free a moment ago. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer()
+    server.unref()
+    server.on('error', reject)
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address()
+      const port = typeof address === 'object' && address !== null ? address.port : 0
+      server.close(() => resolve(port))
+    })
+  })
+}
+
+function waitForPing(port: number, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs
+  return new Promise((resolve, reject) => {
+    const attempt = (): void => {
+      try {
+        const out = execFileSync('redis-cli', ['-h', '127.0.0.1', '-p', String(port), 'PING'], { encoding: 'utf8', timeout: 1000 })
+        if (out.trim() === 'PONG') return resolve()
+      } catch {
+        // not up yet
+      }
+      if (Date.now() > deadline) return reject(new Error(`redis-server on port ${port} did not start within ${timeoutMs} ms`))
+      setTimeout(attempt, 50)
+    }
+    attempt()
+  })
+}
+
+/** Starts a redis-server on a free port with no persistence. Extra args are passed through. */
+export async function startRedis(extraArgs: readonly string[] = [], fixedPort?: number): Promise<RedisProcess> {
+  requireBinary('redis-server')
+  const port = fixedPort ?? (await freePort())
+  const dir = mkdtempSync(join(tmpdir(), 'limiter-redis-'))
+  const child = spawn(
+    'redis-server',
+    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, ...extraArgs],
+    { stdio: 'ignore' },
+  )
+  child.unref()
+  await waitForPing(port, 10_000)
+  return {
+    port,
+    url: `redis://127.0.0.1:${port}`,
+    process: child,
+    dir,
+    stop: () => stopProcess(child, dir),
+  }
+}
+
+function stopProcess(child: ChildProcess, dir: string): Promise<void> {
+  return new Promise((resolve) => {
+    const done = (): void => {
+      rmSync(dir, { recursive: true, force: true })
+      resolve()
+    }
+    if (child.exitCode !== null || child.signalCode !== null) return done()
+    const timer = setTimeout(() => child.kill('SIGKILL'), 2000)
+    child.once('exit', () => {
+      clearTimeout(timer)
+      done()
+    })
+    child.kill('SIGCONT')
+    child.kill('SIGTERM')
+  })
+}
+
+/** A local Redis Cluster this test started. */
+export interface RedisCluster {
+  readonly nodes: readonly RedisProcess[]
+  /** `{ host, port }` of every node, for `new Cluster(...)`. */
+  readonly startupNodes: ReadonlyArray<{ host: string; port: number }>
+  stop(): Promise<void>
+}
+
+/** Starts `masters` masters with `replicasPerMaster` replicas each and joins them into a cluster. */
+export async function startCluster(masters = 3, replicasPerMaster = 1): Promise<RedisCluster> {
+  requireBinary('redis-cli')
+  const count = masters * (1 + replicasPerMaster)
+  const nodes: RedisProcess[] = []
+  for (let i = 0; i < count; i++) {
+    nodes.push(
+      await startRedis(['--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf', '--cluster-node-timeout', '1000']),
+    )
+  }
+  execFileSync(
+    'redis-cli',
+    ['--cluster', 'create', ...nodes.map((n) => `127.0.0.1:${n.port}`), '--cluster-replicas', String(replicasPerMaster), '--cluster-yes'],
+    { stdio: 'ignore', timeout: 30_000 },
+  )
+  // Wait until every node reports the cluster as ok.
+  const deadline = Date.now() + 20_000
+  for (const node of nodes) {
+    for (;;) {
+      const info = execFileSync('redis-cli', ['-p', String(node.port), 'CLUSTER', 'INFO'], { encoding: 'utf8' })
+      if (info.includes('cluster_state:ok')) break
+      if (Date.now() > deadline) throw new Error('local Redis Cluster did not reach cluster_state:ok within 20 s')
+      await new Promise((r) => setTimeout(r, 100))
+    }
+  }
+  return {
+    nodes,
+    startupNodes: nodes.map((n) => ({ host: '127.0.0.1', port: n.port })),
+    stop: async () => {
+      await Promise.all(nodes.map((n) => n.stop()))
+    },
+  }
+}
