@@ -1,0 +1,112 @@
+// Properties every twin obeys, for all inputs: Retry-After is honest and minimal, rejections
+// change nothing, and the three bucket algorithms agree.
+import fc from 'fast-check'
+import { describe, expect, it } from 'vitest'
+import { ALGORITHMS, type Algorithm, definePolicy, type Policy } from '../policy.js'
+import { TWINS } from './index.js'
+
+const COUNTING = new Set<Algorithm>(['fixed-window', 'sliding-window', 'sliding-log'])
+
+const policyArb = (algorithm: Algorithm): fc.Arbitrary<Policy> =>
+  fc
+    .record({ limit: fc.integer({ min: 1, max: 20 }), window: fc.integer({ min: 1, max: 10_000 }), burst: fc.integer({ min: 1, max: 40 }) })
+    .map(({ limit, window, burst }) => definePolicy({ algorithm, limit, window, burst: COUNTING.has(algorithm) ? limit : burst }))
+
+const trafficArb = fc.array(fc.record({ advanceMs: fc.nat({ max: 3000 }), cost: fc.integer({ min: 1, max: 40 }) }), { maxLength: 40 })
+
+/** Replays traffic on one key and returns the final state and time. */
+function replay(algorithm: Algorithm, policy: Policy, traffic: ReadonlyArray<{ advanceMs: number; cost: number }>, startMs: number) {
+  const twin = TWINS[algorithm]
+  let state: unknown
+  let now = startMs
+  for (const { advanceMs, cost } of traffic) {
+    now += advanceMs
+    const outcome = twin.check(state, now, policy, Math.min(cost, policy.burst))
+    if (outcome.state !== undefined) state = outcome.state
+  }
+  return { state, now }
+}
+
+describe.each(ALGORITHMS)('%s', (algorithm) => {
+  const twin = TWINS[algorithm]
+
+  it('retryAfterMs is honest and minimal: allowed after waiting it out, rejected 1 ms earlier', () => {
+    fc.assert(
+      fc.property(policyArb(algorithm), trafficArb, fc.integer({ min: 1, max: 40 }), (policy, traffic, rawCost) => {
+        const { state, now } = replay(algorithm, policy, traffic, 1_700_000_000_000)
+        const cost = Math.min(rawCost, policy.burst)
+        const first = twin.check(state, now, policy, cost)
+        if (first.allowed) {
+          expect(first.retryAfterMs).toBe(0)
+          return
+        }
+        expect(first.retryAfterMs).toBeGreaterThan(0)
+        expect(twin.check(state, now + first.retryAfterMs, policy, cost).allowed).toBe(true)
+        expect(twin.check(state, now + first.retryAfterMs - 1, policy, cost).allowed).toBe(false)
+      }),
+      { numRuns: 500 },
+    )
+  })
+
+  it('a rejected request or a peek writes nothing', () => {
+    fc.assert(
+      fc.property(policyArb(algorithm), trafficArb, fc.integer({ min: 0, max: 40 }), (policy, traffic, rawCost) => {
+        const { state, now } = replay(algorithm, policy, traffic, 1_700_000_000_000)
+        const cost = Math.min(rawCost, policy.burst)
+        const outcome = twin.check(state, now, policy, cost)
+        if (!outcome.allowed || cost === 0) expect(outcome.state).toBeUndefined()
+      }),
+      { numRuns: 300 },
+    )
+  })
+
+  it('resetMs is 0 exactly when the key is at full capacity, and state is empty after its TTL', () => {
+    fc.assert(
+      fc.property(policyArb(algorithm), trafficArb, (policy, traffic) => {
+        const { state, now } = replay(algorithm, policy, traffic, 1_700_000_000_000)
+        const peek = twin.check(state, now, policy, 0)
+        const fresh = twin.check(undefined, now, policy, 0)
+        expect(peek.resetMs === 0).toBe(peek.remaining === fresh.remaining)
+        // After resetMs the key decides exactly like a fresh one.
+        const later = now + peek.resetMs
+        expect(twin.check(state, later, policy, 0)).toEqual(twin.check(undefined, later, policy, 0))
+      }),
+      { numRuns: 300 },
+    )
+  })
+
+  it('a request in the same millisecond as others is counted', () => {
+    const policy = definePolicy({ algorithm, limit: 5, window: 1000 })
+    let state: unknown
+    const allowed: boolean[] = []
+    for (let i = 0; i < 8; i++) {
+      const outcome = twin.check(state, 1_700_000_000_000, policy, 1)
+      if (outcome.state !== undefined) state = outcome.state
+      allowed.push(outcome.allowed)
+    }
+    expect(allowed).toEqual([true, true, true, true, true, false, false, false])
+  })
+})
+
+describe('token-bucket, leaky-bucket and gcra', () => {
+  it('admit exactly the same requests for the same numbers', () => {
+    fc.assert(
+      fc.property(policyArb('gcra'), trafficArb, (p, traffic) => {
+        const runs = (['token-bucket', 'leaky-bucket', 'gcra'] as const).map((algorithm) => {
+          const policy = definePolicy({ algorithm, limit: p.limit, window: p.windowMs, burst: p.burst })
+          let state: unknown
+          let now = 1_700_000_000_000
+          return traffic.map(({ advanceMs, cost }) => {
+            now += advanceMs
+            const { state: next, ttlMs: _ttl, ticket: _ticket, ...decision } = TWINS[algorithm].check(state, now, policy, Math.min(cost, policy.burst))
+            if (next !== undefined) state = next
+            return decision
+          })
+        })
+        expect(runs[1]).toEqual(runs[0])
+        expect(runs[2]).toEqual(runs[0])
+      }),
+      { numRuns: 300 },
+    )
+  })
+})
