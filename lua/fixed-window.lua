@@ -45,8 +45,9 @@ end
 local window_left_ms = start_ms + window_ms - now_ms
 
 if op == 'r' then
-  if current then
-    count = math.max(0, count - cost)
+  -- a window refunded to zero is deleted: its key must not outlive an empty state
+  if current and count > cost then
+    count = count - cost
     redis.call('SET', key, string.format('%d %d', start_ms, count), 'PX', window_left_ms + ttl_slack_ms)
   else
     redis.call('DEL', key)

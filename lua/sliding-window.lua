@@ -42,12 +42,19 @@ if raw then
 end
 
 if op == 'r' then
+  local count = 0
+  local previous = 0
   if raw and state_start >= start_ms - w then
-    local count = math.max(0, state_count - cost)
-    local ttl_ms = state_start + 2 * w - now_ms
-    redis.call('SET', key, string.format('%d %d %d', state_start, count, state_previous), 'PX', ttl_ms + ttl_slack_ms)
-  else
+    count = math.max(0, state_count - cost)
+    if state_start >= start_ms then previous = state_previous end
+  end
+  if count == 0 and previous == 0 then
     redis.call('DEL', key)
+  else
+    -- the state matters until its last non-zero count leaves the estimate
+    local ttl_ms = state_start + w - now_ms
+    if count > 0 then ttl_ms = ttl_ms + w end
+    redis.call('SET', key, string.format('%d %d %d', state_start, count, state_previous), 'PX', ttl_ms + ttl_slack_ms)
   end
   return 0
 end

@@ -35,9 +35,10 @@ export const fixedWindow: AlgorithmTwin<FixedWindowState> = {
     }
   },
   refund(state, nowMs, policy, cost): RefundOutcome<FixedWindowState> {
-    if (state === undefined || nowMs >= state.startMs + policy.windowMs) return { state: null, ttlMs: 0 }
+    // A window refunded to zero is deleted: its key must not outlive an empty state.
+    if (state === undefined || nowMs >= state.startMs + policy.windowMs || state.count <= cost) return { state: null, ttlMs: 0 }
     return {
-      state: { startMs: state.startMs, count: Math.max(0, state.count - cost) },
+      state: { startMs: state.startMs, count: state.count - cost },
       ttlMs: state.startMs + policy.windowMs - nowMs,
     }
   },

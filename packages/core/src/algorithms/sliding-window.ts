@@ -51,9 +51,13 @@ export const slidingWindow: AlgorithmTwin<SlidingWindowState> = {
     const w = policy.windowMs
     const startMs = nowMs - (nowMs % w)
     if (state === undefined || state.startMs < startMs - w) return { state: null, ttlMs: 0 }
+    const count = Math.max(0, state.count - cost)
+    // The state matters until its last non-zero count leaves the estimate.
+    const previous = state.startMs >= startMs ? state.previous : 0
+    if (count === 0 && previous === 0) return { state: null, ttlMs: 0 }
     return {
-      state: { startMs: state.startMs, count: Math.max(0, state.count - cost), previous: state.previous },
-      ttlMs: state.startMs + 2 * w - nowMs,
+      state: { startMs: state.startMs, count, previous: state.previous },
+      ttlMs: state.startMs + (count > 0 ? 2 * w : w) - nowMs,
     }
   },
 }

@@ -1,0 +1,112 @@
+// createLimiter: option validation, and the failure policy against a Redis that stops answering.
+import { Redis } from 'ioredis'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { type RedisProcess, startRedis } from '../../../test-support/redis.js'
+import { createLimiter, type LimiterError, MemoryStore, RedisStore } from '../src/index.js'
+
+describe('createLimiter options', () => {
+  it.each([
+    [{ limit: 1, window: 1, store: {} }, /`store`/, TypeError],
+    [{ limit: 1, window: 1, name: 'a{b}' }, /`name`/, RangeError],
+    [{ limit: 1, window: 1, name: '' }, /`name`/, TypeError],
+    [{ limit: 1, window: 1, prefix: 'x}' }, /`prefix`/, RangeError],
+    [{ limit: 1, window: 1, failureMode: 'maybe' }, /`failureMode`.*"maybe"/, RangeError],
+    [{ limit: 1, window: 1, timeout: 'never' }, /`timeout`/, TypeError],
+    [{ limit: 1, window: 1, onError: 'log' }, /`onError`/, TypeError],
+    [{ limit: 1, window: '1 fortnight' }, /`window`/, TypeError],
+  ])('rejects %j at construction', (options, message, type) => {
+    const attempt = () => createLimiter(options as never)
+    expect(attempt).toThrow(type)
+    expect(attempt).toThrow(message)
+  })
+
+  it('derives a deterministic default name from the policy', () => {
+    const a = createLimiter({ algorithm: 'gcra', limit: 10, window: '1s', burst: 20 })
+    const b = createLimiter({ algorithm: 'gcra', limit: 10, window: 1000, burst: 20 })
+    expect(a.name).toBe('gc10.1000.20')
+    expect(b.name).toBe(a.name)
+    expect(createLimiter({ limit: 100, window: '1m' }).name).toBe('sw100.60000')
+  })
+
+  it('defaults to a MemoryStore', async () => {
+    const limiter = createLimiter({ limit: 1, window: '1m' })
+    expect((await limiter.consume('a')).allowed).toBe(true)
+    expect((await limiter.consume('a')).allowed).toBe(false)
+  })
+})
+
+describe('failure policy', () => {
+  let server: RedisProcess
+  let client: Redis
+  beforeAll(async () => {
+    server = await startRedis()
+    client = new Redis(server.port, '127.0.0.1')
+    await client.ping()
+  })
+  afterAll(async () => {
+    client.disconnect()
+    await server.stop()
+  })
+
+  async function whileFrozen<T>(work: () => Promise<T>): Promise<T> {
+    server.process.kill('SIGSTOP')
+    try {
+      return await work()
+    } finally {
+      server.process.kill('SIGCONT')
+    }
+  }
+
+  it.each([
+    ['open', true],
+    ['closed', false],
+  ] as const)("'%s': a frozen Redis gets an answer by the deadline, reported once per failure", async (failureMode, allowed) => {
+    const errors: LimiterError[] = []
+    const limiter = createLimiter({
+      limit: 5,
+      window: '1m',
+      name: `frozen-${failureMode}`,
+      store: new RedisStore({ client }),
+      timeout: 100,
+      failureMode,
+      onError: (error) => errors.push(error),
+    })
+    const started = performance.now()
+    const decisions = await whileFrozen(() => Promise.all([limiter.consume('a'), limiter.consume('b'), limiter.consume('c')]))
+    const elapsed = performance.now() - started
+    expect(elapsed).toBeLessThan(100 + 150)
+    expect(decisions.map((d) => d.allowed)).toEqual([allowed, allowed, allowed])
+    if (!allowed) expect(decisions[0]?.retryAfterMs).toBeGreaterThan(0)
+    expect(errors).toHaveLength(3)
+    expect(errors[0]?.code).toBe('ERR_LIMITER_TIMEOUT')
+    // Redis answers again: decisions come from Redis.
+    await client.ping()
+    const again = await limiter.consume('fresh')
+    expect(again).toMatchObject({ allowed: true, remaining: 4 })
+  })
+
+  it("'local': decides with a process-local MemoryStore of the same policy while Redis is frozen", async () => {
+    const limiter = createLimiter({ limit: 2, window: '1m', store: new RedisStore({ client }), timeout: 100, failureMode: 'local', onError: () => {} })
+    const decisions = await whileFrozen(async () => [await limiter.consume('l'), await limiter.consume('l'), await limiter.consume('l')])
+    expect(decisions.map((d) => d.allowed)).toEqual([true, true, false])
+  })
+
+  it('a throwing onError hook does not break the decision', async () => {
+    const limiter = createLimiter({
+      limit: 1,
+      window: '1m',
+      store: new RedisStore({ client }),
+      timeout: 50,
+      onError: () => {
+        throw new Error('hook bug')
+      },
+    })
+    const decision = await whileFrozen(() => limiter.consume('h'))
+    expect(decision.allowed).toBe(true)
+  })
+
+  it('MemoryStore never gets a deadline timer', async () => {
+    const limiter = createLimiter({ limit: 1, window: '1m', store: new MemoryStore(), timeout: 1 })
+    expect((await limiter.consume('m')).allowed).toBe(true)
+  })
+})

@@ -1,0 +1,118 @@
+// RedisStore on a real Redis: TTLs, key layout, script embedding and NOSCRIPT recovery.
+import { describe, expect, it } from 'vitest'
+// @ts-expect-error: a plain .mjs build script without types
+import { render } from '../scripts/embed-lua.mjs'
+import { ALGORITHMS, createLimiter, encodeTag, MAX_TAG_BYTES, RedisStore, redisKeys, SCRIPTS } from '../src/index.js'
+import { readFileSync } from 'node:fs'
+import { fileURLToPath } from 'node:url'
+import { useRedis } from './setup/redis.js'
+
+const redis = useRedis()
+
+async function allKeys(match: string): Promise<string[]> {
+  const keys: string[] = []
+  let cursor = '0'
+  do {
+    const [next, batch] = await redis.client.scan(cursor, 'MATCH', match, 'COUNT', 1000)
+    cursor = next
+    keys.push(...batch)
+  } while (cursor !== '0')
+  return keys
+}
+
+describe('RedisStore', () => {
+  it('the generated script module is up to date with lua/', () => {
+    const committed = readFileSync(fileURLToPath(new URL('../src/stores/scripts.generated.ts', import.meta.url)), 'utf8')
+    expect(committed, 'run `pnpm --filter @limiter/core generate`').toBe(render())
+  })
+
+  it('SCRIPT LOAD returns the embedded SHA-1 of every script', async () => {
+    for (const script of Object.values(SCRIPTS)) {
+      expect(await redis.client.script('LOAD', script.source)).toBe(script.sha1)
+    }
+  })
+
+  it.each(ALGORITHMS)('%s: every key has a TTL no longer than its time to empty, after a mixed workload', async (algorithm) => {
+    const prefix = `ttl${algorithm}:`
+    const limiter = createLimiter({ algorithm, limit: 5, window: '30s', prefix, store: new RedisStore({ client: redis.client }) })
+    const users = Array.from({ length: 13 }, (_, i) => `user${i}`)
+    for (let i = 0; i < 300; i++) {
+      const key = users[i % 13] as string
+      if (i % 17 === 0) await limiter.refund(key, (i % 2) + 1)
+      else if (i % 29 === 0) await limiter.reset(key)
+      else await limiter.consume(key, (i % 3) + 1)
+    }
+    const keys = await allKeys(`${prefix}*`)
+    expect(keys.length).toBeGreaterThan(0)
+    for (const user of users) {
+      const { resetMs } = await limiter.peek(user)
+      for (const key of redisKeys(algorithm, `${prefix}${limiter.name}:`, user)) {
+        const pttl = await redis.client.pttl(key)
+        if (pttl === -2) continue // no state: nothing to forget
+        expect(pttl, key).toBeGreaterThan(0)
+        expect(pttl, key).toBeLessThanOrEqual(resetMs + 1)
+      }
+    }
+    for (const key of keys) expect(await redis.client.pttl(key), key).not.toBe(-1)
+  })
+
+  it('keys of one user key share one hash tag; braces cannot break it; long keys are hashed', () => {
+    for (const key of ['plain', 'a}b{c', '}{', '{x}', 'k'.repeat(1_000_000)]) {
+      const keys = redisKeys('sliding-log', 'rl:sl5.1000:', key)
+      const tags = keys.map((k) => /\{([^}]*)\}/.exec(k)?.[1])
+      expect(new Set(tags).size).toBe(1)
+      expect(tags[0]).toBe(encodeTag(key))
+      for (const k of keys) expect(Buffer.byteLength(k)).toBeLessThan(MAX_TAG_BYTES + 40)
+    }
+    expect(encodeTag('a}b')).not.toBe(encodeTag('a%7Db'))
+    expect(encodeTag('x'.repeat(300))).toMatch(/^%H[\w-]{43}$/)
+  })
+
+  it('a 1 MB key works and is stored under a bounded name', async () => {
+    const limiter = createLimiter({ algorithm: 'gcra', limit: 1, window: '1m', prefix: 'huge:', store: new RedisStore({ client: redis.client }) })
+    const huge = `${'z'.repeat(1024 * 1024)}{}`
+    expect((await limiter.consume(huge)).allowed).toBe(true)
+    expect((await limiter.consume(huge)).allowed).toBe(false)
+    expect((await limiter.consume(`${huge}!`)).allowed).toBe(true)
+    for (const key of await allKeys('huge:*')) expect(key.length).toBeLessThan(120)
+  })
+
+  it('recovers from SCRIPT FLUSH transparently: zero failed decisions', async () => {
+    const errors: unknown[] = []
+    const limiter = createLimiter({
+      algorithm: 'sliding-log',
+      limit: 1_000_000,
+      window: '1m',
+      store: new RedisStore({ client: redis.client }),
+      failureMode: 'closed',
+      onError: (error) => errors.push(error),
+    })
+    let flushes = 0
+    const flusher = setInterval(() => {
+      flushes++
+      void redis.client.script('FLUSH')
+    }, 5)
+    try {
+      for (let round = 0; round < 40; round++) {
+        const decisions = await Promise.all(Array.from({ length: 50 }, (_, i) => limiter.consume(`nf${i % 7}`)))
+        expect(decisions.every((d) => d.allowed)).toBe(true)
+      }
+    } finally {
+      clearInterval(flusher)
+    }
+    expect(flushes).toBeGreaterThan(3)
+    expect(errors).toEqual([])
+  })
+
+  it('never modifies the client it is given', () => {
+    const ownBefore = Object.getOwnPropertyNames(redis.client).sort()
+    const store = new RedisStore({ client: redis.client })
+    void store
+    expect(Object.getOwnPropertyNames(redis.client).sort()).toEqual(ownBefore)
+  })
+
+  it('rejects a client that is not a Redis client, naming the option', () => {
+    expect(() => new RedisStore({ client: {} as never })).toThrow(/`client`/)
+    expect(() => new RedisStore(undefined as never)).toThrow(TypeError)
+  })
+})
