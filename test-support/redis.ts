@@ -20,7 +20,9 @@ function requireBinary(name: string): void {
   try {
     execFileSync(name, ['--version'], { stdio: 'ignore' })
   } catch {
-    throw new Error(`${name} not found on PATH: the tests start their own Redis processes (install the redis-server package)`)
+    throw new Error(
+      `${name} not found on PATH: the tests start their own Redis processes (install the redis-server package)`,
+    )
   }
 }
 
@@ -43,12 +45,21 @@ function waitForPing(port: number, timeoutMs: number): Promise<void> {
   return new Promise((resolve, reject) => {
     const attempt = (): void => {
       try {
-        const out = execFileSync('redis-cli', ['-h', '127.0.0.1', '-p', String(port), 'PING'], { encoding: 'utf8', timeout: 1000 })
-        if (out.trim() === 'PONG') return resolve()
+        const out = execFileSync('redis-cli', ['-h', '127.0.0.1', '-p', String(port), 'PING'], {
+          encoding: 'utf8',
+          timeout: 1000,
+        })
+        if (out.trim() === 'PONG') {
+          resolve()
+          return
+        }
       } catch {
         // not up yet
       }
-      if (Date.now() > deadline) return reject(new Error(`redis-server on port ${port} did not start within ${timeoutMs} ms`))
+      if (Date.now() > deadline) {
+        reject(new Error(`redis-server on port ${port} did not start within ${timeoutMs} ms`))
+        return
+      }
       setTimeout(attempt, 50)
     }
     attempt()
@@ -56,13 +67,28 @@ function waitForPing(port: number, timeoutMs: number): Promise<void> {
 }
 
 /** Starts a redis-server on a free port with no persistence. Extra args are passed through. */
-export async function startRedis(extraArgs: readonly string[] = [], fixedPort?: number): Promise<RedisProcess> {
+export async function startRedis(
+  extraArgs: readonly string[] = [],
+  fixedPort?: number,
+): Promise<RedisProcess> {
   requireBinary('redis-server')
   const port = fixedPort ?? (await freePort())
   const dir = mkdtempSync(join(tmpdir(), 'limiter-redis-'))
   const child = spawn(
     'redis-server',
-    ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir, ...extraArgs],
+    [
+      '--port',
+      String(port),
+      '--bind',
+      '127.0.0.1',
+      '--save',
+      '',
+      '--appendonly',
+      'no',
+      '--dir',
+      dir,
+      ...extraArgs,
+    ],
     { stdio: 'ignore' },
   )
   child.unref()
@@ -108,21 +134,38 @@ export async function startCluster(masters = 3, replicasPerMaster = 1): Promise<
   const nodes: RedisProcess[] = []
   for (let i = 0; i < count; i++) {
     nodes.push(
-      await startRedis(['--cluster-enabled', 'yes', '--cluster-config-file', 'nodes.conf', '--cluster-node-timeout', '1000']),
+      await startRedis([
+        '--cluster-enabled',
+        'yes',
+        '--cluster-config-file',
+        'nodes.conf',
+        '--cluster-node-timeout',
+        '1000',
+      ]),
     )
   }
   execFileSync(
     'redis-cli',
-    ['--cluster', 'create', ...nodes.map((n) => `127.0.0.1:${n.port}`), '--cluster-replicas', String(replicasPerMaster), '--cluster-yes'],
+    [
+      '--cluster',
+      'create',
+      ...nodes.map((n) => `127.0.0.1:${n.port}`),
+      '--cluster-replicas',
+      String(replicasPerMaster),
+      '--cluster-yes',
+    ],
     { stdio: 'ignore', timeout: 30_000 },
   )
   // Wait until every node reports the cluster as ok.
   const deadline = Date.now() + 20_000
   for (const node of nodes) {
     for (;;) {
-      const info = execFileSync('redis-cli', ['-p', String(node.port), 'CLUSTER', 'INFO'], { encoding: 'utf8' })
+      const info = execFileSync('redis-cli', ['-p', String(node.port), 'CLUSTER', 'INFO'], {
+        encoding: 'utf8',
+      })
       if (info.includes('cluster_state:ok')) break
-      if (Date.now() > deadline) throw new Error('local Redis Cluster did not reach cluster_state:ok within 20 s')
+      if (Date.now() > deadline)
+        throw new Error('local Redis Cluster did not reach cluster_state:ok within 20 s')
       await new Promise((r) => setTimeout(r, 100))
     }
   }

@@ -1,3 +1,9 @@
 import { defineConfig } from 'tsdown'
 
-export default defineConfig({ entry: ['src/index.ts', 'src/testing.ts'], format: ['esm', 'cjs'], dts: true, platform: 'node', target: 'node20' })
+export default defineConfig({
+  entry: ['src/index.ts', 'src/testing.ts'],
+  format: ['esm', 'cjs'],
+  dts: true,
+  platform: 'node',
+  target: 'node20',
+})

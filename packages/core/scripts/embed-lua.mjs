@@ -10,13 +10,11 @@ const here = dirname(fileURLToPath(import.meta.url))
 export const LUA_DIR = join(here, '..', '..', '..', 'lua')
 export const OUTPUT = join(here, '..', 'src', 'stores', 'scripts.generated.ts')
 
-function camel(name) {
-  return name.replace(/-([a-z])/g, (_, c) => c.toUpperCase())
-}
-
 /** Returns the generated module's text for the scripts in `dir`. */
 export function render(dir = LUA_DIR) {
-  const files = readdirSync(dir).filter((f) => f.endsWith('.lua')).sort()
+  const files = readdirSync(dir)
+    .filter((f) => f.endsWith('.lua'))
+    .sort()
   const entries = files.map((file) => {
     const source = readFileSync(join(dir, file), 'utf8')
     const keys = new Set([...source.matchAll(/KEYS\[(\d+)\]/g)].map((m) => m[1]))

@@ -4,7 +4,13 @@ import { LimiterRangeError, LimiterTypeError } from './errors.js'
 /** A duration: integer milliseconds, or a string such as `'500ms'`, `'10s'`, `'15m'`, `'1h'`, `'1d'`. */
 export type Duration = number | `${number}${'ms' | 's' | 'm' | 'h' | 'd'}` | (string & {})
 
-const UNIT_MS: Readonly<Record<string, number>> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }
+const UNIT_MS: Readonly<Record<string, number>> = {
+  ms: 1,
+  s: 1000,
+  m: 60_000,
+  h: 3_600_000,
+  d: 86_400_000,
+}
 const PATTERN = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)\s*$/
 
 /**
@@ -20,7 +26,11 @@ export function parseDuration(value: unknown, option: string): number {
   } else if (typeof value === 'string') {
     const match = PATTERN.exec(value)
     if (!match) {
-      throw new LimiterTypeError(option, value, "a number of milliseconds or a string such as '500ms', '10s', '15m', '1h', '1d'")
+      throw new LimiterTypeError(
+        option,
+        value,
+        "a number of milliseconds or a string such as '500ms', '10s', '15m', '1h', '1d'",
+      )
     }
     ms = Number(match[1]) * (UNIT_MS[match[2] as string] as number)
   } else {

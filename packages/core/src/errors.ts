@@ -10,7 +10,8 @@ export type LimiterErrorCode =
   | 'ERR_LIMITER_CIRCUIT_OPEN'
 
 function describe(value: unknown): string {
-  if (typeof value === 'string') return JSON.stringify(value.length > 80 ? `${value.slice(0, 77)}...` : value)
+  if (typeof value === 'string')
+    return JSON.stringify(value.length > 80 ? `${value.slice(0, 77)}...` : value)
   if (typeof value === 'bigint') return `${value}n`
   if (typeof value === 'function') return 'a function'
   if (value === null) return 'null'
@@ -26,7 +27,12 @@ export class LimiterTypeError extends TypeError {
   readonly code: LimiterErrorCode
   readonly option: string
   readonly value: unknown
-  constructor(option: string, value: unknown, expected: string, code: LimiterErrorCode = 'ERR_LIMITER_OPTION') {
+  constructor(
+    option: string,
+    value: unknown,
+    expected: string,
+    code: LimiterErrorCode = 'ERR_LIMITER_OPTION',
+  ) {
     super(`Invalid \`${option}\`: expected ${expected}, got ${describe(value)}.`)
     this.name = 'LimiterTypeError'
     this.code = code
@@ -42,7 +48,12 @@ export class LimiterRangeError extends RangeError {
   readonly code: LimiterErrorCode
   readonly option: string
   readonly value: unknown
-  constructor(option: string, value: unknown, expected: string, code: LimiterErrorCode = 'ERR_LIMITER_OPTION') {
+  constructor(
+    option: string,
+    value: unknown,
+    expected: string,
+    code: LimiterErrorCode = 'ERR_LIMITER_OPTION',
+  ) {
     super(`Invalid \`${option}\`: ${expected}, got ${describe(value)}.`)
     this.name = 'LimiterRangeError'
     this.code = code

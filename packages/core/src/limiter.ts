@@ -60,7 +60,14 @@ export interface Limiter {
 
 const FAILURE_MODES: readonly FailureMode[] = ['open', 'closed', 'local']
 const DEFAULT_TIMEOUT_MS = 500
-const NAME_PATTERN = /^[^{}\u0000-\u001f]*$/
+// Braces would break the Redis hash tag; control characters would blur namespaces.
+function hasForbiddenChar(value: string): boolean {
+  for (let i = 0; i < value.length; i++) {
+    const code = value.charCodeAt(i)
+    if (code < 0x20 || code === 0x7b || code === 0x7d) return true
+  }
+  return false
+}
 
 /** The default name: algorithm code, limit and window (and burst when it differs). */
 export function defaultName(policy: Policy): string {
@@ -72,8 +79,12 @@ function checkName(option: string, value: unknown, allowEmpty: boolean): string 
   if (typeof value !== 'string' || (!allowEmpty && value.length === 0)) {
     throw new LimiterTypeError(option, value, allowEmpty ? 'a string' : 'a non-empty string')
   }
-  if (!NAME_PATTERN.test(value)) {
-    throw new LimiterRangeError(option, value, 'must not contain `{`, `}` or control characters (they would break the Redis hash tag)')
+  if (hasForbiddenChar(value)) {
+    throw new LimiterRangeError(
+      option,
+      value,
+      'must not contain `{`, `}` or control characters (they would break the Redis hash tag)',
+    )
   }
   return value
 }
@@ -89,10 +100,17 @@ function checkName(option: string, value: unknown, allowEmpty: boolean): string 
 export function createLimiter(options: LimiterOptions): Limiter {
   const policy = definePolicy(options)
   const store = options.store ?? new MemoryStore()
-  if (!isStore(store)) throw new LimiterTypeError('store', store, 'a store (MemoryStore, RedisStore or one with consume, refund and reset)')
-  const name = options.name === undefined ? defaultName(policy) : checkName('name', options.name, false)
+  if (!isStore(store))
+    throw new LimiterTypeError(
+      'store',
+      store,
+      'a store (MemoryStore, RedisStore or one with consume, refund and reset)',
+    )
+  const name =
+    options.name === undefined ? defaultName(policy) : checkName('name', options.name, false)
   const prefix = options.prefix === undefined ? 'rl:' : checkName('prefix', options.prefix, true)
-  const timeoutMs = options.timeout === undefined ? DEFAULT_TIMEOUT_MS : parseDuration(options.timeout, 'timeout')
+  const timeoutMs =
+    options.timeout === undefined ? DEFAULT_TIMEOUT_MS : parseDuration(options.timeout, 'timeout')
   const failureMode = options.failureMode ?? 'open'
   if (!FAILURE_MODES.includes(failureMode)) {
     throw new LimiterRangeError('failureMode', failureMode, "must be 'open', 'closed' or 'local'")
@@ -131,7 +149,11 @@ export function createLimiter(options: LimiterOptions): Limiter {
     const error =
       cause instanceof LimiterError
         ? cause
-        : new LimiterError('ERR_LIMITER_STORE', `Rate limit store failed: ${cause instanceof Error ? cause.message : String(cause)}`, { cause })
+        : new LimiterError(
+            'ERR_LIMITER_STORE',
+            `Rate limit store failed: ${cause instanceof Error ? cause.message : String(cause)}`,
+            { cause },
+          )
     try {
       onError(error, { key, limiter })
     } catch {
@@ -139,10 +161,16 @@ export function createLimiter(options: LimiterOptions): Limiter {
     }
   }
 
-  const fail = (cause: unknown, key: string, c: StoreCall): Promise<StoreDecision> | StoreDecision => {
+  const fail = (
+    cause: unknown,
+    key: string,
+    c: StoreCall,
+  ): Promise<StoreDecision> | StoreDecision => {
     report(cause, key)
-    if (failureMode === 'open') return { allowed: true, remaining: policy.limit, resetMs: 0, retryAfterMs: 0 }
-    if (failureMode === 'closed') return { allowed: false, remaining: 0, resetMs: 1000, retryAfterMs: 1000 }
+    if (failureMode === 'open')
+      return { allowed: true, remaining: policy.limit, resetMs: 0, retryAfterMs: 0 }
+    if (failureMode === 'closed')
+      return { allowed: false, remaining: 0, resetMs: 1000, retryAfterMs: 1000 }
     fallback ??= new MemoryStore()
     return fallback.consume(c)
   }
@@ -151,7 +179,12 @@ export function createLimiter(options: LimiterOptions): Limiter {
     if (store.local === true) return run()
     return new Promise<T>((resolve, reject) => {
       const timer = setTimeout(() => {
-        reject(new LimiterError('ERR_LIMITER_TIMEOUT', `Rate limit store did not answer within ${timeoutMs} ms (key ${JSON.stringify(key.slice(0, 60))})`))
+        reject(
+          new LimiterError(
+            'ERR_LIMITER_TIMEOUT',
+            `Rate limit store did not answer within ${timeoutMs} ms (key ${JSON.stringify(key.slice(0, 60))})`,
+          ),
+        )
       }, timeoutMs)
       run().then(
         (value) => {
@@ -171,7 +204,12 @@ export function createLimiter(options: LimiterOptions): Limiter {
       throw new LimiterRangeError('cost', cost, `must be an integer >= ${min}`, 'ERR_LIMITER_COST')
     }
     if (cost > policy.burst) {
-      throw new LimiterRangeError('cost', cost, `can never be admitted: it exceeds the policy's burst (${policy.burst})`, 'ERR_LIMITER_COST')
+      throw new LimiterRangeError(
+        'cost',
+        cost,
+        `can never be admitted: it exceeds the policy's burst (${policy.burst})`,
+        'ERR_LIMITER_COST',
+      )
     }
     return cost
   }
@@ -188,7 +226,9 @@ export function createLimiter(options: LimiterOptions): Limiter {
         return Promise.reject(error)
       }
       const c = call(key, cost)
-      return guarded(key, () => store.consume(c)).then(toDecision, (error: unknown) => Promise.resolve(fail(error, key, c)).then(toDecision))
+      return guarded(key, () => store.consume(c)).then(toDecision, (error: unknown) =>
+        Promise.resolve(fail(error, key, c)).then(toDecision),
+      )
     },
     peek(key) {
       return limiter.consume(key, 0)
@@ -210,7 +250,9 @@ export function createLimiter(options: LimiterOptions): Limiter {
         return Promise.reject(error)
       }
       const ticket = decision === undefined ? undefined : tickets.get(decision)
-      return guarded(key, () => store.refund(call(key, cost, ticket))).catch((error: unknown) => report(error, key))
+      return guarded(key, () => store.refund(call(key, cost, ticket))).catch((error: unknown) =>
+        report(error, key),
+      )
     },
   }
   return Object.freeze(limiter)
@@ -223,6 +265,8 @@ function defaultOnError(): (error: LimiterError) => void {
     const now = nowMs()
     if (now - lastMs < 30_000) return
     lastMs = now
-    console.warn(`[@limiter/core] ${error.message} (further store errors muted for 30 s; pass onError to handle them)`)
+    console.warn(
+      `[@limiter/core] ${error.message} (further store errors muted for 30 s; pass onError to handle them)`,
+    )
   }
 }

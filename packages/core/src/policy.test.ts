@@ -14,14 +14,22 @@ describe('parseDuration', () => {
   ])('%j -> %i ms', (input, ms) => {
     expect(parseDuration(input, 'window')).toBe(ms)
   })
-  it.each([['10x'], [''], ['-1s'], [0], [1.5], [Number.NaN], [null], ['0.0001s']])('rejects %j naming the option', (input) => {
-    expect(() => parseDuration(input, 'window')).toThrow(/`window`/)
-  })
+  it.each([['10x'], [''], ['-1s'], [0], [1.5], [Number.NaN], [null], ['0.0001s']])(
+    'rejects %j naming the option',
+    (input) => {
+      expect(() => parseDuration(input, 'window')).toThrow(/`window`/)
+    },
+  )
 })
 
 describe('definePolicy', () => {
   it('defaults to sliding-window with burst = limit', () => {
-    expect(definePolicy({ limit: 100, window: '1m' })).toEqual({ algorithm: 'sliding-window', limit: 100, windowMs: 60_000, burst: 100 })
+    expect(definePolicy({ limit: 100, window: '1m' })).toEqual({
+      algorithm: 'sliding-window',
+      limit: 100,
+      windowMs: 60_000,
+      burst: 100,
+    })
   })
   it.each([
     [{ algorithm: 'nope', limit: 1, window: 1 }, /`algorithm`.*"nope"/, RangeError],

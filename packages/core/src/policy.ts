@@ -3,7 +3,13 @@ import { type Duration, parseDuration } from './duration.js'
 import { LimiterRangeError, LimiterTypeError } from './errors.js'
 
 /** The six algorithms. */
-export type Algorithm = 'fixed-window' | 'sliding-window' | 'sliding-log' | 'token-bucket' | 'leaky-bucket' | 'gcra'
+export type Algorithm =
+  | 'fixed-window'
+  | 'sliding-window'
+  | 'sliding-log'
+  | 'token-bucket'
+  | 'leaky-bucket'
+  | 'gcra'
 
 /** Every algorithm name, in documentation order. */
 export const ALGORITHMS: readonly Algorithm[] = Object.freeze([
@@ -59,8 +65,10 @@ export interface Policy {
 }
 
 function positiveInteger(option: string, value: unknown): number {
-  if (typeof value !== 'number' || Number.isNaN(value)) throw new LimiterTypeError(option, value, 'a positive integer')
-  if (!Number.isInteger(value) || value < 1) throw new LimiterRangeError(option, value, 'must be a positive integer')
+  if (typeof value !== 'number' || Number.isNaN(value))
+    throw new LimiterTypeError(option, value, 'a positive integer')
+  if (!Number.isInteger(value) || value < 1)
+    throw new LimiterRangeError(option, value, 'must be a positive integer')
   return value
 }
 
@@ -73,10 +81,15 @@ function positiveInteger(option: string, value: unknown): number {
  * // { algorithm: 'gcra', limit: 10, windowMs: 1000, burst: 20 }
  */
 export function definePolicy(options: PolicyOptions): Policy {
-  if (options === null || typeof options !== 'object') throw new LimiterTypeError('options', options, 'an object')
+  if (options === null || typeof options !== 'object')
+    throw new LimiterTypeError('options', options, 'an object')
   const algorithm = options.algorithm ?? 'sliding-window'
   if (!ALGORITHMS.includes(algorithm)) {
-    throw new LimiterRangeError('algorithm', algorithm, `must be one of ${ALGORITHMS.map((a) => `'${a}'`).join(', ')}`)
+    throw new LimiterRangeError(
+      'algorithm',
+      algorithm,
+      `must be one of ${ALGORITHMS.map((a) => `'${a}'`).join(', ')}`,
+    )
   }
   const limit = positiveInteger('limit', options.limit)
   const windowMs = parseDuration(options.window, 'window')
@@ -89,10 +102,18 @@ export function definePolicy(options: PolicyOptions): Policy {
     )
   }
   if (limit * windowMs > MAX_UNITS) {
-    throw new LimiterRangeError('limit', limit, `limit x window (ms) must be at most 2^50 (window is ${windowMs} ms)`)
+    throw new LimiterRangeError(
+      'limit',
+      limit,
+      `limit x window (ms) must be at most 2^50 (window is ${windowMs} ms)`,
+    )
   }
   if (burst * windowMs > MAX_UNITS) {
-    throw new LimiterRangeError('burst', burst, `burst x window (ms) must be at most 2^50 (window is ${windowMs} ms)`)
+    throw new LimiterRangeError(
+      'burst',
+      burst,
+      `burst x window (ms) must be at most 2^50 (window is ${windowMs} ms)`,
+    )
   }
   return Object.freeze({ algorithm, limit, windowMs, burst })
 }

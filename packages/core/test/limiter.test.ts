@@ -60,34 +60,50 @@ describe('failure policy', () => {
   it.each([
     ['open', true],
     ['closed', false],
-  ] as const)("'%s': a frozen Redis gets an answer by the deadline, reported once per failure", async (failureMode, allowed) => {
-    const errors: LimiterError[] = []
-    const limiter = createLimiter({
-      limit: 5,
-      window: '1m',
-      name: `frozen-${failureMode}`,
-      store: new RedisStore({ client }),
-      timeout: 100,
-      failureMode,
-      onError: (error) => errors.push(error),
-    })
-    const started = performance.now()
-    const decisions = await whileFrozen(() => Promise.all([limiter.consume('a'), limiter.consume('b'), limiter.consume('c')]))
-    const elapsed = performance.now() - started
-    expect(elapsed).toBeLessThan(100 + 150)
-    expect(decisions.map((d) => d.allowed)).toEqual([allowed, allowed, allowed])
-    if (!allowed) expect(decisions[0]?.retryAfterMs).toBeGreaterThan(0)
-    expect(errors).toHaveLength(3)
-    expect(errors[0]?.code).toBe('ERR_LIMITER_TIMEOUT')
-    // Redis answers again: decisions come from Redis.
-    await client.ping()
-    const again = await limiter.consume('fresh')
-    expect(again).toMatchObject({ allowed: true, remaining: 4 })
-  })
+  ] as const)(
+    "'%s': a frozen Redis gets an answer by the deadline, reported once per failure",
+    async (failureMode, allowed) => {
+      const errors: LimiterError[] = []
+      const limiter = createLimiter({
+        limit: 5,
+        window: '1m',
+        name: `frozen-${failureMode}`,
+        store: new RedisStore({ client }),
+        timeout: 100,
+        failureMode,
+        onError: (error) => errors.push(error),
+      })
+      const started = performance.now()
+      const decisions = await whileFrozen(() =>
+        Promise.all([limiter.consume('a'), limiter.consume('b'), limiter.consume('c')]),
+      )
+      const elapsed = performance.now() - started
+      expect(elapsed).toBeLessThan(100 + 150)
+      expect(decisions.map((d) => d.allowed)).toEqual([allowed, allowed, allowed])
+      if (!allowed) expect(decisions[0]?.retryAfterMs).toBeGreaterThan(0)
+      expect(errors).toHaveLength(3)
+      expect(errors[0]?.code).toBe('ERR_LIMITER_TIMEOUT')
+      // Redis answers again: decisions come from Redis.
+      await client.ping()
+      const again = await limiter.consume('fresh')
+      expect(again).toMatchObject({ allowed: true, remaining: 4 })
+    },
+  )
 
   it("'local': decides with a process-local MemoryStore of the same policy while Redis is frozen", async () => {
-    const limiter = createLimiter({ limit: 2, window: '1m', store: new RedisStore({ client }), timeout: 100, failureMode: 'local', onError: () => {} })
-    const decisions = await whileFrozen(async () => [await limiter.consume('l'), await limiter.consume('l'), await limiter.consume('l')])
+    const limiter = createLimiter({
+      limit: 2,
+      window: '1m',
+      store: new RedisStore({ client }),
+      timeout: 100,
+      failureMode: 'local',
+      onError: () => {},
+    })
+    const decisions = await whileFrozen(async () => [
+      await limiter.consume('l'),
+      await limiter.consume('l'),
+      await limiter.consume('l'),
+    ])
     expect(decisions.map((d) => d.allowed)).toEqual([true, true, false])
   })
 

@@ -13,7 +13,9 @@ const redis = useRedis()
 
 beforeAll(() => {
   if (!existsSync(fileURLToPath(new URL('../dist/index.mjs', import.meta.url)))) {
-    throw new Error('multi-process tests run the built package: run `pnpm build` first (`pnpm test` does)')
+    throw new Error(
+      'multi-process tests run the built package: run `pnpm build` first (`pnpm test` does)',
+    )
   }
 })
 
@@ -21,42 +23,88 @@ async function consumeIn(
   key: string,
   algorithm: string,
   count: number,
-  options: { limit: number; window: number; startAt?: number; skewMs?: number; sequential?: boolean },
+  options: {
+    limit: number
+    window: number
+    startAt?: number
+    skewMs?: number
+    sequential?: boolean
+  },
 ): Promise<Decision[]> {
-  const args = [consumer, String(redis.server.port), algorithm, key, String(count), String(options.limit), String(options.window), String(options.startAt ?? 0), options.sequential ? '1' : '0']
-  const { stdout } = await run(process.execPath, args, { env: { ...process.env, SKEW_MS: String(options.skewMs ?? 0) }, timeout: 60_000 })
+  const args = [
+    consumer,
+    String(redis.server.port),
+    algorithm,
+    key,
+    String(count),
+    String(options.limit),
+    String(options.window),
+    String(options.startAt ?? 0),
+    options.sequential ? '1' : '0',
+  ]
+  const { stdout } = await run(process.execPath, args, {
+    env: { ...process.env, SKEW_MS: String(options.skewMs ?? 0) },
+    timeout: 60_000,
+  })
   return JSON.parse(stdout) as Decision[]
 }
 
 describe('exactness across processes', () => {
-  it.each(ALGORITHMS)('%s: 4 processes x 500 concurrent consumes on one key admit exactly what the algorithm allows', async (algorithm) => {
-    const startAt = Date.now() + 1500
-    const results = await Promise.all(
-      Array.from({ length: 4 }, () => consumeIn(`exact-${algorithm}`, algorithm, 500, { limit: 1000, window: 3_600_000, startAt })),
-    )
-    const admitted = results.flat().filter((d) => d.allowed).length
-    if (algorithm === 'sliding-window') expect(admitted).toBeLessThanOrEqual(1000)
-    else expect(admitted).toBe(1000)
-    // Rejections carry a positive Retry-After; admissions report consistent remaining counts.
-    for (const d of results.flat()) {
-      if (!d.allowed) expect(d.retryAfterMs).toBeGreaterThan(0)
-      expect(d.remaining).toBeGreaterThanOrEqual(0)
-    }
-  })
+  it.each(ALGORITHMS)(
+    '%s: 4 processes x 500 concurrent consumes on one key admit exactly what the algorithm allows',
+    async (algorithm) => {
+      const startAt = Date.now() + 1500
+      const results = await Promise.all(
+        Array.from({ length: 4 }, () =>
+          consumeIn(`exact-${algorithm}`, algorithm, 500, {
+            limit: 1000,
+            window: 3_600_000,
+            startAt,
+          }),
+        ),
+      )
+      const admitted = results.flat().filter((d) => d.allowed).length
+      if (algorithm === 'sliding-window') expect(admitted).toBeLessThanOrEqual(1000)
+      else expect(admitted).toBe(1000)
+      // Rejections carry a positive Retry-After; admissions report consistent remaining counts.
+      for (const d of results.flat()) {
+        if (!d.allowed) expect(d.retryAfterMs).toBeGreaterThan(0)
+        expect(d.remaining).toBeGreaterThanOrEqual(0)
+      }
+    },
+  )
 })
 
 describe('clock skew', () => {
-  it.each(['gcra', 'fixed-window', 'sliding-log'])('%s: processes whose clocks differ by 20 minutes share one exact limit', async (algorithm) => {
-    const key = `skew-${algorithm}`
-    const ahead = await consumeIn(key, algorithm, 6, { limit: 10, window: 3_600_000, skewMs: 600_000, sequential: true })
-    const behind = await consumeIn(key, algorithm, 6, { limit: 10, window: 3_600_000, skewMs: -600_000, sequential: true })
-    const aheadAgain = await consumeIn(key, algorithm, 3, { limit: 10, window: 3_600_000, skewMs: 600_000, sequential: true })
-    expect(ahead.map((d) => d.allowed)).toEqual([true, true, true, true, true, true])
-    expect(behind.map((d) => d.allowed)).toEqual([true, true, true, true, false, false])
-    expect(aheadAgain.map((d) => d.allowed)).toEqual([false, false, false])
-    // Both clocks see the same Retry-After (from Redis TIME), give or take the test's own runtime.
-    const a = aheadAgain[0]?.retryAfterMs ?? 0
-    const b = behind[4]?.retryAfterMs ?? 0
-    expect(Math.abs(a - b)).toBeLessThan(5_000)
-  })
+  it.each(['gcra', 'fixed-window', 'sliding-log'])(
+    '%s: processes whose clocks differ by 20 minutes share one exact limit',
+    async (algorithm) => {
+      const key = `skew-${algorithm}`
+      const ahead = await consumeIn(key, algorithm, 6, {
+        limit: 10,
+        window: 3_600_000,
+        skewMs: 600_000,
+        sequential: true,
+      })
+      const behind = await consumeIn(key, algorithm, 6, {
+        limit: 10,
+        window: 3_600_000,
+        skewMs: -600_000,
+        sequential: true,
+      })
+      const aheadAgain = await consumeIn(key, algorithm, 3, {
+        limit: 10,
+        window: 3_600_000,
+        skewMs: 600_000,
+        sequential: true,
+      })
+      expect(ahead.map((d) => d.allowed)).toEqual([true, true, true, true, true, true])
+      expect(behind.map((d) => d.allowed)).toEqual([true, true, true, true, false, false])
+      expect(aheadAgain.map((d) => d.allowed)).toEqual([false, false, false])
+      // Both clocks see the same Retry-After (from Redis TIME), give or take the test's own runtime.
+      const a = aheadAgain[0]?.retryAfterMs ?? 0
+      const b = behind[4]?.retryAfterMs ?? 0
+      expect(Math.abs(a - b)).toBeLessThan(5_000)
+    },
+  )
 })

@@ -1,10 +1,19 @@
 // RedisStore on a real Redis: TTLs, key layout, script embedding and NOSCRIPT recovery.
+
+import { readFileSync } from 'node:fs'
+import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
 // @ts-expect-error: a plain .mjs build script without types
 import { render } from '../scripts/embed-lua.mjs'
-import { ALGORITHMS, createLimiter, encodeTag, MAX_TAG_BYTES, RedisStore, redisKeys, SCRIPTS } from '../src/index.js'
-import { readFileSync } from 'node:fs'
-import { fileURLToPath } from 'node:url'
+import {
+  ALGORITHMS,
+  createLimiter,
+  encodeTag,
+  MAX_TAG_BYTES,
+  RedisStore,
+  redisKeys,
+  SCRIPTS,
+} from '../src/index.js'
 import { useRedis } from './setup/redis.js'
 
 const redis = useRedis()
@@ -22,7 +31,10 @@ async function allKeys(match: string): Promise<string[]> {
 
 describe('RedisStore', () => {
   it('the generated script module is up to date with lua/', () => {
-    const committed = readFileSync(fileURLToPath(new URL('../src/stores/scripts.generated.ts', import.meta.url)), 'utf8')
+    const committed = readFileSync(
+      fileURLToPath(new URL('../src/stores/scripts.generated.ts', import.meta.url)),
+      'utf8',
+    )
     expect(committed, 'run `pnpm --filter @limiter/core generate`').toBe(render())
   })
 
@@ -32,29 +44,38 @@ describe('RedisStore', () => {
     }
   })
 
-  it.each(ALGORITHMS)('%s: every key has a TTL no longer than its time to empty, after a mixed workload', async (algorithm) => {
-    const prefix = `ttl${algorithm}:`
-    const limiter = createLimiter({ algorithm, limit: 5, window: '30s', prefix, store: new RedisStore({ client: redis.client }) })
-    const users = Array.from({ length: 13 }, (_, i) => `user${i}`)
-    for (let i = 0; i < 300; i++) {
-      const key = users[i % 13] as string
-      if (i % 17 === 0) await limiter.refund(key, (i % 2) + 1)
-      else if (i % 29 === 0) await limiter.reset(key)
-      else await limiter.consume(key, (i % 3) + 1)
-    }
-    const keys = await allKeys(`${prefix}*`)
-    expect(keys.length).toBeGreaterThan(0)
-    for (const user of users) {
-      const { resetMs } = await limiter.peek(user)
-      for (const key of redisKeys(algorithm, `${prefix}${limiter.name}:`, user)) {
-        const pttl = await redis.client.pttl(key)
-        if (pttl === -2) continue // no state: nothing to forget
-        expect(pttl, key).toBeGreaterThan(0)
-        expect(pttl, key).toBeLessThanOrEqual(resetMs + 1)
+  it.each(ALGORITHMS)(
+    '%s: every key has a TTL no longer than its time to empty, after a mixed workload',
+    async (algorithm) => {
+      const prefix = `ttl${algorithm}:`
+      const limiter = createLimiter({
+        algorithm,
+        limit: 5,
+        window: '30s',
+        prefix,
+        store: new RedisStore({ client: redis.client }),
+      })
+      const users = Array.from({ length: 13 }, (_, i) => `user${i}`)
+      for (let i = 0; i < 300; i++) {
+        const key = users[i % 13] as string
+        if (i % 17 === 0) await limiter.refund(key, (i % 2) + 1)
+        else if (i % 29 === 0) await limiter.reset(key)
+        else await limiter.consume(key, (i % 3) + 1)
       }
-    }
-    for (const key of keys) expect(await redis.client.pttl(key), key).not.toBe(-1)
-  })
+      const keys = await allKeys(`${prefix}*`)
+      expect(keys.length).toBeGreaterThan(0)
+      for (const user of users) {
+        const { resetMs } = await limiter.peek(user)
+        for (const key of redisKeys(algorithm, `${prefix}${limiter.name}:`, user)) {
+          const pttl = await redis.client.pttl(key)
+          if (pttl === -2) continue // no state: nothing to forget
+          expect(pttl, key).toBeGreaterThan(0)
+          expect(pttl, key).toBeLessThanOrEqual(resetMs + 1)
+        }
+      }
+      for (const key of keys) expect(await redis.client.pttl(key), key).not.toBe(-1)
+    },
+  )
 
   it('keys of one user key share one hash tag; braces cannot break it; long keys are hashed', () => {
     for (const key of ['plain', 'a}b{c', '}{', '{x}', 'k'.repeat(1_000_000)]) {
@@ -69,7 +90,13 @@ describe('RedisStore', () => {
   })
 
   it('a 1 MB key works and is stored under a bounded name', async () => {
-    const limiter = createLimiter({ algorithm: 'gcra', limit: 1, window: '1m', prefix: 'huge:', store: new RedisStore({ client: redis.client }) })
+    const limiter = createLimiter({
+      algorithm: 'gcra',
+      limit: 1,
+      window: '1m',
+      prefix: 'huge:',
+      store: new RedisStore({ client: redis.client }),
+    })
     const huge = `${'z'.repeat(1024 * 1024)}{}`
     expect((await limiter.consume(huge)).allowed).toBe(true)
     expect((await limiter.consume(huge)).allowed).toBe(false)
@@ -94,7 +121,9 @@ describe('RedisStore', () => {
     }, 5)
     try {
       for (let round = 0; round < 40; round++) {
-        const decisions = await Promise.all(Array.from({ length: 50 }, (_, i) => limiter.consume(`nf${i % 7}`)))
+        const decisions = await Promise.all(
+          Array.from({ length: 50 }, (_, i) => limiter.consume(`nf${i % 7}`)),
+        )
         expect(decisions.every((d) => d.allowed)).toBe(true)
       }
     } finally {

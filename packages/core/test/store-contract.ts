@@ -1,7 +1,13 @@
 // The store contract: one suite every store passes (MemoryStore, RedisStore on standalone Redis,
 // RedisStore on a Redis Cluster). Time comes from an injected clock.
 import { describe, expect, it } from 'vitest'
-import { ALGORITHMS, type Algorithm, createLimiter, type LimiterOptions, type Store } from '../src/index.js'
+import {
+  ALGORITHMS,
+  type Algorithm,
+  createLimiter,
+  type LimiterOptions,
+  type Store,
+} from '../src/index.js'
 import { withClock } from '../src/testing.js'
 
 let unique = 0
@@ -12,7 +18,9 @@ export function describeStoreContract(name: string, makeStore: () => Store): voi
     let now = 1_750_000_000_000
     const clock = () => now
     const limiter = (options: Omit<LimiterOptions, 'store'>) =>
-      createLimiter(withClock({ algorithm, name: `c${unique++}`, ...options, store: makeStore() }, clock))
+      createLimiter(
+        withClock({ algorithm, name: `c${unique++}`, ...options, store: makeStore() }, clock),
+      )
 
     it('admits up to the limit in one millisecond, then rejects with an honest retryAfterMs', async () => {
       const l = limiter({ limit: 5, window: '10s' })
@@ -28,7 +36,22 @@ export function describeStoreContract(name: string, makeStore: () => Store): voi
 
     it('keeps keys distinct, whatever characters they contain', async () => {
       const l = limiter({ limit: 1, window: '1h' })
-      const keys = ['a', 'a}', '{a}', 'a{b}c', 'a:b', 'a\nb', 'ключ', '🚦', '%7B', '%H', 'x'.repeat(5000), `${'x'.repeat(4999)}y`, '*', ' ']
+      const keys = [
+        'a',
+        'a}',
+        '{a}',
+        'a{b}c',
+        'a:b',
+        'a\nb',
+        'ключ',
+        '🚦',
+        '%7B',
+        '%H',
+        'x'.repeat(5000),
+        `${'x'.repeat(4999)}y`,
+        '*',
+        ' ',
+      ]
       for (const key of keys) expect((await l.consume(key)).allowed, key.slice(0, 20)).toBe(true)
       for (const key of keys) expect((await l.consume(key)).allowed, key.slice(0, 20)).toBe(false)
     })
@@ -64,14 +87,19 @@ export function describeStoreContract(name: string, makeStore: () => Store): voi
     it('a raised limit applies to the next decision', async () => {
       const named = `raise${unique++}`
       const store = makeStore()
-      const small = createLimiter(withClock({ algorithm, limit: 2, window: '1h', name: named, store }, clock))
-      const large = createLimiter(withClock({ algorithm, limit: 4, window: '1h', name: named, store }, clock))
+      const small = createLimiter(
+        withClock({ algorithm, limit: 2, window: '1h', name: named, store }, clock),
+      )
+      const large = createLimiter(
+        withClock({ algorithm, limit: 4, window: '1h', name: named, store }, clock),
+      )
       await small.consume('u')
       await small.consume('u')
       expect((await small.consume('u')).allowed).toBe(false)
       // Counting algorithms admit at once; buckets have the new capacity and refill rate from now.
       const next = await large.consume('u')
-      if (['fixed-window', 'sliding-window', 'sliding-log'].includes(algorithm)) expect(next.allowed).toBe(true)
+      if (['fixed-window', 'sliding-window', 'sliding-log'].includes(algorithm))
+        expect(next.allowed).toBe(true)
       now += 900_000 // a quarter of the window: the new rate refills one request
       expect((await large.consume('u')).allowed).toBe(true)
     })

@@ -2,8 +2,16 @@
 // traffic on an injected clock, give identical decisions.
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { ALGORITHMS, type Algorithm, createLimiter, type Decision, type Limiter, MemoryStore, RedisStore } from '../src/index.js'
 import type { Store, StoreCall, StoreDecision } from '../src/index.js'
+import {
+  ALGORITHMS,
+  type Algorithm,
+  createLimiter,
+  type Decision,
+  type Limiter,
+  MemoryStore,
+  RedisStore,
+} from '../src/index.js'
 import { TWINS, withClock } from '../src/testing.js'
 import { useRedis } from './setup/redis.js'
 
@@ -29,9 +37,34 @@ function opArb(windowMs: number): fc.Arbitrary<Op> {
     { weight: 2, arbitrary: fc.integer({ min: 1, max: windowMs * 3 }) },
   )
   return fc.oneof(
-    { weight: 12, arbitrary: fc.record({ kind: fc.constant('consume' as const), advanceMs: advance, key: fc.integer({ min: 0, max: 2 }), cost: fc.integer({ min: 0, max: 20 }) }) },
-    { weight: 2, arbitrary: fc.record({ kind: fc.constant('refund' as const), advanceMs: advance, key: fc.integer({ min: 0, max: 2 }), cost: fc.integer({ min: 1, max: 20 }), exact: fc.boolean() }) },
-    { weight: 1, arbitrary: fc.record({ kind: fc.constant('policy' as const), limit: fc.integer({ min: 1, max: 12 }), windowMs: fc.integer({ min: 1, max: 5000 }), burst: fc.integer({ min: 1, max: 20 }) }) },
+    {
+      weight: 12,
+      arbitrary: fc.record({
+        kind: fc.constant('consume' as const),
+        advanceMs: advance,
+        key: fc.integer({ min: 0, max: 2 }),
+        cost: fc.integer({ min: 0, max: 20 }),
+      }),
+    },
+    {
+      weight: 2,
+      arbitrary: fc.record({
+        kind: fc.constant('refund' as const),
+        advanceMs: advance,
+        key: fc.integer({ min: 0, max: 2 }),
+        cost: fc.integer({ min: 1, max: 20 }),
+        exact: fc.boolean(),
+      }),
+    },
+    {
+      weight: 1,
+      arbitrary: fc.record({
+        kind: fc.constant('policy' as const),
+        limit: fc.integer({ min: 1, max: 12 }),
+        windowMs: fc.integer({ min: 1, max: 5000 }),
+        burst: fc.integer({ min: 1, max: 20 }),
+      }),
+    },
   )
 }
 
@@ -43,13 +76,24 @@ class TwinStore implements Store {
   readonly #states = new Map<string, unknown>()
   consume(call: StoreCall): Promise<StoreDecision> {
     const id = `${call.namespace}${call.key}`
-    const outcome = TWINS[call.policy.algorithm].check(this.#states.get(id), call.nowMs as number, call.policy, call.cost)
+    const outcome = TWINS[call.policy.algorithm].check(
+      this.#states.get(id),
+      call.nowMs as number,
+      call.policy,
+      call.cost,
+    )
     if (outcome.state !== undefined) this.#states.set(id, outcome.state)
     return Promise.resolve(outcome)
   }
   refund(call: StoreCall): Promise<void> {
     const id = `${call.namespace}${call.key}`
-    const outcome = TWINS[call.policy.algorithm].refund(this.#states.get(id), call.nowMs as number, call.policy, call.cost, call.ticket)
+    const outcome = TWINS[call.policy.algorithm].refund(
+      this.#states.get(id),
+      call.nowMs as number,
+      call.policy,
+      call.cost,
+      call.ticket,
+    )
     if (outcome.state === null) this.#states.delete(id)
     else this.#states.set(id, outcome.state)
     return Promise.resolve()
@@ -76,7 +120,10 @@ async function scenario(
   const make = (limit: number, windowMs: number, burst: number): [Limiter, Limiter] => {
     const b = COUNTING.has(algorithm) ? limit : Math.max(1, burst)
     const options = { algorithm, limit, window: windowMs, burst: b, name }
-    return [createLimiter(withClock({ ...options, store: storeA }, clock)), createLimiter(withClock({ ...options, store: storeB }, clock))]
+    return [
+      createLimiter(withClock({ ...options, store: storeA }, clock)),
+      createLimiter(withClock({ ...options, store: storeB }, clock)),
+    ]
   }
   let [a, b] = make(first.limit, first.windowMs, first.limit + first.burstExtra)
   const last = new Map<number, [Decision, Decision]>()
@@ -107,14 +154,24 @@ async function scenario(
 }
 
 const trafficArb = policyArb.chain((p) =>
-  fc.tuple(fc.constant(p), fc.array(opArb(p.windowMs), { minLength: 1, maxLength: 60 }), fc.integer({ min: 1_600_000_000_000, max: 1_900_000_000_000 })),
+  fc.tuple(
+    fc.constant(p),
+    fc.array(opArb(p.windowMs), { minLength: 1, maxLength: 60 }),
+    fc.integer({ min: 1_600_000_000_000, max: 1_900_000_000_000 }),
+  ),
 )
 
 describe.each(ALGORITHMS)('%s', (algorithm) => {
   it('Lua script and TypeScript twin give identical decisions for random traffic, refunds and policy changes', async () => {
-    const pair: StorePair = () => [new TwinStore(), new RedisStore({ client: redis.client }), async () => {}]
+    const pair: StorePair = () => [
+      new TwinStore(),
+      new RedisStore({ client: redis.client }),
+      async () => {},
+    ]
     await fc.assert(
-      fc.asyncProperty(trafficArb, ([first, ops, startMs]) => scenario(algorithm, pair, first, ops, startMs)),
+      fc.asyncProperty(trafficArb, ([first, ops, startMs]) =>
+        scenario(algorithm, pair, first, ops, startMs),
+      ),
       { numRuns: 60 },
     )
   })
@@ -124,9 +181,13 @@ describe.each(ALGORITHMS)('%s', (algorithm) => {
       const memory = new MemoryStore()
       return [new TwinStore(), memory, () => memory.close()]
     }
-    const noPolicyChange = trafficArb.map(([p, ops, t]) => [p, ops.filter((o) => o.kind !== 'policy'), t] as const)
+    const noPolicyChange = trafficArb.map(
+      ([p, ops, t]) => [p, ops.filter((o) => o.kind !== 'policy'), t] as const,
+    )
     await fc.assert(
-      fc.asyncProperty(noPolicyChange, ([first, ops, startMs]) => scenario(algorithm, pair, first, ops, startMs)),
+      fc.asyncProperty(noPolicyChange, ([first, ops, startMs]) =>
+        scenario(algorithm, pair, first, ops, startMs),
+      ),
       { numRuns: 100 },
     )
   })

@@ -36,7 +36,8 @@ export const fixedWindow: AlgorithmTwin<FixedWindowState> = {
   },
   refund(state, nowMs, policy, cost): RefundOutcome<FixedWindowState> {
     // A window refunded to zero is deleted: its key must not outlive an empty state.
-    if (state === undefined || nowMs >= state.startMs + policy.windowMs || state.count <= cost) return { state: null, ttlMs: 0 }
+    if (state === undefined || nowMs >= state.startMs + policy.windowMs || state.count <= cost)
+      return { state: null, ttlMs: 0 }
     return {
       state: { startMs: state.startMs, count: state.count - cost },
       ttlMs: state.startMs + policy.windowMs - nowMs,

@@ -1,5 +1,11 @@
 // gcra: one theoretical arrival time (TAT) per key.
-import { type AlgorithmTwin, ceilDiv, floorDiv, type Outcome, type RefundOutcome } from './outcome.js'
+import {
+  type AlgorithmTwin,
+  ceilDiv,
+  floorDiv,
+  type Outcome,
+  type RefundOutcome,
+} from './outcome.js'
 
 /**
  * The TAT as an exact rational: `ms + frac / den` milliseconds, with `0 <= frac < den`.
@@ -13,7 +19,11 @@ export interface GcraState {
 }
 
 /** The TAT in the current denominator (`limit`), never earlier than now. */
-function tatNow(state: GcraState | undefined, nowMs: number, limit: number): { ms: number; frac: number } {
+function tatNow(
+  state: GcraState | undefined,
+  nowMs: number,
+  limit: number,
+): { ms: number; frac: number } {
   if (state === undefined || state.ms < nowMs) return { ms: nowMs, frac: 0 }
   let { ms, frac } = state
   if (state.den !== limit) {

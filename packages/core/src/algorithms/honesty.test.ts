@@ -9,13 +9,27 @@ const COUNTING = new Set<Algorithm>(['fixed-window', 'sliding-window', 'sliding-
 
 const policyArb = (algorithm: Algorithm): fc.Arbitrary<Policy> =>
   fc
-    .record({ limit: fc.integer({ min: 1, max: 20 }), window: fc.integer({ min: 1, max: 10_000 }), burst: fc.integer({ min: 1, max: 40 }) })
-    .map(({ limit, window, burst }) => definePolicy({ algorithm, limit, window, burst: COUNTING.has(algorithm) ? limit : burst }))
+    .record({
+      limit: fc.integer({ min: 1, max: 20 }),
+      window: fc.integer({ min: 1, max: 10_000 }),
+      burst: fc.integer({ min: 1, max: 40 }),
+    })
+    .map(({ limit, window, burst }) =>
+      definePolicy({ algorithm, limit, window, burst: COUNTING.has(algorithm) ? limit : burst }),
+    )
 
-const trafficArb = fc.array(fc.record({ advanceMs: fc.nat({ max: 3000 }), cost: fc.integer({ min: 1, max: 40 }) }), { maxLength: 40 })
+const trafficArb = fc.array(
+  fc.record({ advanceMs: fc.nat({ max: 3000 }), cost: fc.integer({ min: 1, max: 40 }) }),
+  { maxLength: 40 },
+)
 
 /** Replays traffic on one key and returns the final state and time. */
-function replay(algorithm: Algorithm, policy: Policy, traffic: ReadonlyArray<{ advanceMs: number; cost: number }>, startMs: number) {
+function replay(
+  algorithm: Algorithm,
+  policy: Policy,
+  traffic: ReadonlyArray<{ advanceMs: number; cost: number }>,
+  startMs: number,
+) {
   const twin = TWINS[algorithm]
   let state: unknown
   let now = startMs
@@ -32,30 +46,40 @@ describe.each(ALGORITHMS)('%s', (algorithm) => {
 
   it('retryAfterMs is honest and minimal: allowed after waiting it out, rejected 1 ms earlier', () => {
     fc.assert(
-      fc.property(policyArb(algorithm), trafficArb, fc.integer({ min: 1, max: 40 }), (policy, traffic, rawCost) => {
-        const { state, now } = replay(algorithm, policy, traffic, 1_700_000_000_000)
-        const cost = Math.min(rawCost, policy.burst)
-        const first = twin.check(state, now, policy, cost)
-        if (first.allowed) {
-          expect(first.retryAfterMs).toBe(0)
-          return
-        }
-        expect(first.retryAfterMs).toBeGreaterThan(0)
-        expect(twin.check(state, now + first.retryAfterMs, policy, cost).allowed).toBe(true)
-        expect(twin.check(state, now + first.retryAfterMs - 1, policy, cost).allowed).toBe(false)
-      }),
+      fc.property(
+        policyArb(algorithm),
+        trafficArb,
+        fc.integer({ min: 1, max: 40 }),
+        (policy, traffic, rawCost) => {
+          const { state, now } = replay(algorithm, policy, traffic, 1_700_000_000_000)
+          const cost = Math.min(rawCost, policy.burst)
+          const first = twin.check(state, now, policy, cost)
+          if (first.allowed) {
+            expect(first.retryAfterMs).toBe(0)
+            return
+          }
+          expect(first.retryAfterMs).toBeGreaterThan(0)
+          expect(twin.check(state, now + first.retryAfterMs, policy, cost).allowed).toBe(true)
+          expect(twin.check(state, now + first.retryAfterMs - 1, policy, cost).allowed).toBe(false)
+        },
+      ),
       { numRuns: 500 },
     )
   })
 
   it('a rejected request or a peek writes nothing', () => {
     fc.assert(
-      fc.property(policyArb(algorithm), trafficArb, fc.integer({ min: 0, max: 40 }), (policy, traffic, rawCost) => {
-        const { state, now } = replay(algorithm, policy, traffic, 1_700_000_000_000)
-        const cost = Math.min(rawCost, policy.burst)
-        const outcome = twin.check(state, now, policy, cost)
-        if (!outcome.allowed || cost === 0) expect(outcome.state).toBeUndefined()
-      }),
+      fc.property(
+        policyArb(algorithm),
+        trafficArb,
+        fc.integer({ min: 0, max: 40 }),
+        (policy, traffic, rawCost) => {
+          const { state, now } = replay(algorithm, policy, traffic, 1_700_000_000_000)
+          const cost = Math.min(rawCost, policy.burst)
+          const outcome = twin.check(state, now, policy, cost)
+          if (!outcome.allowed || cost === 0) expect(outcome.state).toBeUndefined()
+        },
+      ),
       { numRuns: 300 },
     )
   })
@@ -93,12 +117,22 @@ describe('token-bucket, leaky-bucket and gcra', () => {
     fc.assert(
       fc.property(policyArb('gcra'), trafficArb, (p, traffic) => {
         const runs = (['token-bucket', 'leaky-bucket', 'gcra'] as const).map((algorithm) => {
-          const policy = definePolicy({ algorithm, limit: p.limit, window: p.windowMs, burst: p.burst })
+          const policy = definePolicy({
+            algorithm,
+            limit: p.limit,
+            window: p.windowMs,
+            burst: p.burst,
+          })
           let state: unknown
           let now = 1_700_000_000_000
           return traffic.map(({ advanceMs, cost }) => {
             now += advanceMs
-            const { state: next, ttlMs: _ttl, ticket: _ticket, ...decision } = TWINS[algorithm].check(state, now, policy, Math.min(cost, policy.burst))
+            const {
+              state: next,
+              ttlMs: _ttl,
+              ticket: _ticket,
+              ...decision
+            } = TWINS[algorithm].check(state, now, policy, Math.min(cost, policy.burst))
             if (next !== undefined) state = next
             return decision
           })

@@ -1,5 +1,11 @@
 // leaky-bucket: level + timestamp; the meter (policing) form that rejects what would overflow.
-import { type AlgorithmTwin, ceilDiv, floorDiv, type Outcome, type RefundOutcome } from './outcome.js'
+import {
+  type AlgorithmTwin,
+  ceilDiv,
+  floorDiv,
+  type Outcome,
+  type RefundOutcome,
+} from './outcome.js'
 
 /**
  * State in integer units: one request is `scaleMs` units (the window when it was written), and
@@ -11,7 +17,12 @@ export interface LeakyBucketState {
   readonly scaleMs: number
 }
 
-function levelNow(state: LeakyBucketState | undefined, nowMs: number, limit: number, w: number): number {
+function levelNow(
+  state: LeakyBucketState | undefined,
+  nowMs: number,
+  limit: number,
+  w: number,
+): number {
   if (state === undefined) return 0
   let units = state.units
   // A changed window rescales the state, rounding toward a fuller bucket.

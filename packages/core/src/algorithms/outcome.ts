@@ -29,7 +29,13 @@ export interface RefundOutcome<S> {
  */
 export interface AlgorithmTwin<S> {
   check(state: S | undefined, nowMs: number, policy: Policy, cost: number): Outcome<S>
-  refund(state: S | undefined, nowMs: number, policy: Policy, cost: number, ticket?: string): RefundOutcome<S>
+  refund(
+    state: S | undefined,
+    nowMs: number,
+    policy: Policy,
+    cost: number,
+    ticket?: string,
+  ): RefundOutcome<S>
 }
 
 /** ceil(a / b) for integers a >= 0, b > 0 below 2^51: exact in IEEE doubles (as in Redis Lua). */

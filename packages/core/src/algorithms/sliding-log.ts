@@ -102,6 +102,9 @@ export const slidingLog: AlgorithmTwin<SlidingLogState> = {
     const kept = entries.filter((e) => !remove.has(e.id))
     if (kept.length === 0) return { state: null, ttlMs: 0 }
     const newestMs = (kept[kept.length - 1] as LogEntry).atMs
-    return { state: { entries: kept, sum: total(kept), seq: state.seq }, ttlMs: newestMs + windowMs - nowMs }
+    return {
+      state: { entries: kept, sum: total(kept), seq: state.seq },
+      ttlMs: newestMs + windowMs - nowMs,
+    }
   },
 }

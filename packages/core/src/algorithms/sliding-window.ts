@@ -63,7 +63,14 @@ export const slidingWindow: AlgorithmTwin<SlidingWindowState> = {
 }
 
 /** The smallest wait after which a request of cost `need` passes, given no other traffic. */
-function waitMs(limit: number, w: number, elapsed: number, previous: number, current: number, need: number): number {
+function waitMs(
+  limit: number,
+  w: number,
+  elapsed: number,
+  previous: number,
+  current: number,
+  need: number,
+): number {
   // Later in this window: previous * (w - e) <= (limit - current - need) * w.
   const room = limit - current - need
   if (room >= 0 && previous > 0) {

@@ -14,13 +14,22 @@ export interface Step {
 }
 
 /** Runs `steps` through `twin` on one key and checks each decision. */
-export function runTable<S>(twin: AlgorithmTwin<S>, options: PolicyOptions, steps: readonly Step[]): void {
+export function runTable<S>(
+  twin: AlgorithmTwin<S>,
+  options: PolicyOptions,
+  steps: readonly Step[],
+): void {
   const policy = definePolicy(options)
   let state: S | undefined
   for (const [i, step] of steps.entries()) {
     const outcome = twin.check(state, step.t, policy, step.cost ?? 1)
     if (outcome.state !== undefined) state = outcome.state
-    const got = { allowed: outcome.allowed, remaining: outcome.remaining, resetMs: outcome.resetMs, retryAfterMs: outcome.retryAfterMs }
+    const got = {
+      allowed: outcome.allowed,
+      remaining: outcome.remaining,
+      resetMs: outcome.resetMs,
+      retryAfterMs: outcome.retryAfterMs,
+    }
     const want = Object.fromEntries(Object.entries(step).filter(([k]) => k in got))
     expect({ step: i, ...got }).toMatchObject({ step: i, ...want })
   }

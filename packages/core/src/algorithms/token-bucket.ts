@@ -1,5 +1,11 @@
 // token-bucket: tokens + timestamp; capacity `burst`, refilled at `limit` per window, starts full.
-import { type AlgorithmTwin, ceilDiv, floorDiv, type Outcome, type RefundOutcome } from './outcome.js'
+import {
+  type AlgorithmTwin,
+  ceilDiv,
+  floorDiv,
+  type Outcome,
+  type RefundOutcome,
+} from './outcome.js'
 
 /**
  * State in integer units: one token is `scaleMs` units (the window when it was written), and
@@ -11,7 +17,13 @@ export interface TokenBucketState {
   readonly scaleMs: number
 }
 
-function tokensNow(state: TokenBucketState | undefined, nowMs: number, limit: number, w: number, capacity: number): number {
+function tokensNow(
+  state: TokenBucketState | undefined,
+  nowMs: number,
+  limit: number,
+  w: number,
+  capacity: number,
+): number {
   if (state === undefined) return capacity
   let units = state.units
   // A changed window rescales the state, rounding toward fewer tokens.

@@ -42,7 +42,11 @@ export class MemoryStore implements Store {
       throw new LimiterRangeError('maxKeys', maxKeys, 'must be a positive integer')
     }
     if (!Number.isInteger(sweepIntervalMs) || sweepIntervalMs < 1) {
-      throw new LimiterRangeError('sweepIntervalMs', sweepIntervalMs, 'must be a positive integer (ms)')
+      throw new LimiterRangeError(
+        'sweepIntervalMs',
+        sweepIntervalMs,
+        'must be a positive integer (ms)',
+      )
     }
     this.#maxKeys = maxKeys
     this.#timer = setInterval(() => this.sweep(), sweepIntervalMs)
@@ -74,7 +78,13 @@ export class MemoryStore implements Store {
     const id = entryKey(call)
     const entry = this.#entries.get(id)
     const state = entry !== undefined && entry.expiresAtMs > now ? entry.state : undefined
-    const outcome = TWINS[call.policy.algorithm].refund(state, now, call.policy, call.cost, call.ticket)
+    const outcome = TWINS[call.policy.algorithm].refund(
+      state,
+      now,
+      call.policy,
+      call.cost,
+      call.ticket,
+    )
     if (outcome.state === null) this.#entries.delete(id)
     else this.#write(id, entry, outcome.state, now + outcome.ttlMs)
     return Promise.resolve()

@@ -13,7 +13,8 @@ export const MAX_TAG_BYTES = 200
  */
 export function encodeTag(key: string): string {
   const escaped = key.replace(/[%{}]/g, (c) => (c === '%' ? '%25' : c === '{' ? '%7B' : '%7D'))
-  if (escaped.length * 3 <= MAX_TAG_BYTES || Buffer.byteLength(escaped) <= MAX_TAG_BYTES) return escaped
+  if (escaped.length * 3 <= MAX_TAG_BYTES || Buffer.byteLength(escaped) <= MAX_TAG_BYTES)
+    return escaped
   return `%H${createHash('sha256').update(key).digest('base64url')}`
 }
 

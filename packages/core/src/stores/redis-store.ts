@@ -39,7 +39,11 @@ export class RedisStore implements Store {
   constructor(options: RedisStoreOptions) {
     const client = (options as { client?: unknown } | undefined)?.client
     if (!isRedisClient(client)) {
-      throw new LimiterTypeError('client', client, 'an ioredis Redis or Cluster client (with evalsha, eval and del)')
+      throw new LimiterTypeError(
+        'client',
+        client,
+        'an ioredis Redis or Cluster client (with evalsha, eval and del)',
+      )
     }
     this.client = client
   }
@@ -96,5 +100,7 @@ function isNoScript(error: unknown): boolean {
 export function isRedisClient(value: unknown): value is RedisClientLike {
   if (value === null || typeof value !== 'object') return false
   const c = value as Record<string, unknown>
-  return typeof c.evalsha === 'function' && typeof c.eval === 'function' && typeof c.del === 'function'
+  return (
+    typeof c.evalsha === 'function' && typeof c.eval === 'function' && typeof c.del === 'function'
+  )
 }

@@ -41,5 +41,9 @@ export interface Store {
 export function isStore(value: unknown): value is Store {
   if (value === null || typeof value !== 'object') return false
   const s = value as Record<string, unknown>
-  return typeof s.consume === 'function' && typeof s.refund === 'function' && typeof s.reset === 'function'
+  return (
+    typeof s.consume === 'function' &&
+    typeof s.refund === 'function' &&
+    typeof s.reset === 'function'
+  )
 }
