@@ -3,6 +3,7 @@ import { CLOCK, nowMs } from './clock.js'
 import type { Decision } from './decision.js'
 import { type Duration, parseDuration } from './duration.js'
 import { LimiterError, LimiterRangeError, LimiterTypeError } from './errors.js'
+import { type BreakerOptions, createGuard } from './guard.js'
 import { ALGORITHM_CODE, definePolicy, type Policy, type PolicyOptions } from './policy.js'
 import { MemoryStore } from './stores/memory-store.js'
 import { checkKey } from './stores/redis-keys.js'
@@ -36,6 +37,15 @@ export interface LimiterOptions extends PolicyOptions {
    * with a process-local MemoryStore holding the same policy until the store answers again.
    */
   readonly failureMode?: FailureMode | undefined
+  /**
+   * Circuit breaker: after `failureThreshold` consecutive store failures (default 3) the limiter
+   * answers from `failureMode` without calling the store for `coolDown` (default 1 s), then
+   * lets one call probe it. `false` disables the breaker.
+   */
+  readonly circuitBreaker?:
+    | { readonly failureThreshold?: number; readonly coolDown?: Duration }
+    | false
+    | undefined
   /** Called with each store failure (a `LimiterError` whose `cause` is the original). */
   readonly onError?: ((error: LimiterError, context: ErrorContext) => void) | undefined
 }
@@ -118,6 +128,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
   if (options.onError !== undefined && typeof options.onError !== 'function') {
     throw new LimiterTypeError('onError', options.onError, 'a function')
   }
+  const breaker = parseBreaker(options.circuitBreaker)
   const clock = (options as { [CLOCK]?: () => number })[CLOCK]
   const namespace = `${prefix}${name}:`
   const tickets = new WeakMap<Decision, string>()
@@ -146,6 +157,8 @@ export function createLimiter(options: LimiterOptions): Limiter {
   }
 
   const report = (cause: unknown, key: string): void => {
+    // Skipped calls are the consequence of failures already reported, not new ones.
+    if (cause instanceof LimiterError && cause.code === 'ERR_LIMITER_CIRCUIT_OPEN') return
     const error =
       cause instanceof LimiterError
         ? cause
@@ -175,29 +188,9 @@ export function createLimiter(options: LimiterOptions): Limiter {
     return fallback.consume(c)
   }
 
-  const guarded = <T>(key: string, run: () => Promise<T>): Promise<T> => {
-    if (store.local === true) return run()
-    return new Promise<T>((resolve, reject) => {
-      const timer = setTimeout(() => {
-        reject(
-          new LimiterError(
-            'ERR_LIMITER_TIMEOUT',
-            `Rate limit store did not answer within ${timeoutMs} ms (key ${JSON.stringify(key.slice(0, 60))})`,
-          ),
-        )
-      }, timeoutMs)
-      run().then(
-        (value) => {
-          clearTimeout(timer)
-          resolve(value)
-        },
-        (error: unknown) => {
-          clearTimeout(timer)
-          reject(error)
-        },
-      )
-    })
-  }
+  const guard = store.local === true ? undefined : createGuard(timeoutMs, breaker)
+  const guarded = <T>(key: string, run: () => Promise<T>): Promise<T> =>
+    guard === undefined ? run() : guard.run(key, run)
 
   const checkCost = (cost: unknown, min: number): number => {
     if (typeof cost !== 'number' || !Number.isInteger(cost) || cost < min) {
@@ -256,6 +249,29 @@ export function createLimiter(options: LimiterOptions): Limiter {
     },
   }
   return Object.freeze(limiter)
+}
+
+function parseBreaker(value: LimiterOptions['circuitBreaker']): BreakerOptions {
+  if (value === false) return { failureThreshold: Number.POSITIVE_INFINITY, coolDownMs: 0 }
+  if (value === undefined) return { failureThreshold: 3, coolDownMs: 1000 }
+  if (value === null || typeof value !== 'object') {
+    throw new LimiterTypeError(
+      'circuitBreaker',
+      value,
+      'an object { failureThreshold?, coolDown? } or false',
+    )
+  }
+  const failureThreshold = value.failureThreshold ?? 3
+  if (!Number.isInteger(failureThreshold) || failureThreshold < 1) {
+    throw new LimiterRangeError(
+      'circuitBreaker.failureThreshold',
+      failureThreshold,
+      'must be a positive integer',
+    )
+  }
+  const coolDownMs =
+    value.coolDown === undefined ? 1000 : parseDuration(value.coolDown, 'circuitBreaker.coolDown')
+  return { failureThreshold, coolDownMs }
 }
 
 function defaultOnError(): (error: LimiterError) => void {

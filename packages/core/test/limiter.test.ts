@@ -71,6 +71,7 @@ describe('failure policy', () => {
         store: new RedisStore({ client }),
         timeout: 100,
         failureMode,
+        circuitBreaker: { coolDown: 200 },
         onError: (error) => errors.push(error),
       })
       const started = performance.now()
@@ -83,8 +84,9 @@ describe('failure policy', () => {
       if (!allowed) expect(decisions[0]?.retryAfterMs).toBeGreaterThan(0)
       expect(errors).toHaveLength(3)
       expect(errors[0]?.code).toBe('ERR_LIMITER_TIMEOUT')
-      // Redis answers again: decisions come from Redis.
+      // Redis answers again: after the circuit's cool-down, decisions come from Redis.
       await client.ping()
+      await new Promise((r) => setTimeout(r, 250))
       const again = await limiter.consume('fresh')
       expect(again).toMatchObject({ allowed: true, remaining: 4 })
     },

@@ -25,7 +25,13 @@ console.log(JSON.stringify(out))
 
 describe('packed @limiter/core', () => {
   it('imports as ESM and decides in memory and on Redis', async () => {
-    const out = await scratch.run('esm.mjs', body("import { createLimiter, RedisStore } from '@limiter/core'\nimport { Redis } from 'ioredis'"), [String(redis.server.port), 'esm:'])
+    const out = await scratch.run(
+      'esm.mjs',
+      body(
+        "import { createLimiter, RedisStore } from '@limiter/core'\nimport { Redis } from 'ioredis'",
+      ),
+      [String(redis.server.port), 'esm:'],
+    )
     expect(JSON.parse(out)).toEqual([true, false, true, false])
   })
   it('requires as CJS and decides in memory and on Redis', async () => {
@@ -37,6 +43,10 @@ describe('packed @limiter/core', () => {
     const { readdirSync } = await import('node:fs')
     const { join } = await import('node:path')
     const files = readdirSync(join(scratch.dir, 'node_modules', '@limiter', 'core')).sort()
-    expect(files.filter((f) => !['dist', 'package.json', 'README.md', 'CHANGELOG.md', 'LICENSE'].includes(f))).toEqual([])
+    expect(
+      files.filter(
+        (f) => !['dist', 'package.json', 'README.md', 'CHANGELOG.md', 'LICENSE'].includes(f),
+      ),
+    ).toEqual([])
   })
 })

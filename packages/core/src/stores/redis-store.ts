@@ -1,5 +1,5 @@
 // RedisStore: one EVALSHA per decision on any ioredis-compatible client (standalone or Cluster).
-import { LimiterTypeError } from '../errors.js'
+import { LimiterError, LimiterTypeError } from '../errors.js'
 import type { LuaScript } from './lua-script.js'
 import { redisKeys } from './redis-keys.js'
 import { SCRIPTS } from './scripts.generated.js'
@@ -28,7 +28,8 @@ const TEST_TTL_SLACK_MS = 3_600_000
 /**
  * A store on Redis. Each decision is one EVALSHA of the algorithm's script (EVAL once on
  * NOSCRIPT, which caches it again); time comes from Redis `TIME`, so app servers with skewed
- * clocks agree. The client is used as given and never modified.
+ * clocks agree. The client's settings and commands are never modified; a client with no
+ * `error` listener gets a silent one, so an outage does not print a line per reconnect.
  *
  * @example
  * const store = new RedisStore({ client: new Redis(process.env.REDIS_URL) })
@@ -46,6 +47,20 @@ export class RedisStore implements Store {
       )
     }
     this.client = client
+    // ioredis prints "Unhandled error event" for every failed reconnect when a client has no
+    // error listener: one line per attempt for the whole outage. The limiter reports failures
+    // through onError instead, so give a client without a listener a silent one.
+    const events = client as unknown as {
+      on?: (event: string, fn: () => void) => void
+      listenerCount?: (event: string) => number
+    }
+    if (
+      typeof events.on === 'function' &&
+      typeof events.listenerCount === 'function' &&
+      events.listenerCount('error') === 0
+    ) {
+      events.on('error', () => {})
+    }
   }
 
   async consume(call: StoreCall): Promise<StoreDecision> {
@@ -68,6 +83,12 @@ export class RedisStore implements Store {
   }
 
   async #run(call: StoreCall, op: 'c' | 'r'): Promise<unknown> {
+    // A disconnected ioredis client queues commands until it reconnects (its offline queue):
+    // fail at once instead, so nothing piles up during an outage and nothing stale runs later.
+    const status = (this.client as { status?: unknown }).status
+    if (status === 'reconnecting' || status === 'close' || status === 'end') {
+      throw new LimiterError('ERR_LIMITER_STORE', `Redis client is ${status}`)
+    }
     const { policy } = call
     const script: LuaScript = SCRIPTS[policy.algorithm]
     const keys = redisKeys(policy.algorithm, call.namespace, call.key)
