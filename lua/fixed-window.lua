@@ -2,19 +2,21 @@
 fixed-window.lua: at most `limit` cost per window; a key's window opens at its first
 admitted request and lasts `window_ms`.
 
-KEYS[1]  the counter: a string "<start_ms> <count>"
-ARGV[1]  now_ms: '' reads Redis TIME (always, in production); an integer only in tests
-ARGV[2]  ttl_slack_ms: added to every PX; 0 in production, a margin in clock-injected tests
-ARGV[3]  limit: cost admitted per window (integer >= 1)
-ARGV[4]  window_ms: window length in ms (integer >= 1)
-ARGV[5]  burst: unused (equals limit for this algorithm)
-ARGV[6]  cost: integer >= 0; 0 peeks (decides for cost 1, writes nothing)
-ARGV[7]  op: 'c' consume, 'r' refund `cost`
+Decides a batch of n requests in order, at one Redis time. For request i (1-based),
+with a = 2 + 5 * (i - 1):
+KEYS[i]    the counter: a string "<start_ms> <count>"
+ARGV[a+1]  limit: cost admitted per window (integer >= 1)
+ARGV[a+2]  window_ms: window length in ms (integer >= 1)
+ARGV[a+3]  burst: unused (equals limit for this algorithm)
+ARGV[a+4]  cost: integer >= 0; 0 peeks (decides for cost 1, writes nothing)
+ARGV[a+5]  op: 'c' consume, 'r' refund `cost`
+and for the whole batch:
+ARGV[1]    now_ms: '' reads Redis TIME (always, in production); an integer only in tests
+ARGV[2]    ttl_slack_ms: added to every PX; 0 in production, a margin in clock-injected tests
 
-Reply (consume): { allowed 0|1, remaining, reset_ms, retry_after_ms }
-Reply (refund):  0
+Reply: 4 integers per request, in order: allowed (0|1), remaining, reset_ms, retry_after_ms
+(a refund replies 0, 0, 0, 0).
 ]]
-local key = KEYS[1]
 local now_ms
 if ARGV[1] == '' then
   local time = redis.call('TIME')
@@ -23,51 +25,60 @@ else
   now_ms = tonumber(ARGV[1])
 end
 local ttl_slack_ms = tonumber(ARGV[2])
-local limit = tonumber(ARGV[3])
-local window_ms = tonumber(ARGV[4])
-local cost = tonumber(ARGV[6])
-local op = ARGV[7]
 
--- check
-local start_ms = now_ms
-local count = 0
-local current = false
-local raw = redis.call('GET', key)
-if raw then
-  local s, c = string.match(raw, '^(%d+) (%d+)$')
-  s = tonumber(s)
-  if now_ms < s + window_ms then
-    start_ms = s
-    count = tonumber(c)
-    current = true
+local function decide(key, limit, window_ms, cost, op)
+  -- check
+  local start_ms = now_ms
+  local count = 0
+  local current = false
+  local raw = redis.call('GET', key)
+  if raw then
+    local s, c = string.match(raw, '^(%d+) (%d+)$')
+    s = tonumber(s)
+    if now_ms < s + window_ms then
+      start_ms = s
+      count = tonumber(c)
+      current = true
+    end
   end
-end
-local window_left_ms = start_ms + window_ms - now_ms
+  local window_left_ms = start_ms + window_ms - now_ms
 
-if op == 'r' then
-  -- a window refunded to zero is deleted: its key must not outlive an empty state
-  if current and count > cost then
-    count = count - cost
+  if op == 'r' then
+    -- a window refunded to zero is deleted: its key must not outlive an empty state
+    if current and count > cost then
+      redis.call('SET', key, string.format('%d %d', start_ms, count - cost), 'PX', window_left_ms + ttl_slack_ms)
+    else
+      redis.call('DEL', key)
+    end
+    return 0, 0, 0, 0
+  end
+
+  local peek = cost == 0
+  local need = cost
+  if peek then need = 1 end
+  local allowed = count + need <= limit
+
+  -- commit
+  if allowed and not peek then
+    count = count + need
     redis.call('SET', key, string.format('%d %d', start_ms, count), 'PX', window_left_ms + ttl_slack_ms)
-  else
-    redis.call('DEL', key)
   end
-  return 0
+
+  local reset_ms = 0
+  if count > 0 then reset_ms = window_left_ms end
+  if allowed then return 1, math.max(0, limit - count), reset_ms, 0 end
+  return 0, math.max(0, limit - count), reset_ms, window_left_ms
 end
 
-local peek = cost == 0
-local need = cost
-if peek then need = 1 end
-local allowed = count + need <= limit
-
--- commit
-if allowed and not peek then
-  count = count + need
-  redis.call('SET', key, string.format('%d %d', start_ms, count), 'PX', window_left_ms + ttl_slack_ms)
+local reply = {}
+for i = 1, #KEYS do
+  local a = 2 + 5 * (i - 1)
+  local allowed, remaining, reset_ms, retry_after_ms =
+    decide(KEYS[i], tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2]), tonumber(ARGV[a + 4]), ARGV[a + 5])
+  local r = #reply
+  reply[r + 1] = allowed
+  reply[r + 2] = remaining
+  reply[r + 3] = reset_ms
+  reply[r + 4] = retry_after_ms
 end
-
-local reset_ms = 0
-if count > 0 then reset_ms = window_left_ms end
-local retry_after_ms = 0
-if not allowed then retry_after_ms = window_left_ms end
-return { allowed and 1 or 0, math.max(0, limit - count), reset_ms, retry_after_ms }
+return reply

@@ -5,19 +5,21 @@ max(TAT, now) + c x T and is admitted when that is at most now + burst x T.
 The TAT is an exact rational, ms + frac / den with 0 <= frac < den and den = limit when
 written, so adding c x T adds exactly c x window_ms to frac. Distances are in units of 1/limit ms.
 
-KEYS[1]  the TAT: a string "<ms>" when frac is 0 (stored as an integer), else "<ms> <frac> <den>"
-ARGV[1]  now_ms: '' reads Redis TIME (always, in production); an integer only in tests
-ARGV[2]  ttl_slack_ms: added to every PX; 0 in production
-ARGV[3]  limit: requests per window (integer >= 1)
-ARGV[4]  window_ms: window length in ms (integer >= 1)
-ARGV[5]  burst: requests that may pass at once (integer >= 1)
-ARGV[6]  cost: integer >= 0; 0 peeks (decides for cost 1, writes nothing)
-ARGV[7]  op: 'c' consume, 'r' refund `cost` (never earlier than now)
+Decides a batch of n requests in order, at one Redis time. For request i (1-based),
+with a = 2 + 5 * (i - 1):
+KEYS[i]    the TAT: a string "<ms>" when frac is 0 (stored as an integer), else "<ms> <frac> <den>"
+ARGV[a+1]  limit: requests per window (integer >= 1)
+ARGV[a+2]  window_ms: window length in ms (integer >= 1)
+ARGV[a+3]  burst: requests that may pass at once (integer >= 1)
+ARGV[a+4]  cost: integer >= 0; 0 peeks (decides for cost 1, writes nothing)
+ARGV[a+5]  op: 'c' consume, 'r' refund `cost` (never earlier than now)
+and for the whole batch:
+ARGV[1]    now_ms: '' reads Redis TIME (always, in production); an integer only in tests
+ARGV[2]    ttl_slack_ms: added to every PX; 0 in production
 
-Reply (consume): { allowed 0|1, remaining, reset_ms, retry_after_ms }
-Reply (refund):  0
+Reply: 4 integers per request, in order: allowed (0|1), remaining, reset_ms, retry_after_ms
+(a refund replies 0, 0, 0, 0).
 ]]
-local key = KEYS[1]
 local now_ms
 if ARGV[1] == '' then
   local time = redis.call('TIME')
@@ -26,43 +28,8 @@ else
   now_ms = tonumber(ARGV[1])
 end
 local ttl_slack_ms = tonumber(ARGV[2])
-local limit = tonumber(ARGV[3])
-local w = tonumber(ARGV[4])
-local burst = tonumber(ARGV[5])
-local cost = tonumber(ARGV[6])
-local op = ARGV[7]
-local tolerance = burst * w
 
--- the TAT, never earlier than now, in the current denominator
-local tat_ms = now_ms
-local tat_frac = 0
-local raw = redis.call('GET', key)
-if raw then
-  local ms, frac, den = string.match(raw, '^(%d+) (%d+) (%d+)$')
-  if ms then
-    ms = tonumber(ms)
-    frac = tonumber(frac)
-    den = tonumber(den)
-  else
-    ms = tonumber(raw)
-    frac = 0
-    den = limit
-  end
-  if ms >= now_ms then
-    if den ~= limit then
-      -- a changed limit re-expresses the fraction, rounding the TAT later
-      frac = math.ceil(frac * limit / den)
-      if frac >= limit then
-        ms = ms + 1
-        frac = frac - limit
-      end
-    end
-    tat_ms = ms
-    tat_frac = frac
-  end
-end
-
-local function write(ahead)
+local function write(key, limit, ahead)
   local ms = now_ms + math.floor(ahead / limit)
   local frac = ahead % limit
   local ttl_ms = math.ceil(ahead / limit) + ttl_slack_ms
@@ -73,33 +40,78 @@ local function write(ahead)
   end
 end
 
-if op == 'r' then
-  local ahead = (tat_ms - now_ms) * limit + tat_frac - cost * w
-  if ahead <= 0 then
-    redis.call('DEL', key)
-  else
-    write(ahead)
+local function decide(key, limit, w, burst, cost, op)
+  local tolerance = burst * w
+  -- the TAT, never earlier than now, in the current denominator
+  local tat_ms = now_ms
+  local tat_frac = 0
+  local raw = redis.call('GET', key)
+  if raw then
+    local ms, frac, den = string.match(raw, '^(%d+) (%d+) (%d+)$')
+    if ms then
+      ms = tonumber(ms)
+      frac = tonumber(frac)
+      den = tonumber(den)
+    else
+      ms = tonumber(raw)
+      frac = 0
+      den = limit
+    end
+    if ms >= now_ms then
+      if den ~= limit then
+        -- a changed limit re-expresses the fraction, rounding the TAT later
+        frac = math.ceil(frac * limit / den)
+        if frac >= limit then
+          ms = ms + 1
+          frac = frac - limit
+        end
+      end
+      tat_ms = ms
+      tat_frac = frac
+    end
   end
-  return 0
+
+  if op == 'r' then
+    local ahead = (tat_ms - now_ms) * limit + tat_frac - cost * w
+    if ahead <= 0 then
+      redis.call('DEL', key)
+    else
+      write(key, limit, ahead)
+    end
+    return 0, 0, 0, 0
+  end
+
+  -- check
+  local peek = cost == 0
+  local need = cost
+  if peek then need = 1 end
+  local sum = tat_frac + need * w
+  local next_ms = tat_ms + math.floor(sum / limit)
+  local next_frac = sum % limit
+  local ahead = (next_ms - now_ms) * limit + next_frac
+  local allowed = ahead <= tolerance
+
+  -- commit
+  local used = (tat_ms - now_ms) * limit + tat_frac
+  if allowed and not peek then
+    used = ahead
+    write(key, limit, ahead)
+  end
+
+  local remaining = math.max(0, math.floor((tolerance - used) / w))
+  if allowed then return 1, remaining, math.ceil(used / limit), 0 end
+  return 0, remaining, math.ceil(used / limit), math.ceil((ahead - tolerance) / limit)
 end
 
--- check
-local peek = cost == 0
-local need = cost
-if peek then need = 1 end
-local sum = tat_frac + need * w
-local next_ms = tat_ms + math.floor(sum / limit)
-local next_frac = sum % limit
-local ahead = (next_ms - now_ms) * limit + next_frac
-local allowed = ahead <= tolerance
-
--- commit
-local used = (tat_ms - now_ms) * limit + tat_frac
-if allowed and not peek then
-  used = ahead
-  write(ahead)
+local reply = {}
+for i = 1, #KEYS do
+  local a = 2 + 5 * (i - 1)
+  local allowed, remaining, reset_ms, retry_after_ms = decide(
+    KEYS[i], tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2]), tonumber(ARGV[a + 3]), tonumber(ARGV[a + 4]), ARGV[a + 5])
+  local r = #reply
+  reply[r + 1] = allowed
+  reply[r + 2] = remaining
+  reply[r + 3] = reset_ms
+  reply[r + 4] = retry_after_ms
 end
-
-local retry_after_ms = 0
-if not allowed then retry_after_ms = math.ceil((ahead - tolerance) / limit) end
-return { allowed and 1 or 0, math.max(0, math.floor((tolerance - used) / w)), math.ceil(used / limit), retry_after_ms }
+return reply

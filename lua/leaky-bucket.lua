@@ -4,19 +4,21 @@ holds at most `burst`; a request of cost c raises it by c or, if that would over
 rejected. State is in integer units: one request is `scale_ms` units (the window when
 written); the level drains `limit` units per ms.
 
-KEYS[1]  the bucket: a string "<units> <at_ms> <scale_ms>"
-ARGV[1]  now_ms: '' reads Redis TIME (always, in production); an integer only in tests
-ARGV[2]  ttl_slack_ms: added to every PX; 0 in production
-ARGV[3]  limit: requests drained per window (integer >= 1)
-ARGV[4]  window_ms: window length in ms (integer >= 1)
-ARGV[5]  burst: capacity in requests (integer >= 1)
-ARGV[6]  cost: integer >= 0; 0 peeks (decides for cost 1, writes nothing)
-ARGV[7]  op: 'c' consume, 'r' refund `cost` (never below empty)
+Decides a batch of n requests in order, at one Redis time. For request i (1-based),
+with a = 2 + 5 * (i - 1):
+KEYS[i]    the bucket: a string "<units> <at_ms> <scale_ms>"
+ARGV[a+1]  limit: requests drained per window (integer >= 1)
+ARGV[a+2]  window_ms: window length in ms (integer >= 1)
+ARGV[a+3]  burst: capacity in requests (integer >= 1)
+ARGV[a+4]  cost: integer >= 0; 0 peeks (decides for cost 1, writes nothing)
+ARGV[a+5]  op: 'c' consume, 'r' refund `cost` (never below empty)
+and for the whole batch:
+ARGV[1]    now_ms: '' reads Redis TIME (always, in production); an integer only in tests
+ARGV[2]    ttl_slack_ms: added to every PX; 0 in production
 
-Reply (consume): { allowed 0|1, remaining, reset_ms, retry_after_ms }
-Reply (refund):  0
+Reply: 4 integers per request, in order: allowed (0|1), remaining, reset_ms, retry_after_ms
+(a refund replies 0, 0, 0, 0).
 ]]
-local key = KEYS[1]
 local now_ms
 if ARGV[1] == '' then
   local time = redis.call('TIME')
@@ -25,50 +27,60 @@ else
   now_ms = tonumber(ARGV[1])
 end
 local ttl_slack_ms = tonumber(ARGV[2])
-local limit = tonumber(ARGV[3])
-local w = tonumber(ARGV[4])
-local burst = tonumber(ARGV[5])
-local cost = tonumber(ARGV[6])
-local op = ARGV[7]
-local capacity = burst * w
 
--- level now
-local units = 0
-local raw = redis.call('GET', key)
-if raw then
-  local a, b, c = string.match(raw, '^(%d+) (%d+) (%d+)$')
-  units = tonumber(a)
-  local scale_ms = tonumber(c)
-  -- a changed window rescales the state, rounding toward a fuller bucket
-  if scale_ms ~= w then units = math.ceil(units * w / scale_ms) end
-  local elapsed = math.max(0, now_ms - tonumber(b))
-  units = math.max(0, units - elapsed * limit)
-end
-
-if op == 'r' then
-  units = math.max(0, units - cost * w)
-  if units == 0 then
-    redis.call('DEL', key)
-  else
-    local ttl_ms = math.ceil(units / limit)
-    redis.call('SET', key, string.format('%d %d %d', units, now_ms, w), 'PX', ttl_ms + ttl_slack_ms)
+local function decide(key, limit, w, burst, cost, op)
+  local capacity = burst * w
+  -- level now
+  local units = 0
+  local raw = redis.call('GET', key)
+  if raw then
+    local a, b, c = string.match(raw, '^(%d+) (%d+) (%d+)$')
+    units = tonumber(a)
+    local scale_ms = tonumber(c)
+    -- a changed window rescales the state, rounding toward a fuller bucket
+    if scale_ms ~= w then units = math.ceil(units * w / scale_ms) end
+    local elapsed = math.max(0, now_ms - tonumber(b))
+    units = math.max(0, units - elapsed * limit)
   end
-  return 0
+
+  if op == 'r' then
+    units = math.max(0, units - cost * w)
+    if units == 0 then
+      redis.call('DEL', key)
+    else
+      local ttl_ms = math.ceil(units / limit)
+      redis.call('SET', key, string.format('%d %d %d', units, now_ms, w), 'PX', ttl_ms + ttl_slack_ms)
+    end
+    return 0, 0, 0, 0
+  end
+
+  -- check
+  local peek = cost == 0
+  local need = cost * w
+  if peek then need = w end
+  local allowed = units + need <= capacity
+
+  -- commit
+  if allowed and not peek then units = units + need end
+  local to_empty_ms = math.ceil(units / limit)
+  if allowed and not peek then
+    redis.call('SET', key, string.format('%d %d %d', units, now_ms, w), 'PX', to_empty_ms + ttl_slack_ms)
+  end
+
+  local remaining = math.max(0, math.floor((capacity - units) / w))
+  if allowed then return 1, remaining, to_empty_ms, 0 end
+  return 0, remaining, to_empty_ms, math.ceil((units + need - capacity) / limit)
 end
 
--- check
-local peek = cost == 0
-local need = cost * w
-if peek then need = w end
-local allowed = units + need <= capacity
-
--- commit
-if allowed and not peek then units = units + need end
-local to_empty_ms = math.ceil(units / limit)
-if allowed and not peek then
-  redis.call('SET', key, string.format('%d %d %d', units, now_ms, w), 'PX', to_empty_ms + ttl_slack_ms)
+local reply = {}
+for i = 1, #KEYS do
+  local a = 2 + 5 * (i - 1)
+  local allowed, remaining, reset_ms, retry_after_ms = decide(
+    KEYS[i], tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2]), tonumber(ARGV[a + 3]), tonumber(ARGV[a + 4]), ARGV[a + 5])
+  local r = #reply
+  reply[r + 1] = allowed
+  reply[r + 2] = remaining
+  reply[r + 3] = reset_ms
+  reply[r + 4] = retry_after_ms
 end
-
-local retry_after_ms = 0
-if not allowed then retry_after_ms = math.ceil((units + need - capacity) / limit) end
-return { allowed and 1 or 0, math.max(0, math.floor((capacity - units) / w)), to_empty_ms, retry_after_ms }
+return reply

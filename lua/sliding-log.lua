@@ -3,24 +3,25 @@ sliding-log.lua: exact. A request of cost c at time t is admitted when the cost 
 (t - window_ms, t] plus c is at most `limit`. One sorted-set member per admitted request;
 rejected requests are not recorded.
 
-KEYS[1]  the log: a sorted set, score = admission time (ms), member = "<seq>" for cost 1 or
-         "<seq>:<cost>"; seq is unique per key (it restarts only when the log is empty)
-KEYS[2]  the tally: a string "<sum> <seq>": total cost in the log and the last seq used
-ARGV[1]  now_ms: '' reads Redis TIME (always, in production); an integer only in tests
-ARGV[2]  ttl_slack_ms: added to every PX; 0 in production
-ARGV[3]  limit: cost admitted per window (integer >= 1)
-ARGV[4]  window_ms: window length in ms (integer >= 1)
-ARGV[5]  burst: unused (equals limit for this algorithm)
-ARGV[6]  cost: integer >= 0; 0 peeks (decides for cost 1, writes nothing)
-ARGV[7]  op: 'c' consume, 'r' refund
-ARGV[8]  ticket (refund only): the member a consume returned; '' removes the newest members
-         whose costs fit in `cost`
+Decides a batch of n requests in order, at one Redis time. For request i (1-based),
+with k = 2 * (i - 1) and a = 2 + 6 * (i - 1):
+KEYS[k+1]  the log: a sorted set, score = admission time (ms), member = "<seq>" for cost 1
+           or "<seq>:<cost>"; seq is unique per key (it restarts only when the log is empty)
+KEYS[k+2]  the tally: a string "<sum> <seq>": total cost in the log and the last seq used
+ARGV[a+1]  limit: cost admitted per window (integer >= 1)
+ARGV[a+2]  window_ms: window length in ms (integer >= 1)
+ARGV[a+3]  burst: unused (equals limit for this algorithm)
+ARGV[a+4]  cost: integer >= 0; 0 peeks (decides for cost 1, writes nothing)
+ARGV[a+5]  op: 'c' consume, 'r' refund
+ARGV[a+6]  ticket (refund only): the member a consume returned; '' removes the newest members
+           whose costs fit in `cost`
+and for the whole batch:
+ARGV[1]    now_ms: '' reads Redis TIME (always, in production); an integer only in tests
+ARGV[2]    ttl_slack_ms: added to every PX; 0 in production
 
-Reply (consume): { allowed 0|1, remaining, reset_ms, retry_after_ms, ticket ('' if none) }
-Reply (refund):  0
+Reply: 5 values per request, in order: allowed (0|1), remaining, reset_ms, retry_after_ms,
+ticket (the member added, '' if none); a refund replies 0, 0, 0, 0, ''.
 ]]
-local log_key = KEYS[1]
-local tally_key = KEYS[2]
 local now_ms
 if ARGV[1] == '' then
   local time = redis.call('TIME')
@@ -29,11 +30,6 @@ else
   now_ms = tonumber(ARGV[1])
 end
 local ttl_slack_ms = tonumber(ARGV[2])
-local limit = tonumber(ARGV[3])
-local window_ms = tonumber(ARGV[4])
-local cost = tonumber(ARGV[6])
-local op = ARGV[7]
-local cutoff_ms = now_ms - window_ms
 
 local function cost_of(member)
   local c = string.match(member, ':(%d+)$')
@@ -41,29 +37,10 @@ local function cost_of(member)
   return 1
 end
 
--- the tally, less what has left the window
-local sum = 0
-local seq = 0
-local tally = redis.call('GET', tally_key)
-if tally then
-  local a, b = string.match(tally, '^(%d+) (%d+)$')
-  sum = tonumber(a)
-  seq = tonumber(b)
-end
-local expired = redis.call('ZRANGEBYSCORE', log_key, '-inf', cutoff_ms)
-for i = 1, #expired do sum = sum - cost_of(expired[i]) end
-local active_count = redis.call('ZCARD', log_key) - #expired
-if active_count == 0 then
-  sum = 0
-  seq = 0
-end
-
-if op == 'r' then
+local function refund(log_key, tally_key, window_ms, cost, ticket, cutoff_ms, expired, sum, seq, active_count)
   if #expired > 0 then redis.call('ZREMRANGEBYSCORE', log_key, '-inf', cutoff_ms) end
-  local ticket = ARGV[8]
   if ticket ~= '' then
-    local score = redis.call('ZSCORE', log_key, ticket)
-    if score then
+    if redis.call('ZSCORE', log_key, ticket) then
       redis.call('ZREM', log_key, ticket)
       sum = sum - cost_of(ticket)
       active_count = active_count - 1
@@ -90,49 +67,90 @@ if op == 'r' then
     redis.call('SET', tally_key, string.format('%d %d', sum, seq), 'PX', ttl_ms)
     redis.call('PEXPIRE', log_key, ttl_ms)
   end
-  return 0
 end
 
--- check
-local peek = cost == 0
-local need = cost
-if peek then need = 1 end
-local allowed = sum + need <= limit
-local retry_after_ms = 0
-if not allowed then
-  -- walk the oldest entries until enough cost has left the window
-  local excess = sum + need - limit
-  local oldest = redis.call('ZRANGEBYSCORE', log_key, '(' .. cutoff_ms, '+inf', 'WITHSCORES', 'LIMIT', 0, excess)
-  local freed = 0
-  for i = 1, #oldest, 2 do
-    freed = freed + cost_of(oldest[i])
-    if freed >= excess then
-      retry_after_ms = tonumber(oldest[i + 1]) + window_ms - now_ms
-      break
+local function decide(log_key, tally_key, limit, window_ms, cost, op, ticket)
+  local cutoff_ms = now_ms - window_ms
+  -- the tally, less what has left the window
+  local sum = 0
+  local seq = 0
+  local tally = redis.call('GET', tally_key)
+  if tally then
+    local a, b = string.match(tally, '^(%d+) (%d+)$')
+    sum = tonumber(a)
+    seq = tonumber(b)
+  end
+  local expired = redis.call('ZRANGEBYSCORE', log_key, '-inf', cutoff_ms)
+  for i = 1, #expired do sum = sum - cost_of(expired[i]) end
+  local active_count = redis.call('ZCARD', log_key) - #expired
+  if active_count == 0 then
+    sum = 0
+    seq = 0
+  end
+
+  if op == 'r' then
+    refund(log_key, tally_key, window_ms, cost, ticket, cutoff_ms, expired, sum, seq, active_count)
+    return 0, 0, 0, 0, ''
+  end
+
+  -- check
+  local peek = cost == 0
+  local need = cost
+  if peek then need = 1 end
+  local allowed = sum + need <= limit
+  local retry_after_ms = 0
+  if not allowed then
+    -- walk the oldest entries until enough cost has left the window
+    local excess = sum + need - limit
+    local oldest = redis.call('ZRANGEBYSCORE', log_key, '(' .. cutoff_ms, '+inf', 'WITHSCORES', 'LIMIT', 0, excess)
+    local freed = 0
+    for i = 1, #oldest, 2 do
+      freed = freed + cost_of(oldest[i])
+      if freed >= excess then
+        retry_after_ms = tonumber(oldest[i + 1]) + window_ms - now_ms
+        break
+      end
     end
   end
-end
 
--- commit
-local ticket = ''
-local newest_ms = now_ms
-if allowed and not peek then
-  if #expired > 0 then redis.call('ZREMRANGEBYSCORE', log_key, '-inf', cutoff_ms) end
-  seq = seq + 1
-  if need == 1 then
-    ticket = string.format('%d', seq)
-  else
-    ticket = string.format('%d:%d', seq, need)
+  -- commit
+  local member = ''
+  local newest_ms = now_ms
+  if allowed and not peek then
+    if #expired > 0 then redis.call('ZREMRANGEBYSCORE', log_key, '-inf', cutoff_ms) end
+    seq = seq + 1
+    if need == 1 then
+      member = string.format('%d', seq)
+    else
+      member = string.format('%d:%d', seq, need)
+    end
+    sum = sum + need
+    redis.call('ZADD', log_key, now_ms, member)
+    redis.call('PEXPIRE', log_key, window_ms + ttl_slack_ms)
+    redis.call('SET', tally_key, string.format('%d %d', sum, seq), 'PX', window_ms + ttl_slack_ms)
+  elseif sum > 0 then
+    local last = redis.call('ZRANGE', log_key, -1, -1, 'WITHSCORES')
+    newest_ms = tonumber(last[2])
   end
-  sum = sum + need
-  redis.call('ZADD', log_key, now_ms, ticket)
-  redis.call('PEXPIRE', log_key, window_ms + ttl_slack_ms)
-  redis.call('SET', tally_key, string.format('%d %d', sum, seq), 'PX', window_ms + ttl_slack_ms)
-elseif sum > 0 then
-  local last = redis.call('ZRANGE', log_key, -1, -1, 'WITHSCORES')
-  newest_ms = tonumber(last[2])
+
+  local reset_ms = 0
+  if sum > 0 then reset_ms = newest_ms + window_ms - now_ms end
+  local flag = 0
+  if allowed then flag = 1 end
+  return flag, math.max(0, limit - sum), reset_ms, retry_after_ms, member
 end
 
-local reset_ms = 0
-if sum > 0 then reset_ms = newest_ms + window_ms - now_ms end
-return { allowed and 1 or 0, math.max(0, limit - sum), reset_ms, retry_after_ms, ticket }
+local reply = {}
+for i = 1, #KEYS / 2 do
+  local k = 2 * (i - 1)
+  local a = 2 + 6 * (i - 1)
+  local allowed, remaining, reset_ms, retry_after_ms, member = decide(
+    KEYS[k + 1], KEYS[k + 2], tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2]), tonumber(ARGV[a + 4]), ARGV[a + 5], ARGV[a + 6])
+  local r = #reply
+  reply[r + 1] = allowed
+  reply[r + 2] = remaining
+  reply[r + 3] = reset_ms
+  reply[r + 4] = retry_after_ms
+  reply[r + 5] = member
+end
+return reply

@@ -4,20 +4,22 @@ sliding-window.lua: two-counter weighted estimate. Windows are aligned to multip
   previous * (window_ms - elapsed) + (current + cost) * window_ms <= limit * window_ms
 (the usual estimate previous * overlap + current + cost <= limit, on integers).
 
-KEYS[1]  the counters: a string "<start_ms> <current> <previous>", where start_ms is the
-         aligned start of the window `current` belongs to
-ARGV[1]  now_ms: '' reads Redis TIME (always, in production); an integer only in tests
-ARGV[2]  ttl_slack_ms: added to every PX; 0 in production
-ARGV[3]  limit: cost admitted per window (integer >= 1)
-ARGV[4]  window_ms: window length in ms (integer >= 1)
-ARGV[5]  burst: unused (equals limit for this algorithm)
-ARGV[6]  cost: integer >= 0; 0 peeks (decides for cost 1, writes nothing)
-ARGV[7]  op: 'c' consume, 'r' refund `cost`
+Decides a batch of n requests in order, at one Redis time. For request i (1-based),
+with a = 2 + 5 * (i - 1):
+KEYS[i]    the counters: a string "<start_ms> <current> <previous>", where start_ms is the
+           aligned start of the window `current` belongs to
+ARGV[a+1]  limit: cost admitted per window (integer >= 1)
+ARGV[a+2]  window_ms: window length in ms (integer >= 1)
+ARGV[a+3]  burst: unused (equals limit for this algorithm)
+ARGV[a+4]  cost: integer >= 0; 0 peeks (decides for cost 1, writes nothing)
+ARGV[a+5]  op: 'c' consume, 'r' refund `cost`
+and for the whole batch:
+ARGV[1]    now_ms: '' reads Redis TIME (always, in production); an integer only in tests
+ARGV[2]    ttl_slack_ms: added to every PX; 0 in production
 
-Reply (consume): { allowed 0|1, remaining, reset_ms, retry_after_ms }
-Reply (refund):  0
+Reply: 4 integers per request, in order: allowed (0|1), remaining, reset_ms, retry_after_ms
+(a refund replies 0, 0, 0, 0).
 ]]
-local key = KEYS[1]
 local now_ms
 if ARGV[1] == '' then
   local time = redis.call('TIME')
@@ -26,94 +28,99 @@ else
   now_ms = tonumber(ARGV[1])
 end
 local ttl_slack_ms = tonumber(ARGV[2])
-local limit = tonumber(ARGV[3])
-local w = tonumber(ARGV[4])
-local cost = tonumber(ARGV[6])
-local op = ARGV[7]
 
-local start_ms = now_ms - (now_ms % w)
-local raw = redis.call('GET', key)
-local state_start, state_count, state_previous
-if raw then
-  local a, b, c = string.match(raw, '^(%d+) (%d+) (%d+)$')
-  state_start = tonumber(a)
-  state_count = tonumber(b)
-  state_previous = tonumber(c)
-end
-
-if op == 'r' then
-  local count = 0
-  local previous = 0
-  if raw and state_start >= start_ms - w then
-    count = math.max(0, state_count - cost)
-    if state_start >= start_ms then previous = state_previous end
-  end
-  if count == 0 and previous == 0 then
-    redis.call('DEL', key)
-  else
-    -- the state matters until its last non-zero count leaves the estimate
-    local ttl_ms = state_start + w - now_ms
-    if count > 0 then ttl_ms = ttl_ms + w end
-    redis.call('SET', key, string.format('%d %d %d', state_start, count, state_previous), 'PX', ttl_ms + ttl_slack_ms)
-  end
-  return 0
-end
-
--- check
-local current = 0
-local previous = 0
-if raw then
-  if state_start >= start_ms then
-    current = state_count
-    previous = state_previous
-  elseif state_start >= start_ms - w then
-    previous = state_count
-  end
-end
-local elapsed = now_ms - start_ms
-local peek = cost == 0
-local need = cost
-if peek then need = 1 end
-local allowed = previous * (w - elapsed) + (current + need) * w <= limit * w
-if allowed and not peek then current = current + need end
-
-local retry_after_ms = 0
-if not allowed then
-  -- the smallest wait after which `need` passes, given no other traffic
+-- the smallest wait after which `need` passes, given no other traffic
+local function wait_ms(limit, w, elapsed, previous, current, need)
+  -- later in this window: previous * (w - e) <= (limit - current - need) * w
   local room = limit - current - need
-  local found = false
   if room >= 0 and previous > 0 then
     local most = math.floor(room * w / previous)
-    if most >= 1 then
-      retry_after_ms = w - most - elapsed
-      found = true
-    end
+    if most >= 1 then return w - most - elapsed end
   end
-  if not found then
-    if current == 0 then
-      retry_after_ms = w - elapsed
+  -- in the next window `current` becomes the previous count and the new count starts at 0
+  if current == 0 then return w - elapsed end
+  local most = math.floor((limit - need) * w / current)
+  if most >= 1 then return w - elapsed + math.max(0, w - most) end
+  -- the window after that: both counts are gone
+  return 2 * w - elapsed
+end
+
+local function decide(key, limit, w, cost, op)
+  local start_ms = now_ms - (now_ms % w)
+  local raw = redis.call('GET', key)
+  local state_start, state_count, state_previous
+  if raw then
+    local a, b, c = string.match(raw, '^(%d+) (%d+) (%d+)$')
+    state_start = tonumber(a)
+    state_count = tonumber(b)
+    state_previous = tonumber(c)
+  end
+
+  if op == 'r' then
+    local count = 0
+    local previous = 0
+    if raw and state_start >= start_ms - w then
+      count = math.max(0, state_count - cost)
+      if state_start >= start_ms then previous = state_previous end
+    end
+    if count == 0 and previous == 0 then
+      redis.call('DEL', key)
     else
-      local most = math.floor((limit - need) * w / current)
-      if most >= 1 then
-        retry_after_ms = w - elapsed + math.max(0, w - most)
-      else
-        retry_after_ms = 2 * w - elapsed
-      end
+      -- the state matters until its last non-zero count leaves the estimate
+      local ttl_ms = state_start + w - now_ms
+      if count > 0 then ttl_ms = ttl_ms + w end
+      redis.call('SET', key, string.format('%d %d %d', state_start, count, state_previous), 'PX', ttl_ms + ttl_slack_ms)
+    end
+    return 0, 0, 0, 0
+  end
+
+  -- check
+  local current = 0
+  local previous = 0
+  if raw then
+    if state_start >= start_ms then
+      current = state_count
+      previous = state_previous
+    elseif state_start >= start_ms - w then
+      previous = state_count
     end
   end
+  local elapsed = now_ms - start_ms
+  local peek = cost == 0
+  local need = cost
+  if peek then need = 1 end
+  local allowed = previous * (w - elapsed) + (current + need) * w <= limit * w
+  if allowed and not peek then current = current + need end
+  local retry_after_ms = 0
+  if not allowed then retry_after_ms = wait_ms(limit, w, elapsed, previous, current, need) end
+
+  -- commit
+  local window_left_ms = w - elapsed
+  if allowed and not peek then
+    redis.call('SET', key, string.format('%d %d %d', start_ms, current, previous), 'PX', window_left_ms + w + ttl_slack_ms)
+  end
+
+  local used = previous * (w - elapsed) + current * w
+  local reset_ms = 0
+  if current > 0 then
+    reset_ms = window_left_ms + w
+  elseif previous > 0 then
+    reset_ms = window_left_ms
+  end
+  local remaining = math.max(0, math.floor((limit * w - used) / w))
+  if allowed then return 1, remaining, reset_ms, 0 end
+  return 0, remaining, reset_ms, retry_after_ms
 end
 
--- commit
-local window_left_ms = w - elapsed
-if allowed and not peek then
-  redis.call('SET', key, string.format('%d %d %d', start_ms, current, previous), 'PX', window_left_ms + w + ttl_slack_ms)
+local reply = {}
+for i = 1, #KEYS do
+  local a = 2 + 5 * (i - 1)
+  local allowed, remaining, reset_ms, retry_after_ms =
+    decide(KEYS[i], tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2]), tonumber(ARGV[a + 4]), ARGV[a + 5])
+  local r = #reply
+  reply[r + 1] = allowed
+  reply[r + 2] = remaining
+  reply[r + 3] = reset_ms
+  reply[r + 4] = retry_after_ms
 end
-
-local used = previous * (w - elapsed) + current * w
-local reset_ms = 0
-if current > 0 then
-  reset_ms = window_left_ms + w
-elseif previous > 0 then
-  reset_ms = window_left_ms
-end
-return { allowed and 1 or 0, math.max(0, math.floor((limit * w - used) / w)), reset_ms, retry_after_ms }
+return reply

@@ -1,9 +1,13 @@
 // The shape of an embedded Lua script.
 
-/** One embedded Redis script: its source, SHA-1 (for EVALSHA) and how many KEYS it takes. */
+/**
+ * One embedded Redis script: its source, SHA-1 (for EVALSHA), and how many KEYS and ARGV
+ * slots each request of a batch takes (after the two batch-wide ARGV: now_ms and ttl_slack_ms).
+ */
 export interface LuaScript {
   readonly name: string
   readonly sha1: string
-  readonly numberOfKeys: number
+  readonly keysPerRequest: number
+  readonly argsPerRequest: number
   readonly source: string
 }

@@ -25,7 +25,7 @@ export function checkKey(key: unknown): asserts key is string {
   }
 }
 
-/** The Redis keys one algorithm call touches: all share the `{tag}` of the user key. */
+/** The Redis keys one request touches: all share the `{tag}` of the user key. */
 export function redisKeys(algorithm: Algorithm, namespace: string, key: string): string[] {
   const base = `${namespace}{${encodeTag(key)}}`
   return algorithm === 'sliding-log' ? [base, `${base}:t`] : [base]

@@ -1,7 +1,8 @@
-// RedisStore: one EVALSHA per decision on any ioredis-compatible client (standalone or Cluster).
-import { LimiterError, LimiterTypeError } from '../errors.js'
+// RedisStore: decisions on any ioredis-compatible client (standalone or Cluster), batched per tick.
+import { LimiterError, LimiterRangeError, LimiterTypeError } from '../errors.js'
+import { clusterSlot } from './cluster-slot.js'
 import type { LuaScript } from './lua-script.js'
-import { redisKeys } from './redis-keys.js'
+import { encodeTag } from './redis-keys.js'
 import { SCRIPTS } from './scripts.generated.js'
 import type { Store, StoreCall, StoreDecision } from './store.js'
 
@@ -19,23 +20,42 @@ export interface RedisClientLike {
 export interface RedisStoreOptions {
   /** An ioredis `Redis` or `Cluster` client (or a compatible one). */
   readonly client: RedisClientLike
+  /**
+   * Decisions requested in the same event-loop turn go to Redis together, as one script call
+   * per algorithm (per hash slot on a Cluster) of at most `maxSize` requests (default 100).
+   * A batch never waits for later work. `false` sends each decision on its own.
+   */
+  readonly batch?: { readonly maxSize?: number } | false | undefined
 }
 
 // In clock-injected tests keys live this much longer in real time than the injected clock says,
 // so Redis never expires state the test's clock still considers live.
 const TEST_TTL_SLACK_MS = 3_600_000
 
+interface Pending {
+  readonly call: StoreCall
+  readonly op: 'c' | 'r'
+  readonly tag: string
+  resolve(reply: readonly unknown[], offset: number): void
+  reject(error: unknown): void
+}
+
 /**
- * A store on Redis. Each decision is one EVALSHA of the algorithm's script (EVAL once on
- * NOSCRIPT, which caches it again); time comes from Redis `TIME`, so app servers with skewed
- * clocks agree. The client's settings and commands are never modified; a client with no
- * `error` listener gets a silent one, so an outage does not print a line per reconnect.
+ * A store on Redis. Each decision is decided by the algorithm's Lua script, atomically; the
+ * decisions of one event-loop turn travel together in one EVALSHA per algorithm (EVAL once on
+ * NOSCRIPT, which caches the script again). Time comes from Redis `TIME`, so app servers with
+ * skewed clocks agree. The client's settings and commands are never modified; a client with
+ * no `error` listener gets a silent one, so an outage does not print a line per reconnect.
  *
  * @example
  * const store = new RedisStore({ client: new Redis(process.env.REDIS_URL) })
  */
 export class RedisStore implements Store {
   readonly client: RedisClientLike
+  readonly #maxBatch: number
+  readonly #cluster: boolean
+  #queue = new Map<string, Pending[]>()
+  #scheduled = false
 
   constructor(options: RedisStoreOptions) {
     const client = (options as { client?: unknown } | undefined)?.client
@@ -46,7 +66,14 @@ export class RedisStore implements Store {
         'an ioredis Redis or Cluster client (with evalsha, eval and del)',
       )
     }
+    const batch = options.batch
+    const maxBatch = batch === false ? 1 : (batch?.maxSize ?? 100)
+    if (!Number.isInteger(maxBatch) || maxBatch < 1 || maxBatch > 1000) {
+      throw new LimiterRangeError('batch.maxSize', maxBatch, 'must be an integer from 1 to 1000')
+    }
     this.client = client
+    this.#maxBatch = maxBatch
+    this.#cluster = (client as { isCluster?: unknown }).isCluster === true
     // ioredis prints "Unhandled error event" for every failed reconnect when a client has no
     // error listener: one line per attempt for the whole outage. The limiter reports failures
     // through onError instead, so give a client without a listener a silent one.
@@ -63,53 +90,110 @@ export class RedisStore implements Store {
     }
   }
 
-  async consume(call: StoreCall): Promise<StoreDecision> {
-    const reply = (await this.#run(call, 'c')) as [number, number, number, number, string?]
-    return {
-      allowed: reply[0] === 1,
-      remaining: reply[1],
-      resetMs: reply[2],
-      retryAfterMs: reply[3],
-      ticket: reply[4] === undefined || reply[4] === '' ? undefined : reply[4],
-    }
+  consume(call: StoreCall): Promise<StoreDecision> {
+    return new Promise<StoreDecision>((resolve, reject) => {
+      this.#enqueue(
+        call,
+        'c',
+        (reply, at) => {
+          const ticket = call.policy.algorithm === 'sliding-log' ? (reply[at + 4] as string) : ''
+          resolve({
+            allowed: reply[at] === 1,
+            remaining: reply[at + 1] as number,
+            resetMs: reply[at + 2] as number,
+            retryAfterMs: reply[at + 3] as number,
+            ticket: ticket === '' ? undefined : ticket,
+          })
+        },
+        reject,
+      )
+    })
   }
 
-  async refund(call: StoreCall): Promise<void> {
-    await this.#run(call, 'r')
+  refund(call: StoreCall): Promise<void> {
+    return new Promise<void>((resolve, reject) => this.#enqueue(call, 'r', () => resolve(), reject))
   }
 
   async reset(call: Omit<StoreCall, 'cost'>): Promise<void> {
-    await this.client.del(...redisKeys(call.policy.algorithm, call.namespace, call.key))
+    const base = `${call.namespace}{${encodeTag(call.key)}}`
+    await (call.policy.algorithm === 'sliding-log'
+      ? this.client.del(base, `${base}:t`)
+      : this.client.del(base))
   }
 
-  async #run(call: StoreCall, op: 'c' | 'r'): Promise<unknown> {
+  #enqueue(
+    call: StoreCall,
+    op: 'c' | 'r',
+    resolve: Pending['resolve'],
+    reject: Pending['reject'],
+  ): void {
     // A disconnected ioredis client queues commands until it reconnects (its offline queue):
     // fail at once instead, so nothing piles up during an outage and nothing stale runs later.
     const status = (this.client as { status?: unknown }).status
     if (status === 'reconnecting' || status === 'close' || status === 'end') {
-      throw new LimiterError('ERR_LIMITER_STORE', `Redis client is ${status}`)
+      reject(new LimiterError('ERR_LIMITER_STORE', `Redis client is ${status}`))
+      return
     }
-    const { policy } = call
-    const script: LuaScript = SCRIPTS[policy.algorithm]
-    const keys = redisKeys(policy.algorithm, call.namespace, call.key)
+    const tag = encodeTag(call.key)
+    const pending: Pending = { call, op, tag, resolve, reject }
+    // Clock-injected calls (tests) carry their own time, so they travel alone.
+    if (this.#maxBatch === 1 || call.nowMs !== undefined) {
+      this.#send(SCRIPTS[call.policy.algorithm], [pending])
+      return
+    }
+    const group = this.#cluster
+      ? `${call.policy.algorithm}:${clusterSlot(tag)}`
+      : call.policy.algorithm
+    const queued = this.#queue.get(group)
+    if (queued === undefined) this.#queue.set(group, [pending])
+    else queued.push(pending)
+    if (!this.#scheduled) {
+      this.#scheduled = true
+      setImmediate(this.#flush)
+    }
+  }
+
+  readonly #flush = (): void => {
+    this.#scheduled = false
+    const queue = this.#queue
+    this.#queue = new Map()
+    for (const items of queue.values()) {
+      const script = SCRIPTS[(items[0] as Pending).call.policy.algorithm]
+      for (let i = 0; i < items.length; i += this.#maxBatch)
+        this.#send(script, items.slice(i, i + this.#maxBatch))
+    }
+  }
+
+  #send(script: LuaScript, items: readonly Pending[]): void {
+    const first = (items[0] as Pending).call
+    const keys: string[] = []
     const args: Array<string | number> = [
-      ...keys,
-      call.nowMs === undefined ? '' : call.nowMs,
-      call.nowMs === undefined ? 0 : TEST_TTL_SLACK_MS,
-      policy.limit,
-      policy.windowMs,
-      policy.burst,
-      call.cost,
-      op,
+      first.nowMs === undefined ? '' : first.nowMs,
+      first.nowMs === undefined ? 0 : TEST_TTL_SLACK_MS,
     ]
-    if (policy.algorithm === 'sliding-log') args.push(call.ticket ?? '')
-    try {
-      return await this.client.evalsha(script.sha1, script.numberOfKeys, ...args)
-    } catch (error) {
-      if (!isNoScript(error)) throw error
-      // EVAL runs the script and caches it again; the next call's EVALSHA finds it.
-      return await this.client.eval(script.source, script.numberOfKeys, ...args)
+    for (const { call, op, tag } of items) {
+      const base = `${call.namespace}{${tag}}`
+      keys.push(base)
+      if (script.keysPerRequest === 2) keys.push(`${base}:t`)
+      const { policy } = call
+      args.push(policy.limit, policy.windowMs, policy.burst, call.cost, op)
+      if (script.argsPerRequest === 6) args.push(call.ticket ?? '')
     }
+    const width = script.argsPerRequest === 6 ? 5 : 4
+    const deliver = (reply: unknown): void => {
+      const values = reply as readonly unknown[]
+      for (let i = 0; i < items.length; i++) (items[i] as Pending).resolve(values, i * width)
+    }
+    const fail = (error: unknown): void => {
+      for (const item of items) item.reject(error)
+    }
+    this.client
+      .evalsha(script.sha1, keys.length, ...keys, ...args)
+      .then(deliver, (error: unknown) => {
+        if (!isNoScript(error)) return fail(error)
+        // EVAL runs the script and caches it again; the next call's EVALSHA finds it.
+        this.client.eval(script.source, keys.length, ...keys, ...args).then(deliver, fail)
+      })
   }
 }
 
