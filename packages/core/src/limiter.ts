@@ -1,5 +1,6 @@
 // createLimiter(): consume / peek / reset / refund over a store, with a deadline and failure policy.
-import { CLOCK, nowMs } from './clock.js'
+import { createBlockedCache } from './blocked-cache.js'
+import { CLOCK, monotonicMs, nowMs } from './clock.js'
 import type { Decision } from './decision.js'
 import { type Duration, parseDuration } from './duration.js'
 import { LimiterError, LimiterRangeError, LimiterTypeError } from './errors.js'
@@ -46,6 +47,13 @@ export interface LimiterOptions extends PolicyOptions {
     | { readonly failureThreshold?: number; readonly coolDown?: Duration }
     | false
     | undefined
+  /**
+   * For remote stores: remember keys the store refused (with nothing remaining) until its
+   * Retry-After, and refuse them again without a round trip. It only refuses what the store
+   * would refuse; a `reset` or `refund` through this limiter clears the key. Default
+   * `{ maxKeys: 10_000 }`; `false` turns it off.
+   */
+  readonly blockedCache?: { readonly maxKeys?: number } | false | undefined
   /** Called with each store failure (a `LimiterError` whose `cause` is the original). */
   readonly onError?: ((error: LimiterError, context: ErrorContext) => void) | undefined
 }
@@ -129,6 +137,17 @@ export function createLimiter(options: LimiterOptions): Limiter {
     throw new LimiterTypeError('onError', options.onError, 'a function')
   }
   const breaker = parseBreaker(options.circuitBreaker)
+  const blockedMaxKeys =
+    options.blockedCache === false ? 0 : (options.blockedCache?.maxKeys ?? 10_000)
+  if (!Number.isInteger(blockedMaxKeys) || blockedMaxKeys < 0) {
+    throw new LimiterRangeError(
+      'blockedCache.maxKeys',
+      blockedMaxKeys,
+      'must be a non-negative integer',
+    )
+  }
+  const blocked =
+    store.local === true || blockedMaxKeys === 0 ? undefined : createBlockedCache(blockedMaxKeys)
   const clock = (options as { [CLOCK]?: () => number })[CLOCK]
   const namespace = `${prefix}${name}:`
   const tickets = new WeakMap<Decision, string>()
@@ -219,8 +238,22 @@ export function createLimiter(options: LimiterOptions): Limiter {
         return Promise.reject(error)
       }
       const c = call(key, cost)
-      return guarded(key, () => store.consume(c)).then(toDecision, (error: unknown) =>
-        Promise.resolve(fail(error, key, c)).then(toDecision),
+      if (blocked === undefined) {
+        return guarded(key, () => store.consume(c)).then(toDecision, (error: unknown) =>
+          Promise.resolve(fail(error, key, c)).then(toDecision),
+        )
+      }
+      const need = cost === 0 ? 1 : cost
+      const sentAtMs = c.nowMs ?? monotonicMs()
+      const hit = blocked.get(key, need, sentAtMs, policy.limit)
+      if (hit !== undefined) return Promise.resolve(hit)
+      return guarded(key, () => store.consume(c)).then(
+        (d) => {
+          const decision = toDecision(d)
+          if (!decision.allowed) blocked.add(key, need, sentAtMs, decision)
+          return decision
+        },
+        (error: unknown) => Promise.resolve(fail(error, key, c)).then(toDecision),
       )
     },
     peek(key) {
@@ -232,6 +265,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
       } catch (error) {
         return Promise.reject(error)
       }
+      blocked?.delete(key)
       const { cost: _cost, ...c } = call(key, 0)
       return guarded(key, () => store.reset(c)).catch((error: unknown) => report(error, key))
     },
@@ -242,6 +276,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
       } catch (error) {
         return Promise.reject(error)
       }
+      blocked?.delete(key)
       const ticket = decision === undefined ? undefined : tickets.get(decision)
       return guarded(key, () => store.refund(call(key, cost, ticket))).catch((error: unknown) =>
         report(error, key),

@@ -1,0 +1,113 @@
+// The process-local cache of blocked keys: it answers a hot key without Redis, and it only ever
+// refuses what Redis itself would refuse.
+import fc from 'fast-check'
+import { describe, expect, it } from 'vitest'
+import { ALGORITHMS, createLimiter, RedisStore } from '../src/index.js'
+import { withClock } from '../src/testing.js'
+import { useRedis } from './setup/redis.js'
+
+const redis = useRedis()
+
+async function evalCalls(): Promise<number> {
+  const info = await redis.client.info('commandstats')
+  let calls = 0
+  for (const m of info.matchAll(/cmdstat_(?:evalsha|eval):calls=(\d+)/g)) calls += Number(m[1])
+  return calls
+}
+
+describe('blocked-key cache', () => {
+  it.each(ALGORITHMS)(
+    '%s: a hot key far over its limit costs at most 0.01 Redis calls per refusal',
+    async (algorithm) => {
+      const limiter = createLimiter({
+        algorithm,
+        limit: 10,
+        window: '1h',
+        name: `hot-${algorithm}`,
+        store: new RedisStore({ client: redis.client }),
+      })
+      await Promise.all(Array.from({ length: 10 }, () => limiter.consume('hot')))
+      const before = await evalCalls()
+      let refused = 0
+      for (let round = 0; round < 20; round++) {
+        const decisions = await Promise.all(
+          Array.from({ length: 500 }, () => limiter.consume('hot')),
+        )
+        refused += decisions.filter((d) => !d.allowed && d.retryAfterMs > 0).length
+      }
+      const calls = (await evalCalls()) - before
+      expect(refused).toBe(10_000)
+      expect(calls / refused).toBeLessThanOrEqual(0.01)
+    },
+  )
+
+  it.each(ALGORITHMS)(
+    '%s: refuses only what Redis would refuse (random traffic, real Redis time)',
+    async (algorithm) => {
+      await fc.assert(
+        fc.asyncProperty(
+          fc.array(
+            fc.record({
+              key: fc.integer({ min: 0, max: 2 }),
+              waitMs: fc.integer({ min: 0, max: 30 }),
+              reset: fc.boolean(),
+            }),
+            { minLength: 5, maxLength: 25 },
+          ),
+          async (ops) => {
+            const name = `prop-${algorithm}-${Math.random().toString(36).slice(2)}`
+            const store = new RedisStore({ client: redis.client })
+            const cached = createLimiter({ algorithm, limit: 3, window: 60, name, store })
+            const direct = createLimiter({
+              algorithm,
+              limit: 3,
+              window: 60,
+              name,
+              store,
+              blockedCache: false,
+            })
+            for (const op of ops) {
+              if (op.waitMs > 0) await new Promise((r) => setTimeout(r, op.waitMs))
+              const key = `k${op.key}`
+              if (op.reset && op.key === 0) await cached.reset(key)
+              const decision = await cached.consume(key)
+              if (!decision.allowed) {
+                // Redis, asked right after, refuses as well.
+                expect((await direct.peek(key)).allowed).toBe(false)
+              }
+            }
+          },
+        ),
+        { numRuns: 8 },
+      )
+    },
+  )
+
+  it('with an injected clock, cached refusals equal what Redis decides, field by field', async () => {
+    let now = 1_800_000_000_000
+    const store = new RedisStore({ client: redis.client })
+    const options = {
+      algorithm: 'gcra' as const,
+      limit: 2,
+      window: 1000,
+      name: 'exact-cache',
+      store,
+    }
+    const cached = createLimiter(withClock(options, () => now))
+    const direct = createLimiter(withClock({ ...options, blockedCache: false as const }, () => now))
+    await cached.consume('x')
+    await cached.consume('x')
+    for (let step = 0; step < 12; step++) {
+      const a = await cached.consume('x', 0)
+      const b = await direct.consume('x', 0)
+      expect(a).toEqual(b)
+      now += 50
+    }
+  })
+
+  it('rejects a bad maxKeys at construction', () => {
+    expect(() => createLimiter({ limit: 1, window: 1, blockedCache: { maxKeys: -1 } })).toThrow(
+      /`blockedCache.maxKeys`/,
+    )
+  })
+})
