@@ -5,17 +5,17 @@ max(TAT, now) + c x T and is admitted when that is at most now + burst x T.
 The TAT is an exact rational, ms + frac / den with 0 <= frac < den and den = limit when
 written, so adding c x T adds exactly c x window_ms to frac. Distances are in units of 1/limit ms.
 
-Decides a batch of n requests in order, at one Redis time. For request i (1-based),
-with a = 2 + 5 * (i - 1):
+Decides a batch of n requests of one policy in order, at one Redis time. For request i
+(1-based):
 KEYS[i]    the TAT: a string "<ms>" when frac is 0 (stored as an integer), else "<ms> <frac> <den>"
-ARGV[a+1]  limit: requests per window (integer >= 1)
-ARGV[a+2]  window_ms: window length in ms (integer >= 1)
-ARGV[a+3]  burst: requests that may pass at once (integer >= 1)
-ARGV[a+4]  cost: integer >= 0; 0 peeks (decides for cost 1, writes nothing)
-ARGV[a+5]  op: 'c' consume, 'r' refund `cost` (never earlier than now)
+ARGV[5+i]  the request: its cost (integer >= 0; 0 peeks: decides for cost 1, writes nothing),
+           or minus the cost to refund (never earlier than now)
 and for the whole batch:
 ARGV[1]    now_ms: '' reads Redis TIME (always, in production); an integer only in tests
 ARGV[2]    ttl_slack_ms: added to every PX; 0 in production
+ARGV[3]    limit: requests per window (integer >= 1)
+ARGV[4]    window_ms: window length in ms (integer >= 1)
+ARGV[5]    burst: requests that may pass at once (integer >= 1)
 
 Reply: 4 integers per request, in order: allowed (0|1), remaining, reset_ms, retry_after_ms
 (a refund replies 0, 0, 0, 0).
@@ -28,6 +28,9 @@ else
   now_ms = tonumber(ARGV[1])
 end
 local ttl_slack_ms = tonumber(ARGV[2])
+local limit = tonumber(ARGV[3])
+local window_ms = tonumber(ARGV[4])
+local burst = tonumber(ARGV[5])
 
 local function write(key, limit, ahead)
   local ms = now_ms + math.floor(ahead / limit)
@@ -105,9 +108,13 @@ end
 
 local reply = {}
 for i = 1, #KEYS do
-  local a = 2 + 5 * (i - 1)
-  local allowed, remaining, reset_ms, retry_after_ms = decide(
-    KEYS[i], tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2]), tonumber(ARGV[a + 3]), tonumber(ARGV[a + 4]), ARGV[a + 5])
+  local cost = tonumber(ARGV[5 + i])
+  local op = 'c'
+  if cost < 0 then
+    op = 'r'
+    cost = -cost
+  end
+  local allowed, remaining, reset_ms, retry_after_ms = decide(KEYS[i], limit, window_ms, burst, cost, op)
   local r = #reply
   reply[r + 1] = allowed
   reply[r + 2] = remaining

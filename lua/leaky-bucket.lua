@@ -4,17 +4,17 @@ holds at most `burst`; a request of cost c raises it by c or, if that would over
 rejected. State is in integer units: one request is `scale_ms` units (the window when
 written); the level drains `limit` units per ms.
 
-Decides a batch of n requests in order, at one Redis time. For request i (1-based),
-with a = 2 + 5 * (i - 1):
+Decides a batch of n requests of one policy in order, at one Redis time. For request i
+(1-based):
 KEYS[i]    the bucket: a string "<units> <at_ms> <scale_ms>"
-ARGV[a+1]  limit: requests drained per window (integer >= 1)
-ARGV[a+2]  window_ms: window length in ms (integer >= 1)
-ARGV[a+3]  burst: capacity in requests (integer >= 1)
-ARGV[a+4]  cost: integer >= 0; 0 peeks (decides for cost 1, writes nothing)
-ARGV[a+5]  op: 'c' consume, 'r' refund `cost` (never below empty)
+ARGV[5+i]  the request: its cost (integer >= 0; 0 peeks: decides for cost 1, writes nothing),
+           or minus the cost to refund (never below empty)
 and for the whole batch:
 ARGV[1]    now_ms: '' reads Redis TIME (always, in production); an integer only in tests
 ARGV[2]    ttl_slack_ms: added to every PX; 0 in production
+ARGV[3]    limit: requests drained per window (integer >= 1)
+ARGV[4]    window_ms: window length in ms (integer >= 1)
+ARGV[5]    burst: capacity in requests (integer >= 1)
 
 Reply: 4 integers per request, in order: allowed (0|1), remaining, reset_ms, retry_after_ms
 (a refund replies 0, 0, 0, 0).
@@ -27,6 +27,9 @@ else
   now_ms = tonumber(ARGV[1])
 end
 local ttl_slack_ms = tonumber(ARGV[2])
+local limit = tonumber(ARGV[3])
+local window_ms = tonumber(ARGV[4])
+local burst = tonumber(ARGV[5])
 
 local function decide(key, limit, w, burst, cost, op)
   local capacity = burst * w
@@ -74,9 +77,13 @@ end
 
 local reply = {}
 for i = 1, #KEYS do
-  local a = 2 + 5 * (i - 1)
-  local allowed, remaining, reset_ms, retry_after_ms = decide(
-    KEYS[i], tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2]), tonumber(ARGV[a + 3]), tonumber(ARGV[a + 4]), ARGV[a + 5])
+  local cost = tonumber(ARGV[5 + i])
+  local op = 'c'
+  if cost < 0 then
+    op = 'r'
+    cost = -cost
+  end
+  local allowed, remaining, reset_ms, retry_after_ms = decide(KEYS[i], limit, window_ms, burst, cost, op)
   local r = #reply
   reply[r + 1] = allowed
   reply[r + 2] = remaining

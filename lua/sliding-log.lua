@@ -3,21 +3,21 @@ sliding-log.lua: exact. A request of cost c at time t is admitted when the cost 
 (t - window_ms, t] plus c is at most `limit`. One sorted-set member per admitted request;
 rejected requests are not recorded.
 
-Decides a batch of n requests in order, at one Redis time. For request i (1-based),
-with k = 2 * (i - 1) and a = 2 + 6 * (i - 1):
+Decides a batch of n requests of one policy in order, at one Redis time. For request i
+(1-based), with k = 2 * (i - 1) and a = 5 + 2 * (i - 1):
 KEYS[k+1]  the log: a sorted set, score = admission time (ms), member = "<seq>" for cost 1
            or "<seq>:<cost>"; seq is unique per key (it restarts only when the log is empty)
 KEYS[k+2]  the tally: a string "<sum> <seq>": total cost in the log and the last seq used
-ARGV[a+1]  limit: cost admitted per window (integer >= 1)
-ARGV[a+2]  window_ms: window length in ms (integer >= 1)
-ARGV[a+3]  burst: unused (equals limit for this algorithm)
-ARGV[a+4]  cost: integer >= 0; 0 peeks (decides for cost 1, writes nothing)
-ARGV[a+5]  op: 'c' consume, 'r' refund
-ARGV[a+6]  ticket (refund only): the member a consume returned; '' removes the newest members
-           whose costs fit in `cost`
+ARGV[a+1]  the request: its cost (integer >= 0; 0 peeks: decides for cost 1, writes nothing),
+           or minus the cost to refund
+ARGV[a+2]  ticket (refund only): the member a consume returned; '' removes the newest members
+           whose costs fit in the refunded cost
 and for the whole batch:
 ARGV[1]    now_ms: '' reads Redis TIME (always, in production); an integer only in tests
 ARGV[2]    ttl_slack_ms: added to every PX; 0 in production
+ARGV[3]    limit: cost admitted per window (integer >= 1)
+ARGV[4]    window_ms: window length in ms (integer >= 1)
+ARGV[5]    burst: unused (equals limit for this algorithm)
 
 Reply: 5 values per request, in order: allowed (0|1), remaining, reset_ms, retry_after_ms,
 ticket (the member added, '' if none); a refund replies 0, 0, 0, 0, ''.
@@ -30,6 +30,8 @@ else
   now_ms = tonumber(ARGV[1])
 end
 local ttl_slack_ms = tonumber(ARGV[2])
+local limit = tonumber(ARGV[3])
+local window_ms = tonumber(ARGV[4])
 
 local function cost_of(member)
   local c = string.match(member, ':(%d+)$')
@@ -143,9 +145,15 @@ end
 local reply = {}
 for i = 1, #KEYS / 2 do
   local k = 2 * (i - 1)
-  local a = 2 + 6 * (i - 1)
-  local allowed, remaining, reset_ms, retry_after_ms, member = decide(
-    KEYS[k + 1], KEYS[k + 2], tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2]), tonumber(ARGV[a + 4]), ARGV[a + 5], ARGV[a + 6])
+  local a = 5 + 2 * (i - 1)
+  local cost = tonumber(ARGV[a + 1])
+  local op = 'c'
+  if cost < 0 then
+    op = 'r'
+    cost = -cost
+  end
+  local allowed, remaining, reset_ms, retry_after_ms, member =
+    decide(KEYS[k + 1], KEYS[k + 2], limit, window_ms, cost, op, ARGV[a + 2])
   local r = #reply
   reply[r + 1] = allowed
   reply[r + 2] = remaining

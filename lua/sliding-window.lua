@@ -4,18 +4,18 @@ sliding-window.lua: two-counter weighted estimate. Windows are aligned to multip
   previous * (window_ms - elapsed) + (current + cost) * window_ms <= limit * window_ms
 (the usual estimate previous * overlap + current + cost <= limit, on integers).
 
-Decides a batch of n requests in order, at one Redis time. For request i (1-based),
-with a = 2 + 5 * (i - 1):
+Decides a batch of n requests of one policy in order, at one Redis time. For request i
+(1-based):
 KEYS[i]    the counters: a string "<start_ms> <current> <previous>", where start_ms is the
            aligned start of the window `current` belongs to
-ARGV[a+1]  limit: cost admitted per window (integer >= 1)
-ARGV[a+2]  window_ms: window length in ms (integer >= 1)
-ARGV[a+3]  burst: unused (equals limit for this algorithm)
-ARGV[a+4]  cost: integer >= 0; 0 peeks (decides for cost 1, writes nothing)
-ARGV[a+5]  op: 'c' consume, 'r' refund `cost`
+ARGV[5+i]  the request: its cost (integer >= 0; 0 peeks: decides for cost 1, writes nothing),
+           or minus the cost to refund
 and for the whole batch:
 ARGV[1]    now_ms: '' reads Redis TIME (always, in production); an integer only in tests
 ARGV[2]    ttl_slack_ms: added to every PX; 0 in production
+ARGV[3]    limit: cost admitted per window (integer >= 1)
+ARGV[4]    window_ms: window length in ms (integer >= 1)
+ARGV[5]    burst: unused (equals limit for this algorithm)
 
 Reply: 4 integers per request, in order: allowed (0|1), remaining, reset_ms, retry_after_ms
 (a refund replies 0, 0, 0, 0).
@@ -28,6 +28,8 @@ else
   now_ms = tonumber(ARGV[1])
 end
 local ttl_slack_ms = tonumber(ARGV[2])
+local limit = tonumber(ARGV[3])
+local window_ms = tonumber(ARGV[4])
 
 -- the smallest wait after which `need` passes, given no other traffic
 local function wait_ms(limit, w, elapsed, previous, current, need)
@@ -114,9 +116,13 @@ end
 
 local reply = {}
 for i = 1, #KEYS do
-  local a = 2 + 5 * (i - 1)
-  local allowed, remaining, reset_ms, retry_after_ms =
-    decide(KEYS[i], tonumber(ARGV[a + 1]), tonumber(ARGV[a + 2]), tonumber(ARGV[a + 4]), ARGV[a + 5])
+  local cost = tonumber(ARGV[5 + i])
+  local op = 'c'
+  if cost < 0 then
+    op = 'r'
+    cost = -cost
+  end
+  local allowed, remaining, reset_ms, retry_after_ms = decide(KEYS[i], limit, window_ms, cost, op)
   local r = #reply
   reply[r + 1] = allowed
   reply[r + 2] = remaining

@@ -17,12 +17,13 @@ export function render(dir = LUA_DIR) {
     .sort()
   const entries = files.map((file) => {
     const source = readFileSync(join(dir, file), 'utf8')
-    // The header documents one request's slots: KEYS[i] or KEYS[k+1..], ARGV[a+1..].
+    // The header documents one request's slots: KEYS[i] or KEYS[k+1..], ARGV[5+i] or ARGV[a+1..].
     const keysPerRequest = Math.max(
       1,
       ...[...source.matchAll(/KEYS\[k\+(\d+)\]/g)].map((m) => Number(m[1])),
     )
     const argsPerRequest = Math.max(
+      1,
       ...[...source.matchAll(/ARGV\[a\+(\d+)\]/g)].map((m) => Number(m[1])),
     )
     const sha1 = createHash('sha1').update(source).digest('hex')

@@ -39,8 +39,8 @@ export function createBlockedCache(maxKeys: number): BlockedCache {
         allowed: false,
         limit,
         remaining: 0,
-        resetMs: Math.max(0, entry.resetAtMs - nowMs),
-        retryAfterMs: entry.untilMs - nowMs,
+        resetMs: Math.max(0, Math.ceil(entry.resetAtMs - nowMs)),
+        retryAfterMs: Math.ceil(entry.untilMs - nowMs),
       }
     },
     add(key, need, sentAtMs, decision) {

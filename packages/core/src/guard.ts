@@ -1,6 +1,13 @@
 // The guard around every remote store call: a deadline and a circuit breaker.
-import { nowMs } from './clock.js'
+import { monotonicMs, nowMs } from './clock.js'
 import { LimiterError } from './errors.js'
+
+interface Waiter {
+  readonly key: string
+  readonly deadlineMs: number
+  settled: boolean
+  readonly reject: (error: unknown) => void
+}
 
 /** Circuit breaker settings. */
 export interface BreakerOptions {
@@ -37,16 +44,54 @@ export function createGuard(timeoutMs: number, breaker: BreakerOptions): Guard {
     if (failures >= breaker.failureThreshold) openUntilMs = nowMs() + breaker.coolDownMs
   }
 
+  // Every call has the same timeout, so deadlines arrive in call order: one FIFO queue and one
+  // timer for its head replace a timer per call (which costs more than the rest of a decision).
+  const waiting: Waiter[] = []
+  let head = 0
+  let timer: ReturnType<typeof setTimeout> | undefined
+  const expire = (): void => {
+    timer = undefined
+    const now = monotonicMs()
+    while (head < waiting.length) {
+      const waiter = waiting[head] as Waiter
+      if (waiter.settled) {
+        head++
+        continue
+      }
+      if (waiter.deadlineMs > now) break
+      head++
+      waiter.settled = true
+      waiter.reject(
+        new LimiterError(
+          'ERR_LIMITER_TIMEOUT',
+          `Rate limit store did not answer within ${timeoutMs} ms (key ${JSON.stringify(waiter.key.slice(0, 60))})`,
+        ),
+      )
+    }
+    if (head > 1024 && head * 2 > waiting.length) {
+      waiting.splice(0, head)
+      head = 0
+    }
+    arm()
+  }
+  const arm = (): void => {
+    while (head < waiting.length && (waiting[head] as Waiter).settled) head++
+    if (head === waiting.length) {
+      waiting.length = 0
+      head = 0
+      return
+    }
+    if (timer === undefined) {
+      timer = setTimeout(expire, Math.max(1, (waiting[head] as Waiter).deadlineMs - monotonicMs()))
+      timer.unref?.()
+    }
+  }
+
   const withDeadline = <T>(key: string, work: () => Promise<T>): Promise<T> =>
     new Promise<T>((resolve, reject) => {
-      const timer = setTimeout(() => {
-        reject(
-          new LimiterError(
-            'ERR_LIMITER_TIMEOUT',
-            `Rate limit store did not answer within ${timeoutMs} ms (key ${JSON.stringify(key.slice(0, 60))})`,
-          ),
-        )
-      }, timeoutMs)
+      const waiter: Waiter = { key, deadlineMs: monotonicMs() + timeoutMs, settled: false, reject }
+      waiting.push(waiter)
+      if (timer === undefined) arm()
       let pending: Promise<T>
       try {
         pending = work()
@@ -55,11 +100,13 @@ export function createGuard(timeoutMs: number, breaker: BreakerOptions): Guard {
       }
       pending.then(
         (value) => {
-          clearTimeout(timer)
+          if (waiter.settled) return
+          waiter.settled = true
           resolve(value)
         },
         (error: unknown) => {
-          clearTimeout(timer)
+          if (waiter.settled) return
+          waiter.settled = true
           reject(error)
         },
       )

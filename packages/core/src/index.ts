@@ -8,6 +8,46 @@ export {
   LimiterTypeError,
 } from './errors.js'
 export {
+  applyHeaders,
+  checkRequest,
+  type FinishTarget,
+  type HeaderTarget,
+  type LimitedResponse,
+  limitedResponse,
+  type RateLimitCheck,
+  refundOnce,
+  refundWhenDone,
+} from './http/handle.js'
+export {
+  draft6Headers,
+  draft7Headers,
+  draft10Headers,
+  formatHeaders,
+  HEADER_STANDARDS,
+  type HeaderPair,
+  type HeaderPolicy,
+  type HeaderStandard,
+  headerPolicy,
+  legacyHeaders,
+  resetSeconds,
+  retryAfterHeader,
+  retryAfterSeconds,
+  sfString,
+} from './http/headers.js'
+export { checkIpv6Subnet, type IpKeyOptions, ipKey, routeKey, userKey } from './http/keys.js'
+export { type HeaderValue, mergeHeaders } from './http/merge-headers.js'
+export {
+  type AdapterSpec,
+  type Awaitable,
+  type LimitedBody,
+  type Message,
+  type MessageBody,
+  type RateLimitOptions,
+  type ResolvedRateLimit,
+  resolveRateLimitOptions,
+} from './http/options.js'
+export { PROBLEM_JSON, problemBody, QUOTA_EXCEEDED_TYPE, windowText } from './http/problem.js'
+export {
   createLimiter,
   defaultName,
   type ErrorContext,

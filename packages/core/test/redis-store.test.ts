@@ -54,6 +54,7 @@ describe('RedisStore', () => {
         window: '30s',
         prefix,
         store: new RedisStore({ client: redis.client }),
+        blockedCache: false,
       })
       const users = Array.from({ length: 13 }, (_, i) => `user${i}`)
       for (let i = 0; i < 300; i++) {

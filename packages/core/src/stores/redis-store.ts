@@ -141,9 +141,10 @@ export class RedisStore implements Store {
       this.#send(SCRIPTS[call.policy.algorithm], [pending])
       return
     }
-    const group = this.#cluster
-      ? `${call.policy.algorithm}:${clusterSlot(tag)}`
-      : call.policy.algorithm
+    // One script call carries one policy: its numbers travel once per batch.
+    const { policy } = call
+    const slot = this.#cluster ? `:${clusterSlot(tag)}` : ''
+    const group = `${policy.algorithm}:${policy.limit}:${policy.windowMs}:${policy.burst}${slot}`
     const queued = this.#queue.get(group)
     if (queued === undefined) this.#queue.set(group, [pending])
     else queued.push(pending)
@@ -167,19 +168,23 @@ export class RedisStore implements Store {
   #send(script: LuaScript, items: readonly Pending[]): void {
     const first = (items[0] as Pending).call
     const keys: string[] = []
+    const { policy } = first
     const args: Array<string | number> = [
       first.nowMs === undefined ? '' : first.nowMs,
       first.nowMs === undefined ? 0 : TEST_TTL_SLACK_MS,
+      policy.limit,
+      policy.windowMs,
+      policy.burst,
     ]
     for (const { call, op, tag } of items) {
       const base = `${call.namespace}{${tag}}`
       keys.push(base)
       if (script.keysPerRequest === 2) keys.push(`${base}:t`)
-      const { policy } = call
-      args.push(policy.limit, policy.windowMs, policy.burst, call.cost, op)
-      if (script.argsPerRequest === 6) args.push(call.ticket ?? '')
+      // A refund travels as minus its cost.
+      args.push(op === 'r' ? -call.cost : call.cost)
+      if (script.argsPerRequest === 2) args.push(call.ticket ?? '')
     }
-    const width = script.argsPerRequest === 6 ? 5 : 4
+    const width = script.argsPerRequest === 2 ? 5 : 4
     const deliver = (reply: unknown): void => {
       const values = reply as readonly unknown[]
       for (let i = 0; i < items.length; i++) (items[i] as Pending).resolve(values, i * width)

@@ -1,0 +1,324 @@
+import { EventEmitter } from 'node:events'
+import { describe, expect, it } from 'vitest'
+import { LimiterError } from '../errors.js'
+import { MemoryStore } from '../stores/memory-store.js'
+import type { Store, StoreCall } from '../stores/store.js'
+import {
+  applyHeaders,
+  checkRequest,
+  limitedResponse,
+  type RateLimitCheck,
+  refundOnce,
+  refundWhenDone,
+} from './handle.js'
+import type { HeaderValue } from './merge-headers.js'
+import { type RateLimitOptions, resolveRateLimitOptions } from './options.js'
+import { QUOTA_EXCEEDED_TYPE } from './problem.js'
+
+interface Req {
+  readonly ip?: string | undefined
+  readonly user?: unknown
+}
+const req: Req = { ip: '::ffff:10.0.0.1' }
+const resolve = (options: RateLimitOptions<Req>) =>
+  resolveRateLimitOptions(options, { ip: (r: Req) => r.ip })
+
+/** A MemoryStore that counts refunds and records keys. */
+function countingStore(): Store & { refunds: number; keys: string[] } {
+  const inner = new MemoryStore()
+  const store = {
+    refunds: 0,
+    keys: [] as string[],
+    consume(call: StoreCall) {
+      store.keys.push(call.key)
+      return inner.consume(call)
+    },
+    refund(call: StoreCall) {
+      store.refunds++
+      return inner.refund(call)
+    },
+    reset: (call: Omit<StoreCall, 'cost'>) => inner.reset(call),
+    local: true,
+  }
+  return store
+}
+
+async function errorOf(promise: Promise<unknown>): Promise<LimiterError> {
+  try {
+    await promise
+  } catch (error) {
+    return error as LimiterError
+  }
+  throw new Error('expected a rejection')
+}
+
+describe('checkRequest', () => {
+  it('keys by client IP by default, with IPv4-mapped folded, and returns headers', async () => {
+    const store = countingStore()
+    const check = await checkRequest(resolve({ limit: 2, window: '1m', store }), req)
+    expect(store.keys).toEqual(['10.0.0.1'])
+    expect(check?.decision).toMatchObject({ allowed: true, limit: 2, remaining: 1 })
+    expect(check?.headers[0]).toEqual(['RateLimit-Policy', '"sw2.60000";q=2;w=60'])
+    // sliding-window: full again once this request's weight has left both windows (<= 2 windows)
+    expect(check?.headers[1]?.[1]).toMatch(/^"sw2\.60000";r=1;t=(\d+)$/)
+    expect(check?.headers).toHaveLength(2)
+  })
+
+  it('separates route scopes for a default-named limiter, but not for a named one', async () => {
+    const store = countingStore()
+    const rl = resolve({ limit: 2, window: '1m', store })
+    const check = await checkRequest(rl, req, 'POST /login')
+    await checkRequest(
+      resolve({ limit: 2, window: '1m', store, name: 'shared' }),
+      req,
+      'POST /login',
+    )
+    expect(store.keys).toEqual(['POST /login#10.0.0.1', '10.0.0.1'])
+    expect(check?.policy.name).toBe('sw2.60000 POST /login')
+  })
+
+  it('denies with Retry-After once the limit is used', async () => {
+    const rl = resolve({ limit: 1, window: '10s' })
+    await checkRequest(rl, req)
+    const check = await checkRequest(rl, req)
+    expect(check?.decision.allowed).toBe(false)
+    const retry = Number(check?.headers.find(([n]) => n === 'Retry-After')?.[1])
+    expect(retry).toBeGreaterThanOrEqual(1)
+    expect(retry).toBeLessThanOrEqual(20)
+    expect(check?.headers.find(([n]) => n === 'RateLimit')?.[1]).toBe(`"sw1.10000";r=0;t=${retry}`)
+  })
+
+  it('skips without counting', async () => {
+    const store = countingStore()
+    expect(
+      await checkRequest(resolve({ limit: 1, window: '1s', store, skip: () => true }), req),
+    ).toBeUndefined()
+    expect(store.keys).toEqual([])
+  })
+
+  it('uses the cost callback', async () => {
+    const check = await checkRequest(resolve({ limit: 10, window: '1s', cost: async () => 4 }), req)
+    expect(check?.decision.remaining).toBe(6)
+    expect(check?.cost).toBe(4)
+  })
+
+  it.each<[string, Partial<RateLimitOptions<Req>>, RegExp, string]>([
+    [
+      'key throws',
+      {
+        key: () => {
+          throw new Error('no session')
+        },
+      },
+      /^rateLimit option `key` threw: no session$/,
+      'ERR_LIMITER_KEY',
+    ],
+    [
+      'key rejects',
+      { key: () => Promise.reject(new Error('db down')) },
+      /^rateLimit option `key` threw: db down$/,
+      'ERR_LIMITER_KEY',
+    ],
+    [
+      'key returns undefined',
+      { key: () => undefined as unknown as string },
+      /^rateLimit option `key` returned undefined/,
+      'ERR_LIMITER_KEY',
+    ],
+    [
+      'key returns empty',
+      { key: () => '' },
+      /^rateLimit option `key` returned an empty string/,
+      'ERR_LIMITER_KEY',
+    ],
+    [
+      'key returns a number',
+      { key: () => 5 as unknown as string },
+      /^rateLimit option `key` returned number 5/,
+      'ERR_LIMITER_KEY',
+    ],
+    [
+      'cost returns 0',
+      { cost: () => 0 },
+      /^rateLimit option `cost` returned number 0 \(expected an integer from 1 to burst, 3\)/,
+      'ERR_LIMITER_COST',
+    ],
+    [
+      'cost returns too much',
+      { cost: () => 4 },
+      /^rateLimit option `cost` returned number 4/,
+      'ERR_LIMITER_COST',
+    ],
+    [
+      'cost throws',
+      {
+        cost: () => {
+          throw new Error('x')
+        },
+      },
+      /^rateLimit option `cost` threw: x/,
+      'ERR_LIMITER_COST',
+    ],
+    [
+      'skip throws',
+      {
+        skip: () => {
+          throw new Error('y')
+        },
+      },
+      /^rateLimit option `skip` threw: y/,
+      'ERR_LIMITER_OPTION',
+    ],
+  ])('%s: rejects naming the option', async (_name, options, message, code) => {
+    const error = await errorOf(checkRequest(resolve({ limit: 3, window: '1s', ...options }), req))
+    expect(error).toBeInstanceOf(LimiterError)
+    expect(error.message).toMatch(message)
+    expect(error.code).toBe(code)
+  })
+
+  it('the default key explains a missing client IP', async () => {
+    const error = await errorOf(
+      checkRequest(resolve({ limit: 3, window: '1s' }), { ip: undefined }),
+    )
+    expect(error.message).toMatch(/No client IP/)
+  })
+})
+
+async function deniedCheck(options: Partial<RateLimitOptions<Req>> = {}) {
+  const rl = resolve({ limit: 1, window: '1m', ...options })
+  await checkRequest(rl, req, 'GET /x')
+  const check = (await checkRequest(rl, req, 'GET /x')) as RateLimitCheck
+  return { rl, check }
+}
+
+describe('limitedResponse', () => {
+  it('defaults to an RFC 9457 quota-exceeded problem', async () => {
+    const { rl, check } = await deniedCheck()
+    const response = await limitedResponse(rl, req, check)
+    expect(response.status).toBe(429)
+    expect(response.contentType).toBe('application/problem+json')
+    const body = JSON.parse(response.body)
+    expect(body).toMatchObject({
+      type: QUOTA_EXCEEDED_TYPE,
+      status: 429,
+      'violated-policies': ['sw1.60000 GET /x'],
+    })
+    expect(body.title).toEqual(expect.any(String))
+    expect(body.detail).toMatch(/^The limit is 1 request per 1 minute\. Retry in \d+ seconds?\.$/)
+  })
+
+  it.each<[string, Partial<RateLimitOptions<Req>>, string, string]>([
+    ['string', { message: 'slow down' }, 'text/plain; charset=utf-8', 'slow down'],
+    [
+      'object',
+      { message: { error: 'slow' } },
+      'application/json; charset=utf-8',
+      '{"error":"slow"}',
+    ],
+    [
+      'callback',
+      { message: (_r, d) => `wait ${d.retryAfterMs > 0}` },
+      'text/plain; charset=utf-8',
+      'wait true',
+    ],
+    [
+      'async callback',
+      { message: async () => ({ a: 1 }) },
+      'application/json; charset=utf-8',
+      '{"a":1}',
+    ],
+    ['statusCode', { statusCode: 503, message: 'busy' }, 'text/plain; charset=utf-8', 'busy'],
+  ])('message: %s', async (_name, options, contentType, body) => {
+    const { rl, check } = await deniedCheck(options)
+    expect(await limitedResponse(rl, req, check)).toEqual({
+      status: options.statusCode ?? 429,
+      contentType,
+      body,
+    })
+  })
+
+  it('a message callback returning nonsense names `message`', async () => {
+    const { rl, check } = await deniedCheck({ message: () => undefined as unknown as string })
+    expect((await errorOf(limitedResponse(rl, req, check))).message).toMatch(
+      /^rateLimit option `message` returned undefined/,
+    )
+  })
+})
+
+describe('refunds', () => {
+  const make = async (options: Partial<RateLimitOptions<Req>>) => {
+    const store = countingStore()
+    const rl = resolve({ limit: 5, window: '1m', store, ...options })
+    const check = (await checkRequest(rl, req)) as RateLimitCheck
+    return { store, rl, check }
+  }
+  const tick = () => new Promise((r) => setImmediate(r))
+
+  it.each<[string, Partial<RateLimitOptions<Req>>, number | undefined, number]>([
+    ['success refunded', { skipSuccessfulRequests: true }, 200, 1],
+    ['failure kept', { skipSuccessfulRequests: true }, 500, 0],
+    ['failure refunded', { skipFailedRequests: true }, 404, 1],
+    ['success kept', { skipFailedRequests: true }, 302, 0],
+    ['abort counts as failed', { skipFailedRequests: true }, undefined, 1],
+    ['abort not a success', { skipSuccessfulRequests: true }, undefined, 0],
+  ])('%s', async (_name, options, status, refunds) => {
+    const { store, rl, check } = await make(options)
+    const settle = refundOnce(rl, check)
+    settle?.(status)
+    settle?.(status)
+    settle?.(200)
+    await tick()
+    expect(store.refunds).toBe(refunds)
+  })
+
+  it('nothing to refund without the options', async () => {
+    const { rl, check } = await make({})
+    expect(refundOnce(rl, check)).toBeUndefined()
+  })
+
+  it('refundWhenDone refunds once when both finish and close fire', async () => {
+    const { store, rl, check } = await make({ skipSuccessfulRequests: true })
+    const res = Object.assign(new EventEmitter(), { statusCode: 200, writableFinished: false })
+    refundWhenDone(rl, check, res)
+    res.writableFinished = true
+    res.emit('finish')
+    res.emit('close')
+    await tick()
+    expect(store.refunds).toBe(1)
+    const after = await checkRequest(rl, req)
+    expect(after?.decision.remaining).toBe(4)
+  })
+
+  it('refundWhenDone treats close before finish as failed', async () => {
+    const { store, rl, check } = await make({ skipFailedRequests: true })
+    const res = Object.assign(new EventEmitter(), { statusCode: 200, writableFinished: false })
+    refundWhenDone(rl, check, res)
+    res.emit('close')
+    await tick()
+    expect(store.refunds).toBe(1)
+  })
+})
+
+describe('applyHeaders', () => {
+  const target = (headersSent: boolean) => {
+    const headers = new Map<string, HeaderValue>([['ratelimit', '"a";r=1;t=1']])
+    return {
+      headers,
+      headersSent,
+      getHeader: (n: string) => headers.get(n.toLowerCase()),
+      setHeader: (n: string, v: string) => headers.set(n.toLowerCase(), v),
+    }
+  }
+
+  it('merges into what the response holds', () => {
+    const t = target(false)
+    expect(applyHeaders(t, [['RateLimit', '"b";r=2;t=2']])).toBe(true)
+    expect(t.headers.get('ratelimit')).toBe('"a";r=1;t=1, "b";r=2;t=2')
+  })
+
+  it('writes nothing once the response has started', () => {
+    const t = target(true)
+    expect(applyHeaders(t, [['RateLimit', '"b";r=2;t=2']])).toBe(false)
+    expect(t.headers.get('ratelimit')).toBe('"a";r=1;t=1')
+  })
+})

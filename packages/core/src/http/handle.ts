@@ -1,0 +1,222 @@
+// The request flow every adapter shares: skip, key, cost, consume, headers, limited response, refund.
+import { nowMs } from '../clock.js'
+import type { Decision } from '../decision.js'
+import { LimiterError, type LimiterErrorCode } from '../errors.js'
+import { formatHeaders, type HeaderPair, type HeaderPolicy } from './headers.js'
+import { type HeaderValue, mergeHeaders } from './merge-headers.js'
+import type { LimitedBody, MessageBody, ResolvedRateLimit } from './options.js'
+import { problemBody } from './problem.js'
+
+/** The outcome of {@link checkRequest} for a request that was counted. */
+export interface RateLimitCheck {
+  readonly decision: Decision
+  /** The store key (the route scope included). */
+  readonly key: string
+  readonly cost: number
+  /** The policy as clients see it (name, limit, window). */
+  readonly policy: HeaderPolicy
+  /** Header pairs to merge into the response (`Retry-After` included on a denial). */
+  readonly headers: HeaderPair[]
+}
+
+/** A limited response: status, content type and body text. */
+export interface LimitedResponse extends LimitedBody {
+  readonly status: number
+}
+
+/** Where {@link applyHeaders} writes: Node's `ServerResponse` (and Express's) has this shape. */
+export interface HeaderTarget {
+  readonly headersSent: boolean
+  getHeader(name: string): HeaderValue
+  setHeader(name: string, value: string): unknown
+}
+
+function describe(value: unknown): string {
+  if (typeof value === 'string') return value === '' ? 'an empty string' : JSON.stringify(value)
+  if (value === null || value === undefined) return String(value)
+  return typeof value === 'object' ? 'an object' : `${typeof value} ${String(value)}`
+}
+
+function misbehaved(
+  option: string,
+  what: string,
+  code: LimiterErrorCode,
+  cause?: unknown,
+): LimiterError {
+  return new LimiterError(
+    code,
+    `rateLimit option \`${option}\` ${what}`,
+    cause === undefined ? undefined : { cause },
+  )
+}
+
+async function invoke<T>(
+  option: string,
+  code: LimiterErrorCode,
+  run: () => T | Promise<T>,
+): Promise<T> {
+  try {
+    return await run()
+  } catch (error) {
+    throw misbehaved(
+      option,
+      `threw: ${error instanceof Error ? error.message : String(error)}`,
+      code,
+      error,
+    )
+  }
+}
+
+/**
+ * Runs the shared flow for one request: `skip`, then `key` and `cost` (a callback that throws or
+ * returns a bad value rejects with a `LimiterError` naming the option), then `consume`. Resolves
+ * `undefined` when the request is skipped. `scope` is the adapter's route scope (method and route
+ * pattern, or mount path; `''` for none): for a limiter with the default name it separates
+ * counters per route.
+ *
+ * @example
+ * const check = await checkRequest(rl, req, routeKey(req.method, pattern))
+ */
+export async function checkRequest<Req>(
+  rl: ResolvedRateLimit<Req, unknown>,
+  req: Req,
+  scope = '',
+): Promise<RateLimitCheck | undefined> {
+  const { skip } = rl
+  if (skip !== undefined && (await invoke('skip', 'ERR_LIMITER_OPTION', () => skip(req))))
+    return undefined
+  const userKey = rl.defaultKey
+    ? await rl.key(req)
+    : await invoke('key', 'ERR_LIMITER_KEY', () => rl.key(req))
+  if (typeof userKey !== 'string' || userKey === '') {
+    throw misbehaved(
+      'key',
+      `returned ${describe(userKey)} (expected a non-empty string)`,
+      'ERR_LIMITER_KEY',
+    )
+  }
+  let cost = rl.cost
+  if (typeof cost === 'function') {
+    const fn = cost
+    const value: unknown = await invoke('cost', 'ERR_LIMITER_COST', () => fn(req))
+    const { burst } = rl.limiter.policy
+    if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > burst) {
+      throw misbehaved(
+        'cost',
+        `returned ${describe(value)} (expected an integer from 1 to burst, ${burst})`,
+        'ERR_LIMITER_COST',
+      )
+    }
+    cost = value
+  }
+  const scoped = rl.scoped && scope !== ''
+  // '#' never occurs in a route pattern or mount path, so scoped keys cannot collide.
+  const key = scoped ? `${scope}#${userKey}` : userKey
+  const decision = await rl.limiter.consume(key, cost)
+  const policy = rl.headerPolicy(scoped ? scope : '')
+  return {
+    decision,
+    key,
+    cost,
+    policy,
+    headers: formatHeaders(rl.headers, policy, decision, nowMs()),
+  }
+}
+
+/**
+ * Writes the check's headers, merged with what the response already holds (several limiters
+ * append list members). Returns false, writing nothing, once the response has started.
+ */
+export function applyHeaders(target: HeaderTarget, headers: readonly HeaderPair[]): boolean {
+  if (target.headersSent) return false
+  for (const [name, value] of mergeHeaders(headers, (n) => target.getHeader(n)))
+    target.setHeader(name, value)
+  return true
+}
+
+function bodyOf(value: unknown): LimitedBody {
+  if (typeof value === 'string') return { contentType: 'text/plain; charset=utf-8', body: value }
+  const body = value !== null && typeof value === 'object' ? safeStringify(value) : undefined
+  if (body === undefined)
+    throw misbehaved(
+      'message',
+      `returned ${describe(value)} (expected a string or an object)`,
+      'ERR_LIMITER_OPTION',
+    )
+  return { contentType: 'application/json; charset=utf-8', body }
+}
+
+function safeStringify(value: object): string | undefined {
+  try {
+    return JSON.stringify(value)
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * The body of a limited response: `message` (string as text, object as JSON, or its callback's
+ * result), or by default an RFC 9457 problem document of type `quota-exceeded`.
+ */
+export async function limitedResponse<Req>(
+  rl: ResolvedRateLimit<Req, unknown>,
+  req: Req,
+  check: RateLimitCheck,
+): Promise<LimitedResponse> {
+  const status = rl.statusCode
+  const { message } = rl
+  if (message !== undefined) {
+    const value: MessageBody = await invoke('message', 'ERR_LIMITER_OPTION', () =>
+      message(req, check.decision),
+    )
+    return { status, ...bodyOf(value) }
+  }
+  return { status, ...(rl.messageBody ?? problemBody(status, check.policy, check.decision)) }
+}
+
+/**
+ * For `skipSuccessfulRequests` / `skipFailedRequests`: returns a function to call with the final
+ * status (or `undefined` when the client went away before the response finished). It refunds the
+ * request's cost at most once however often it is called, passing the decision so sliding-log
+ * removes exactly this request's entry. `undefined` when there is nothing to refund.
+ */
+export function refundOnce<Req>(
+  rl: ResolvedRateLimit<Req, unknown>,
+  check: RateLimitCheck,
+): ((status: number | undefined) => void) | undefined {
+  if (!check.decision.allowed || !(rl.skipSuccessfulRequests || rl.skipFailedRequests))
+    return undefined
+  let settled = false
+  return (status) => {
+    if (settled) return
+    settled = true
+    const succeeded = status !== undefined && status < 400
+    if (succeeded ? rl.skipSuccessfulRequests : rl.skipFailedRequests) {
+      // Store failures are reported through onError by the limiter; nothing is left to reject.
+      rl.limiter.refund(check.key, check.cost, check.decision).catch(() => {})
+    }
+  }
+}
+
+/** The part of Node's `ServerResponse` that {@link refundWhenDone} watches. */
+export interface FinishTarget {
+  readonly statusCode: number
+  readonly writableFinished: boolean
+  once(event: 'finish' | 'close', listener: () => void): unknown
+}
+
+/**
+ * Wires {@link refundOnce} to a Node response: `finish` reports the status, a `close` without
+ * `finish` (the client aborted) counts as failed. Both events may fire; the refund happens once.
+ */
+export function refundWhenDone<Req>(
+  rl: ResolvedRateLimit<Req, unknown>,
+  check: RateLimitCheck,
+  res: FinishTarget,
+): void {
+  const settle = refundOnce(rl, check)
+  if (settle === undefined) return
+  const done = (): void => settle(res.writableFinished ? res.statusCode : undefined)
+  res.once('finish', done)
+  res.once('close', done)
+}

@@ -1,0 +1,176 @@
+// Rate-limit header fields: one pure function per standard, each returning [name, value] pairs.
+import type { Decision } from '../decision.js'
+
+/** One header field: name and value. */
+export type HeaderPair = [name: string, value: string]
+
+/** The header sets a limiter can send. */
+export type HeaderStandard = 'draft-10' | 'draft-7' | 'draft-6' | 'legacy'
+
+/** Every header standard, newest first. */
+export const HEADER_STANDARDS: readonly HeaderStandard[] = Object.freeze([
+  'draft-10',
+  'draft-7',
+  'draft-6',
+  'legacy',
+])
+
+/**
+ * What the header functions need about one limiter, computed once per limiter (and route), so a
+ * request only formats its own numbers.
+ */
+export interface HeaderPolicy {
+  /** The policy name shown to clients (draft-10 lists and `violated-policies`). */
+  readonly name: string
+  readonly limit: number
+  readonly windowMs: number
+  /** draft-10 `RateLimit-Policy` member, e.g. `"sw100.60000";q=100;w=60`. */
+  readonly policyMember: string
+  /** draft-10 `RateLimit` member prefix: the name as a structured-field string. */
+  readonly nameItem: string
+  /** draft-6/7 `RateLimit-Policy` member, e.g. `100;w=60`. */
+  readonly quotaPolicy: string
+}
+
+// RFC 9651 integers have at most 15 digits.
+const SF_INTEGER_MAX = 999_999_999_999_999
+
+function sfInteger(n: number): string {
+  return String(Math.min(SF_INTEGER_MAX, Math.max(0, Math.floor(n))))
+}
+
+/**
+ * Serializes a structured-field String (RFC 9651 section 4.1.6). Only printable ASCII is allowed,
+ * so other characters are percent-encoded as UTF-8 (deterministic, and distinct names stay distinct).
+ */
+export function sfString(value: string): string {
+  let out = ''
+  for (const c of value) {
+    if (c === '"' || c === '\\') out += `\\${c}`
+    else if (c >= ' ' && c <= '~') out += c
+    else
+      out += [...Buffer.from(c, 'utf8')]
+        .map((b) => `%${b.toString(16).toUpperCase().padStart(2, '0')}`)
+        .join('')
+  }
+  return `"${out}"`
+}
+
+/** Whole seconds, rounded up. */
+function ceilSeconds(ms: number): number {
+  return Math.ceil(Math.max(0, ms) / 1000)
+}
+
+/**
+ * Precomputes the policy strings for a limiter named `name`.
+ *
+ * @example
+ * headerPolicy('api', 100, 60_000).policyMember // '"api";q=100;w=60'
+ */
+export function headerPolicy(name: string, limit: number, windowMs: number): HeaderPolicy {
+  const nameItem = sfString(name)
+  const q = sfInteger(limit)
+  const w = sfInteger(ceilSeconds(windowMs))
+  return Object.freeze({
+    name,
+    limit,
+    windowMs,
+    nameItem,
+    policyMember: `${nameItem};q=${q};w=${w}`,
+    quotaPolicy: `${q};w=${w}`,
+  })
+}
+
+/** `Retry-After` seconds for a denial: rounded up, at least 1. */
+export function retryAfterSeconds(decision: Decision): number {
+  return Math.max(1, ceilSeconds(decision.retryAfterMs))
+}
+
+/**
+ * The seconds a header reports as reset (`t`, `reset`): until the quota is full again when
+ * allowed; on a denial, the same instant as `Retry-After`, so the two never disagree.
+ */
+export function resetSeconds(decision: Decision): number {
+  return decision.allowed ? ceilSeconds(decision.resetMs) : retryAfterSeconds(decision)
+}
+
+/** IETF draft-10: `RateLimit-Policy: "name";q=100;w=60` and `RateLimit: "name";r=42;t=17`. */
+export function draft10Headers(policy: HeaderPolicy, decision: Decision): HeaderPair[] {
+  return [
+    ['RateLimit-Policy', policy.policyMember],
+    [
+      'RateLimit',
+      `${policy.nameItem};r=${sfInteger(decision.remaining)};t=${sfInteger(resetSeconds(decision))}`,
+    ],
+  ]
+}
+
+/** IETF draft-7: `RateLimit-Policy: 100;w=60` and `RateLimit: limit=100, remaining=42, reset=17`. */
+export function draft7Headers(policy: HeaderPolicy, decision: Decision): HeaderPair[] {
+  const limit = sfInteger(policy.limit)
+  const remaining = sfInteger(decision.remaining)
+  return [
+    ['RateLimit-Policy', policy.quotaPolicy],
+    [
+      'RateLimit',
+      `limit=${limit}, remaining=${remaining}, reset=${sfInteger(resetSeconds(decision))}`,
+    ],
+  ]
+}
+
+/** IETF draft-6: `RateLimit-Limit`, `RateLimit-Remaining`, `RateLimit-Reset` (seconds) and `RateLimit-Policy`. */
+export function draft6Headers(policy: HeaderPolicy, decision: Decision): HeaderPair[] {
+  return [
+    ['RateLimit-Policy', policy.quotaPolicy],
+    ['RateLimit-Limit', sfInteger(policy.limit)],
+    ['RateLimit-Remaining', sfInteger(decision.remaining)],
+    ['RateLimit-Reset', sfInteger(resetSeconds(decision))],
+  ]
+}
+
+/** The de facto `X-RateLimit-Limit`, `-Remaining` and `-Reset` (epoch seconds, as the ecosystem expects). */
+export function legacyHeaders(
+  policy: HeaderPolicy,
+  decision: Decision,
+  nowMs: number,
+): HeaderPair[] {
+  return [
+    ['X-RateLimit-Limit', sfInteger(policy.limit)],
+    ['X-RateLimit-Remaining', sfInteger(decision.remaining)],
+    ['X-RateLimit-Reset', String(Math.ceil(nowMs / 1000) + resetSeconds(decision))],
+  ]
+}
+
+/** `Retry-After` in whole seconds (rounded up, at least 1). */
+export function retryAfterHeader(decision: Decision): HeaderPair {
+  return ['Retry-After', String(retryAfterSeconds(decision))]
+}
+
+/**
+ * All the headers for one decision: each standard in `standards`, plus `Retry-After` on a
+ * denial (always, even with no standard). `nowMs` is only read by `'legacy'`.
+ */
+export function formatHeaders(
+  standards: readonly HeaderStandard[],
+  policy: HeaderPolicy,
+  decision: Decision,
+  nowMs: number,
+): HeaderPair[] {
+  const out: HeaderPair[] = []
+  for (const standard of standards) {
+    const pairs =
+      standard === 'draft-10'
+        ? draft10Headers(policy, decision)
+        : standard === 'draft-7'
+          ? draft7Headers(policy, decision)
+          : standard === 'draft-6'
+            ? draft6Headers(policy, decision)
+            : legacyHeaders(policy, decision, nowMs)
+    for (const pair of pairs) {
+      // draft-6 and draft-7 both send the same RateLimit-Policy: send it once.
+      if (!out.some(([n, v]) => n === pair[0] && v === pair[1])) out.push(pair)
+    }
+  }
+  if (!decision.allowed) out.push(retryAfterHeader(decision))
+  return out
+}

@@ -1,0 +1,138 @@
+// Checks for single options, each throwing a TypeError/RangeError that names the option.
+import { LimiterRangeError, LimiterTypeError } from '../errors.js'
+import { type RedisClientLike, RedisStore } from '../stores/redis-store.js'
+import type { Store } from '../stores/store.js'
+import { HEADER_STANDARDS, type HeaderStandard } from './headers.js'
+
+/** A precomputed limited-response body. */
+export interface LimitedBody {
+  readonly contentType: string
+  readonly body: string
+}
+
+const SHARED = new Set(
+  'algorithm limit window burst store redis name prefix key cost skip statusCode message onLimited headers skipSuccessfulRequests skipFailedRequests onError failureMode timeout circuitBreaker blockedCache'.split(
+    ' ',
+  ),
+)
+
+// Names users bring from other libraries.
+const HINTS: Readonly<Record<string, string>> = {
+  max: 'limit',
+  points: 'limit',
+  windowMs: 'window',
+  duration: 'window',
+  keyGenerator: 'key',
+  handler: 'onLimited',
+  standardHeaders: 'headers',
+  legacyHeaders: 'headers',
+  client: 'redis',
+  status: 'statusCode',
+}
+
+/** Rejects option names that are neither shared nor the adapter's own, with a hint for known mix-ups. */
+export function checkOptionNames(options: object, extra: readonly string[] = []): void {
+  for (const [name, value] of Object.entries(options)) {
+    if (SHARED.has(name) || extra.includes(name)) continue
+    const hint = HINTS[name] === undefined ? '' : ` (did you mean \`${HINTS[name]}\`?)`
+    throw new LimiterRangeError(name, value, `is not an option${hint}`)
+  }
+}
+
+export function optionalFunction(option: string, value: unknown): void {
+  if (value !== undefined && typeof value !== 'function') {
+    throw new LimiterTypeError(option, value, 'a function')
+  }
+}
+
+export function optionalBoolean(option: string, value: unknown): boolean {
+  if (value !== undefined && typeof value !== 'boolean') {
+    throw new LimiterTypeError(option, value, 'true or false')
+  }
+  return value === true
+}
+
+/** A static `cost`: an integer from 1 to the policy's burst. */
+export function checkCost(cost: unknown, burst: number): void {
+  if (typeof cost === 'function') return
+  if (typeof cost !== 'number') throw new LimiterTypeError('cost', cost, 'an integer or a function')
+  if (!Number.isInteger(cost) || cost < 1 || cost > burst) {
+    const expected = `must be an integer from 1 to burst (${burst}); use \`skip\` to let a request through uncounted`
+    throw new LimiterRangeError('cost', cost, expected)
+  }
+}
+
+export function checkStatusCode(statusCode: unknown): number {
+  if (typeof statusCode !== 'number') {
+    throw new LimiterTypeError('statusCode', statusCode, 'an HTTP status code')
+  }
+  if (!Number.isInteger(statusCode) || statusCode < 400 || statusCode > 599) {
+    throw new LimiterRangeError('statusCode', statusCode, 'must be an integer from 400 to 599')
+  }
+  return statusCode
+}
+
+/** The `headers` option as a list of distinct standards. */
+export function headerStandards(value: unknown): readonly HeaderStandard[] {
+  if (value === undefined) return Object.freeze(['draft-10'])
+  if (value === false) return Object.freeze([])
+  const expected = `${HEADER_STANDARDS.map((s) => `'${s}'`).join(', ')}, an array of these, or false`
+  if (typeof value !== 'string' && !Array.isArray(value)) {
+    throw new LimiterTypeError('headers', value, expected)
+  }
+  const list: unknown[] = Array.isArray(value) ? value : [value]
+  for (const item of list) {
+    if (!HEADER_STANDARDS.includes(item as HeaderStandard)) {
+      throw new LimiterRangeError('headers', item, `must be ${expected}`)
+    }
+  }
+  const standards = [...new Set(list as HeaderStandard[])]
+  if (standards.includes('draft-10') && standards.some((s) => s === 'draft-7' || s === 'draft-6')) {
+    const why =
+      "'draft-10' cannot be sent with 'draft-7' or 'draft-6': they give `RateLimit`/`RateLimit-Policy` different syntax"
+    throw new LimiterRangeError('headers', value, why)
+  }
+  return Object.freeze(standards)
+}
+
+/** A static `message` serialized once: a string as text, an object as JSON. */
+export function messageBody(value: unknown): LimitedBody {
+  if (typeof value === 'string') return { contentType: 'text/plain; charset=utf-8', body: value }
+  let body: string | undefined
+  if (value !== null && typeof value === 'object') {
+    try {
+      body = JSON.stringify(value)
+    } catch {
+      // reported below
+    }
+  }
+  if (body === undefined) {
+    throw new LimiterTypeError(
+      'message',
+      value,
+      'a string, an object JSON.stringify can serialize, or a function',
+    )
+  }
+  return { contentType: 'application/json; charset=utf-8', body }
+}
+
+/** `store`, or a `RedisStore` on the `redis` client; both at once is an error. */
+export function storeOf(
+  store: Store | undefined,
+  redis: RedisClientLike | undefined,
+): Store | undefined {
+  if (redis === undefined) return store
+  if (store !== undefined) {
+    throw new LimiterRangeError('redis', redis, 'pass either `store` or `redis`, not both')
+  }
+  const r = redis as unknown as Record<string, unknown> | null
+  if (
+    r === null ||
+    typeof r !== 'object' ||
+    typeof r.evalsha !== 'function' ||
+    typeof r.eval !== 'function'
+  ) {
+    throw new LimiterTypeError('redis', redis, 'an ioredis Redis or Cluster client')
+  }
+  return new RedisStore({ client: redis })
+}

@@ -1,0 +1,196 @@
+// The one option definition every adapter shares, validated once, at construction.
+import { CLOCK } from '../clock.js'
+import type { Decision } from '../decision.js'
+import type { Duration } from '../duration.js'
+import { LimiterTypeError } from '../errors.js'
+import { createLimiter, type FailureMode, type Limiter, type LimiterOptions } from '../limiter.js'
+import { definePolicy, type PolicyOptions } from '../policy.js'
+import type { RedisClientLike } from '../stores/redis-store.js'
+import type { Store } from '../stores/store.js'
+import { type HeaderPolicy, type HeaderStandard, headerPolicy } from './headers.js'
+import { ipKey } from './keys.js'
+import {
+  checkCost,
+  checkOptionNames,
+  checkStatusCode,
+  headerStandards,
+  type LimitedBody,
+  messageBody,
+  optionalBoolean,
+  optionalFunction,
+  storeOf,
+} from './option-checks.js'
+
+export type { LimitedBody } from './option-checks.js'
+
+/** A value or a promise of it. */
+export type Awaitable<T> = T | Promise<T>
+
+/** A limited response body: a string (sent as `text/plain`) or an object (sent as JSON). */
+export type MessageBody = string | object
+
+/** The `message` option: a body, or a callback that returns one. */
+export type Message<Req> = MessageBody | ((req: Req, decision: Decision) => Awaitable<MessageBody>)
+
+/**
+ * Options for every adapter's `rateLimit()`. `Req` is the framework's request type; `OnLimited`
+ * the framework's signature for a custom limited response.
+ */
+export interface RateLimitOptions<Req, OnLimited = never> extends PolicyOptions {
+  /** Where counters live. Default: a `MemoryStore` of this limiter's own. */
+  readonly store?: Store | undefined
+  /** An ioredis `Redis` or `Cluster` client: shorthand for `store: new RedisStore({ client })`. */
+  readonly redis?: RedisClientLike | undefined
+  /**
+   * Names the counters: limiters with the same `prefix` and `name` share them. Default: derived
+   * from the policy and, for a limiter on a route or mount path, from the method and route pattern.
+   */
+  readonly name?: string | undefined
+  /** Prepended to every store key (default `'rl:'`). */
+  readonly prefix?: string | undefined
+  /** Who is limited: a non-empty string per request. Default: the client IP (see `ipKey`). */
+  readonly key?: ((req: Req) => Awaitable<string>) | undefined
+  /** What a request costs: an integer from 1 to `burst`, or a callback. Default 1. */
+  readonly cost?: number | ((req: Req) => Awaitable<number>) | undefined
+  /** Return true to let a request through uncounted and without headers. */
+  readonly skip?: ((req: Req) => Awaitable<boolean | undefined>) | undefined
+  /** Status of a limited response (default 429). */
+  readonly statusCode?: number | undefined
+  /** Body of a limited response. Default: an RFC 9457 `application/problem+json` document. */
+  readonly message?: Message<Req> | undefined
+  /** Full control of the limited response (headers are already set). Replaces `message`. */
+  readonly onLimited?: OnLimited | undefined
+  /** Which rate-limit headers to send (default `'draft-10'`); `false` sends none but `Retry-After`. */
+  readonly headers?: HeaderStandard | readonly HeaderStandard[] | false | undefined
+  /** Give the cost back when the response status is below 400. */
+  readonly skipSuccessfulRequests?: boolean | undefined
+  /** Give the cost back when the status is 400 or more, or the client went away first. */
+  readonly skipFailedRequests?: boolean | undefined
+  /** Called with each store failure (see `createLimiter`). */
+  readonly onError?: LimiterOptions['onError']
+  /** On a store failure: `'open'` (default), `'closed'` or `'local'`. */
+  readonly failureMode?: FailureMode | undefined
+  /** Deadline for one store call (default 500 ms). */
+  readonly timeout?: Duration | undefined
+  /** Circuit breaker on store failures (see `createLimiter`); `false` disables it. */
+  readonly circuitBreaker?: LimiterOptions['circuitBreaker']
+  /** Remember refused keys until their Retry-After (remote stores; see `createLimiter`). */
+  readonly blockedCache?: LimiterOptions['blockedCache']
+}
+
+/** What an adapter tells {@link resolveRateLimitOptions} about its framework. */
+export interface AdapterSpec<Req> {
+  /** The framework's client IP (after its own trust-proxy logic), for the default key. */
+  readonly ip: (req: Req) => string | undefined
+  /** Option names the adapter reads itself, accepted besides the shared ones. */
+  readonly extraOptions?: readonly string[] | undefined
+}
+
+/** Validated options plus the limiter they built. Adapters pass it to the `handle` functions. */
+export interface ResolvedRateLimit<Req, OnLimited = never> {
+  readonly limiter: Limiter
+  /** True when the default name is used: the adapter's route scope then separates counters. */
+  readonly scoped: boolean
+  readonly key: (req: Req) => Awaitable<string>
+  /** True when `key` is the default (client IP). */
+  readonly defaultKey: boolean
+  readonly cost: number | ((req: Req) => Awaitable<number>)
+  readonly skip: ((req: Req) => Awaitable<boolean | undefined>) | undefined
+  readonly statusCode: number
+  /** A `message` callback, when one was given. */
+  readonly message: ((req: Req, decision: Decision) => Awaitable<MessageBody>) | undefined
+  /** A static `message`, serialized once. */
+  readonly messageBody: LimitedBody | undefined
+  readonly onLimited: OnLimited | undefined
+  readonly headers: readonly HeaderStandard[]
+  readonly skipSuccessfulRequests: boolean
+  readonly skipFailedRequests: boolean
+  /** The header policy for a route scope (`''` for none); cached. */
+  headerPolicy(scope: string): HeaderPolicy
+}
+
+const MAX_SCOPES = 1000
+
+/**
+ * Validates an adapter's options and builds the limiter. Throws a `TypeError`/`RangeError`
+ * naming the bad option, so `rateLimit(...)` fails at construction, never at the first request.
+ *
+ * @example
+ * const rl = resolveRateLimitOptions(options, { ip: (req: Request) => req.ip })
+ */
+export function resolveRateLimitOptions<Req, OnLimited>(
+  options: RateLimitOptions<Req, OnLimited>,
+  adapter: AdapterSpec<Req>,
+): ResolvedRateLimit<Req, OnLimited> {
+  if (options === null || typeof options !== 'object') {
+    throw new LimiterTypeError('options', options, 'an object')
+  }
+  checkOptionNames(options, adapter.extraOptions)
+  // Everything is checked before the limiter (and its store's timer) exists.
+  const policy = definePolicy(options)
+  const { cost = 1, statusCode = 429, message } = options
+  optionalFunction('key', options.key)
+  optionalFunction('skip', options.skip)
+  optionalFunction('onLimited', options.onLimited)
+  checkCost(cost, policy.burst)
+  checkStatusCode(statusCode)
+  const body =
+    message === undefined || typeof message === 'function' ? undefined : messageBody(message)
+  const headers = headerStandards(options.headers)
+  const skipSuccessfulRequests = optionalBoolean(
+    'skipSuccessfulRequests',
+    options.skipSuccessfulRequests,
+  )
+  const skipFailedRequests = optionalBoolean('skipFailedRequests', options.skipFailedRequests)
+
+  const limiterOptions: LimiterOptions & { [CLOCK]?: unknown } = {
+    algorithm: options.algorithm,
+    limit: options.limit,
+    window: options.window,
+    burst: options.burst,
+    store: storeOf(options.store, options.redis),
+    name: options.name,
+    prefix: options.prefix,
+    timeout: options.timeout,
+    failureMode: options.failureMode,
+    onError: options.onError,
+    circuitBreaker: options.circuitBreaker,
+    blockedCache: options.blockedCache,
+  }
+  const clock = (options as { [CLOCK]?: unknown })[CLOCK]
+  if (clock !== undefined) limiterOptions[CLOCK] = clock
+  const limiter = createLimiter(limiterOptions)
+
+  const base = headerPolicy(limiter.name, policy.limit, policy.windowMs)
+  const scopes = new Map<string, HeaderPolicy>()
+  const getIp = adapter.ip
+  return Object.freeze({
+    limiter,
+    scoped: options.name === undefined,
+    key: options.key ?? ((req: Req) => ipKey(getIp(req))),
+    defaultKey: options.key === undefined,
+    cost,
+    skip: options.skip,
+    statusCode,
+    message:
+      typeof message === 'function'
+        ? (message as (req: Req, decision: Decision) => Awaitable<MessageBody>)
+        : undefined,
+    messageBody: body,
+    onLimited: options.onLimited,
+    headers,
+    skipSuccessfulRequests,
+    skipFailedRequests,
+    headerPolicy(scope: string): HeaderPolicy {
+      if (scope === '') return base
+      let p = scopes.get(scope)
+      if (p === undefined) {
+        // Scopes are route patterns, so few; the cap only guards against a pathological app.
+        if (scopes.size >= MAX_SCOPES) scopes.clear()
+        p = headerPolicy(`${limiter.name} ${scope}`, policy.limit, policy.windowMs)
+        scopes.set(scope, p)
+      }
+      return p
+    },
+  })
+}

@@ -1,0 +1,38 @@
+import { describe, expect, it } from 'vitest'
+import { headerPolicy } from './headers.js'
+import { PROBLEM_JSON, problemBody, QUOTA_EXCEEDED_TYPE, windowText } from './problem.js'
+
+describe('windowText', () => {
+  it.each([
+    [1000, '1 second'],
+    [1500, '1500 ms'],
+    [60_000, '1 minute'],
+    [900_000, '15 minutes'],
+    [3_600_000, '1 hour'],
+    [172_800_000, '2 days'],
+    [90_000, '90 seconds'],
+  ])('%d ms -> %s', (ms, text) => {
+    expect(windowText(ms)).toBe(text)
+  })
+})
+
+describe('problemBody', () => {
+  it('is an RFC 9457 document of the draft quota-exceeded type', () => {
+    const decision = {
+      allowed: false,
+      limit: 5,
+      remaining: 0,
+      resetMs: 900_000,
+      retryAfterMs: 1001,
+    }
+    const { contentType, body } = problemBody(429, headerPolicy('login', 5, 900_000), decision)
+    expect(contentType).toBe(PROBLEM_JSON)
+    expect(JSON.parse(body)).toEqual({
+      type: QUOTA_EXCEEDED_TYPE,
+      title: 'Request quota exceeded',
+      status: 429,
+      detail: 'The limit is 5 requests per 15 minutes. Retry in 2 seconds.',
+      'violated-policies': ['login'],
+    })
+  })
+})

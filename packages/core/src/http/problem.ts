@@ -1,0 +1,59 @@
+// The default limited body: an RFC 9457 problem document of the draft's `quota-exceeded` type.
+import type { Decision } from '../decision.js'
+import { type HeaderPolicy, retryAfterSeconds } from './headers.js'
+import type { LimitedBody } from './option-checks.js'
+
+/** The problem type the IETF RateLimit draft registers for an exceeded quota. */
+export const QUOTA_EXCEEDED_TYPE = 'https://iana.org/assignments/http-problem-types#quota-exceeded'
+
+/** The media type of an RFC 9457 problem document. */
+export const PROBLEM_JSON = 'application/problem+json'
+
+const UNITS: ReadonlyArray<[ms: number, unit: string]> = [
+  [86_400_000, 'day'],
+  [3_600_000, 'hour'],
+  [60_000, 'minute'],
+  [1000, 'second'],
+]
+
+/** A window in words: `'15 minutes'`, `'1 hour'`, `'1500 ms'`. */
+export function windowText(windowMs: number): string {
+  for (const [ms, unit] of UNITS) {
+    if (windowMs % ms === 0) {
+      const n = windowMs / ms
+      return `${n} ${unit}${n === 1 ? '' : 's'}`
+    }
+  }
+  return `${windowMs} ms`
+}
+
+// The decision-independent part of each policy's problem text, computed once per policy.
+const summaries = new WeakMap<HeaderPolicy, string>()
+
+function summary(policy: HeaderPolicy): string {
+  let text = summaries.get(policy)
+  if (text === undefined) {
+    text = `The limit is ${policy.limit} request${policy.limit === 1 ? '' : 's'} per ${windowText(policy.windowMs)}.`
+    summaries.set(policy, text)
+  }
+  return text
+}
+
+/**
+ * The default limited body: `type` quota-exceeded, `title`, `status`, a `detail` saying when to
+ * retry, and the draft's `violated-policies` member naming the policy.
+ *
+ * @example
+ * problemBody(429, headerPolicy('login', 5, 900_000), decision).contentType // 'application/problem+json'
+ */
+export function problemBody(status: number, policy: HeaderPolicy, decision: Decision): LimitedBody {
+  const seconds = retryAfterSeconds(decision)
+  const problem = {
+    type: QUOTA_EXCEEDED_TYPE,
+    title: 'Request quota exceeded',
+    status,
+    detail: `${summary(policy)} Retry in ${seconds} second${seconds === 1 ? '' : 's'}.`,
+    'violated-policies': [policy.name],
+  }
+  return { contentType: PROBLEM_JSON, body: JSON.stringify(problem) }
+}
