@@ -46,12 +46,19 @@ export {
   type ResolvedRateLimit,
   resolveRateLimitOptions,
 } from './http/options.js'
-export { PROBLEM_JSON, problemBody, QUOTA_EXCEEDED_TYPE, windowText } from './http/problem.js'
+export {
+  PROBLEM_JSON,
+  problemBody,
+  QUOTA_EXCEEDED_TYPE,
+  unavailableBody,
+  windowText,
+} from './http/problem.js'
 export {
   createLimiter,
   defaultName,
   type ErrorContext,
   type FailureMode,
+  failureOf,
   type Limiter,
   type LimiterOptions,
 } from './limiter.js'

@@ -178,14 +178,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
   const report = (cause: unknown, key: string): void => {
     // Skipped calls are the consequence of failures already reported, not new ones.
     if (cause instanceof LimiterError && cause.code === 'ERR_LIMITER_CIRCUIT_OPEN') return
-    const error =
-      cause instanceof LimiterError
-        ? cause
-        : new LimiterError(
-            'ERR_LIMITER_STORE',
-            `Rate limit store failed: ${cause instanceof Error ? cause.message : String(cause)}`,
-            { cause },
-          )
+    const error = asLimiterError(cause)
     try {
       onError(error, { key, limiter })
     } catch {
@@ -206,6 +199,15 @@ export function createLimiter(options: LimiterOptions): Limiter {
     fallback ??= new MemoryStore()
     return fallback.consume(c)
   }
+
+  // The decision for a failed store call, marked (except a local fallback's real decision) so
+  // adapters can tell "store down" from "over the limit".
+  const failed = (cause: unknown, key: string, c: StoreCall): Promise<Decision> =>
+    Promise.resolve(fail(cause, key, c)).then((d) => {
+      const decision = toDecision(d)
+      if (failureMode !== 'local') FAILURES.set(decision, asLimiterError(cause))
+      return decision
+    })
 
   const guard = store.local === true ? undefined : createGuard(timeoutMs, breaker)
   const guarded = <T>(key: string, run: () => Promise<T>): Promise<T> =>
@@ -240,7 +242,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
       const c = call(key, cost)
       if (blocked === undefined) {
         return guarded(key, () => store.consume(c)).then(toDecision, (error: unknown) =>
-          Promise.resolve(fail(error, key, c)).then(toDecision),
+          failed(error, key, c),
         )
       }
       const need = cost === 0 ? 1 : cost
@@ -253,7 +255,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
           if (!decision.allowed) blocked.add(key, need, sentAtMs, decision)
           return decision
         },
-        (error: unknown) => Promise.resolve(fail(error, key, c)).then(toDecision),
+        (error: unknown) => failed(error, key, c),
       )
     },
     peek(key) {
@@ -284,6 +286,23 @@ export function createLimiter(options: LimiterOptions): Limiter {
     },
   }
   return Object.freeze(limiter)
+}
+
+const FAILURES = new WeakMap<Decision, LimiterError>()
+
+/**
+ * The store failure behind a decision, or `undefined` for a real decision. A limiter answering
+ * from `failureMode: 'open'` or `'closed'` marks its decisions so adapters can answer a denial
+ * caused by a store outage with 503 instead of 429.
+ */
+export function failureOf(decision: Decision): LimiterError | undefined {
+  return FAILURES.get(decision)
+}
+
+function asLimiterError(cause: unknown): LimiterError {
+  if (cause instanceof LimiterError) return cause
+  const message = cause instanceof Error ? cause.message : String(cause)
+  return new LimiterError('ERR_LIMITER_STORE', `Rate limit store failed: ${message}`, { cause })
 }
 
 function parseBreaker(value: LimiterOptions['circuitBreaker']): BreakerOptions {

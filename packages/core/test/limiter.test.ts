@@ -2,7 +2,14 @@
 import { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type RedisProcess, startRedis } from '../../../test-support/redis.js'
-import { createLimiter, type LimiterError, MemoryStore, RedisStore } from '../src/index.js'
+import {
+  createLimiter,
+  type Decision,
+  failureOf,
+  type LimiterError,
+  MemoryStore,
+  RedisStore,
+} from '../src/index.js'
 
 describe('createLimiter options', () => {
   it.each([
@@ -82,12 +89,15 @@ describe('failure policy', () => {
       expect(elapsed).toBeLessThan(100 + 150)
       expect(decisions.map((d) => d.allowed)).toEqual([allowed, allowed, allowed])
       if (!allowed) expect(decisions[0]?.retryAfterMs).toBeGreaterThan(0)
+      // The decisions say they come from a failure, not from the quota.
+      expect(failureOf(decisions[0] as Decision)?.code).toBe('ERR_LIMITER_TIMEOUT')
       expect(errors).toHaveLength(3)
       expect(errors[0]?.code).toBe('ERR_LIMITER_TIMEOUT')
       // Redis answers again: after the circuit's cool-down, decisions come from Redis.
       await client.ping()
       await new Promise((r) => setTimeout(r, 250))
       const again = await limiter.consume('fresh')
+      expect(failureOf(again)).toBeUndefined()
       expect(again).toMatchObject({ allowed: true, remaining: 4 })
     },
   )

@@ -2,10 +2,11 @@
 import { nowMs } from '../clock.js'
 import type { Decision } from '../decision.js'
 import { LimiterError, type LimiterErrorCode } from '../errors.js'
+import { failureOf } from '../limiter.js'
 import { formatHeaders, type HeaderPair, type HeaderPolicy } from './headers.js'
 import { type HeaderValue, mergeHeaders } from './merge-headers.js'
 import type { LimitedBody, MessageBody, ResolvedRateLimit } from './options.js'
-import { problemBody } from './problem.js'
+import { problemBody, unavailableBody } from './problem.js'
 
 /** The outcome of {@link checkRequest} for a request that was counted. */
 export interface RateLimitCheck {
@@ -156,13 +157,17 @@ function safeStringify(value: object): string | undefined {
 
 /**
  * The body of a limited response: `message` (string as text, object as JSON, or its callback's
- * result), or by default an RFC 9457 problem document of type `quota-exceeded`.
+ * result), or by default an RFC 9457 problem document of type `quota-exceeded`. A denial caused
+ * by a store failure (`failureMode: 'closed'`) gets 503 and a Service Unavailable problem instead.
  */
 export async function limitedResponse<Req>(
   rl: ResolvedRateLimit<Req, unknown>,
   req: Req,
   check: RateLimitCheck,
 ): Promise<LimitedResponse> {
+  // A denial because the store is down (failureMode 'closed') is the server's fault: 503.
+  if (failureOf(check.decision) !== undefined)
+    return { status: 503, ...unavailableBody(check.decision) }
   const status = rl.statusCode
   const { message } = rl
   if (message !== undefined) {

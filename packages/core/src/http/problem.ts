@@ -57,3 +57,18 @@ export function problemBody(status: number, policy: HeaderPolicy, decision: Deci
   }
   return { contentType: PROBLEM_JSON, body: JSON.stringify(problem) }
 }
+
+/**
+ * The body of a 503 sent when the store failed and `failureMode` is `'closed'`: rate limiting
+ * could not decide, so the request is refused without blaming the client's quota.
+ */
+export function unavailableBody(decision: Decision): LimitedBody {
+  const seconds = retryAfterSeconds(decision)
+  const problem = {
+    type: 'about:blank',
+    title: 'Service Unavailable',
+    status: 503,
+    detail: `Rate limiting is temporarily unavailable. Retry in ${seconds} second${seconds === 1 ? '' : 's'}.`,
+  }
+  return { contentType: PROBLEM_JSON, body: JSON.stringify(problem) }
+}

@@ -1,0 +1,102 @@
+// @limiter/express: rateLimit(options) -> an Express 4/5 RequestHandler over @limiter/core's HTTP glue.
+import {
+  applyHeaders,
+  type RateLimitOptions as CoreOptions,
+  checkRequest,
+  type Decision,
+  limitedResponse,
+  refundWhenDone,
+  resolveRateLimitOptions,
+  routeKey,
+} from '@limiter/core'
+import type { NextFunction, Request, RequestHandler, Response } from 'express'
+
+export {
+  type Decision,
+  type HeaderStandard,
+  type IpKeyOptions,
+  ipKey,
+  MemoryStore,
+  RedisStore,
+  routeKey,
+  userKey,
+} from '@limiter/core'
+
+declare global {
+  namespace Express {
+    interface Request {
+      /** The decision of the last rate limiter this request passed through. */
+      rateLimit?: Decision
+    }
+  }
+}
+
+/** Full control of a limited response. Headers, `Retry-After` included, are already set. */
+export type OnLimited = (
+  req: Request,
+  res: Response,
+  next: NextFunction,
+  decision: Decision,
+) => unknown
+
+/** Options for {@link rateLimit}: the shared options, typed with Express's request. */
+export type RateLimitOptions = CoreOptions<Request, OnLimited>
+
+/**
+ * The default route scope. A limiter used as a route handler (`app.post('/login', limiter, h)`)
+ * is scoped to the method and route pattern under its mount path; one used with `app.use` or
+ * `router.use` to its mount path (`''` at the root). Express only knows these once a request
+ * arrives, so the scope is read per request: the route pattern, never the raw URL with its ids.
+ */
+function scopeOf(req: Request): string {
+  const route: unknown = req.route
+  const path = (route as { path?: unknown } | undefined)?.path
+  // baseUrl is the matched text, not the pattern: Express matches it case-insensitively by
+  // default, so '/API' must not open fresh counters next to '/api'.
+  const base = req.baseUrl.toLowerCase()
+  return path === undefined ? base : routeKey(req.method, `${base}${String(path)}`)
+}
+
+/**
+ * Creates rate-limiting middleware. Options are validated here: a bad one throws a
+ * `TypeError`/`RangeError` naming it. Allowed requests get the rate-limit headers and
+ * `req.rateLimit`; limited ones get `statusCode` (429), `Retry-After` and `message` (an RFC 9457
+ * problem by default). Errors from `key`, `cost`, `skip` or `message` go to `next(err)`.
+ *
+ * @example
+ * app.use(rateLimit({ limit: 100, window: '1m' }))
+ * app.post('/login', rateLimit({ limit: 5, window: '15m', algorithm: 'sliding-log',
+ *   key: (req) => `${req.body.email}`, redis }), handler)
+ */
+export function rateLimit(options: RateLimitOptions): RequestHandler {
+  const rl = resolveRateLimitOptions(options, { ip: (req: Request) => req.ip })
+
+  const run = async (req: Request, res: Response, next: NextFunction): Promise<boolean> => {
+    const check = await checkRequest(rl, req, scopeOf(req))
+    if (check === undefined) return true
+    req.rateLimit = check.decision
+    const written = applyHeaders(res, check.headers)
+    if (check.decision.allowed) {
+      refundWhenDone(rl, check, res)
+      return true
+    }
+    if (!written) {
+      // Someone else started this response: a 429 can no longer be sent, so end it.
+      res.end()
+      return false
+    }
+    if (rl.onLimited !== undefined) {
+      await rl.onLimited(req, res, next, check.decision)
+      return false
+    }
+    const limited = await limitedResponse(rl, req, check)
+    res.status(limited.status).set('Content-Type', limited.contentType).send(limited.body)
+    return false
+  }
+
+  return (req, res, next) => {
+    run(req, res, next).then((proceed) => {
+      if (proceed) next()
+    }, next)
+  }
+}
