@@ -210,6 +210,9 @@ export function createLimiter(options: LimiterOptions): Limiter {
     })
 
   const guard = store.local === true ? undefined : createGuard(timeoutMs, breaker)
+  // An in-process store that can answer synchronously skips a promise hop per decision.
+  const consumeSync =
+    store instanceof MemoryStore ? (c: StoreCall) => store.consumeSync(c) : undefined
   const guarded = <T>(key: string, run: () => Promise<T>): Promise<T> =>
     guard === undefined ? run() : guard.run(key, run)
 
@@ -240,6 +243,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
         return Promise.reject(error)
       }
       const c = call(key, cost)
+      if (consumeSync !== undefined) return Promise.resolve(toDecision(consumeSync(c)))
       if (blocked === undefined) {
         return guarded(key, () => store.consume(c)).then(toDecision, (error: unknown) =>
           failed(error, key, c),

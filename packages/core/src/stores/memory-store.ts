@@ -30,7 +30,10 @@ interface Entry {
  */
 export class MemoryStore implements Store {
   readonly local = true
-  readonly #entries = new Map<string, Entry>()
+  // One map per namespace: looking up the user's key as given is several times faster than
+  // hashing a freshly concatenated `namespace + key` string on every decision.
+  readonly #spaces = new Map<string, Map<string, Entry>>()
+  #size = 0
   readonly #maxKeys: number
   #timer: ReturnType<typeof setInterval> | undefined
   // The latest time any call used: sweeping follows the callers' clock, even an injected one.
@@ -55,7 +58,7 @@ export class MemoryStore implements Store {
 
   /** How many keys are held (including expired ones not yet swept). */
   get size(): number {
-    return this.#entries.size
+    return this.#size
   }
 
   consume(call: StoreCall): Promise<StoreDecision> {
@@ -65,33 +68,30 @@ export class MemoryStore implements Store {
   /** The synchronous core of {@link MemoryStore.consume}. */
   consumeSync(call: StoreCall): StoreDecision {
     const now = this.#now(call)
-    const id = entryKey(call)
-    const entry = this.#entries.get(id)
+    const space = this.#space(call.namespace)
+    const entry = space.get(call.key)
     const state = entry !== undefined && entry.expiresAtMs > now ? entry.state : undefined
     const outcome = TWINS[call.policy.algorithm].check(state, now, call.policy, call.cost)
-    if (outcome.state !== undefined) this.#write(id, entry, outcome.state, now + outcome.ttlMs)
+    if (outcome.state !== undefined)
+      this.#write(space, call.key, entry, outcome.state, now + outcome.ttlMs)
     return outcome
   }
 
   refund(call: StoreCall): Promise<void> {
     const now = this.#now(call)
-    const id = entryKey(call)
-    const entry = this.#entries.get(id)
+    const space = this.#space(call.namespace)
+    const entry = space.get(call.key)
     const state = entry !== undefined && entry.expiresAtMs > now ? entry.state : undefined
-    const outcome = TWINS[call.policy.algorithm].refund(
-      state,
-      now,
-      call.policy,
-      call.cost,
-      call.ticket,
-    )
-    if (outcome.state === null) this.#entries.delete(id)
-    else this.#write(id, entry, outcome.state, now + outcome.ttlMs)
+    const twin = TWINS[call.policy.algorithm]
+    const outcome = twin.refund(state, now, call.policy, call.cost, call.ticket)
+    if (outcome.state === null) this.#delete(space, call.key)
+    else this.#write(space, call.key, entry, outcome.state, now + outcome.ttlMs)
     return Promise.resolve()
   }
 
   reset(call: Omit<StoreCall, 'cost'>): Promise<void> {
-    this.#entries.delete(entryKey(call))
+    const space = this.#spaces.get(call.namespace)
+    if (space !== undefined) this.#delete(space, call.key)
     return Promise.resolve()
   }
 
@@ -99,12 +99,15 @@ export class MemoryStore implements Store {
   sweep(): number {
     const now = Math.max(this.#latestMs, nowMs())
     let dropped = 0
-    for (const [id, entry] of this.#entries) {
-      if (entry.expiresAtMs <= now) {
-        this.#entries.delete(id)
-        dropped++
+    for (const space of this.#spaces.values()) {
+      for (const [key, entry] of space) {
+        if (entry.expiresAtMs <= now) {
+          space.delete(key)
+          dropped++
+        }
       }
     }
+    this.#size -= dropped
     return dropped
   }
 
@@ -112,7 +115,8 @@ export class MemoryStore implements Store {
   close(): Promise<void> {
     if (this.#timer !== undefined) clearInterval(this.#timer)
     this.#timer = undefined
-    this.#entries.clear()
+    this.#spaces.clear()
+    this.#size = 0
     return Promise.resolve()
   }
 
@@ -122,30 +126,49 @@ export class MemoryStore implements Store {
     return now
   }
 
-  #write(id: string, entry: Entry | undefined, state: unknown, expiresAtMs: number): void {
+  #space(namespace: string): Map<string, Entry> {
+    let space = this.#spaces.get(namespace)
+    if (space === undefined) {
+      space = new Map()
+      this.#spaces.set(namespace, space)
+    }
+    return space
+  }
+
+  #delete(space: Map<string, Entry>, key: string): void {
+    if (space.delete(key)) this.#size--
+  }
+
+  #write(
+    space: Map<string, Entry>,
+    key: string,
+    entry: Entry | undefined,
+    state: unknown,
+    expiresAtMs: number,
+  ): void {
     if (entry !== undefined) {
       entry.state = state
       entry.expiresAtMs = expiresAtMs
       return
     }
-    if (this.#entries.size >= this.#maxKeys) this.#makeRoom()
-    this.#entries.set(id, { state, expiresAtMs })
+    if (this.#size >= this.#maxKeys) this.#makeRoom()
+    space.set(key, { state, expiresAtMs })
+    this.#size++
   }
 
   #makeRoom(): void {
-    // Sweeping is O(n), so do it only when full, then drop the oldest keys in a batch so the
-    // next inserts do not scan again.
-    const now = this.#latestMs
-    for (const [id, entry] of this.#entries) if (entry.expiresAtMs <= now) this.#entries.delete(id)
-    if (this.#entries.size < this.#maxKeys) return
-    let excess = this.#entries.size - this.#maxKeys + Math.max(1, Math.ceil(this.#maxKeys / 100))
-    for (const id of this.#entries.keys()) {
-      if (excess-- <= 0) break
-      this.#entries.delete(id)
+    // Sweeping is O(n), so do it only when full, then drop the oldest keys in a batch (1% of
+    // maxKeys) so the next inserts do not scan again.
+    this.sweep()
+    if (this.#size < this.#maxKeys) return
+    let excess = this.#size - this.#maxKeys + Math.max(1, Math.ceil(this.#maxKeys / 100))
+    for (const space of this.#spaces.values()) {
+      for (const key of space.keys()) {
+        if (excess <= 0) return
+        space.delete(key)
+        this.#size--
+        excess--
+      }
     }
   }
-}
-
-function entryKey(call: Omit<StoreCall, 'cost'>): string {
-  return `${call.namespace}\u0000${call.key}`
 }
