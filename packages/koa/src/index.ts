@@ -1,0 +1,99 @@
+// @limiter/koa: rateLimit(options) -> Koa 2/3 middleware over @limiter/core's HTTP glue.
+import {
+  applyHeaders,
+  type RateLimitOptions as CoreOptions,
+  checkRequest,
+  type Decision,
+  limitedResponse,
+  refundWhenDone,
+  resolveRateLimitOptions,
+} from '@limiter/core'
+import type { DefaultContext, DefaultState, Middleware, ParameterizedContext } from 'koa'
+import { routeScope } from './route-scope.js'
+
+export {
+  type Decision,
+  type HeaderStandard,
+  type IpKeyOptions,
+  ipKey,
+  MemoryStore,
+  RedisStore,
+  routeKey,
+  userKey,
+} from '@limiter/core'
+
+/**
+ * What a limiter adds to `ctx.state`. Koa's `DefaultState` already has it; an app with a state
+ * type of its own adds it: `new Koa<MyState & RateLimitState>()`.
+ */
+export interface RateLimitState {
+  /** The decision of the last rate limiter this request passed through. */
+  rateLimit?: Decision
+}
+
+// Typed `ctx.state.rateLimit` for apps on Koa's default state.
+declare module 'koa' {
+  interface DefaultState extends RateLimitState {}
+}
+
+/**
+ * Full control of a limited response: set `ctx.body` (and `ctx.status`, already `statusCode`).
+ * The headers, `Retry-After` included, are already set. May be async.
+ */
+export type OnLimited<StateT = DefaultState, ContextT = DefaultContext> = (
+  ctx: ParameterizedContext<StateT, ContextT>,
+  decision: Decision,
+) => unknown
+
+/** Options for {@link rateLimit}: the shared options, typed with Koa's context. */
+export type RateLimitOptions<StateT = DefaultState, ContextT = DefaultContext> = CoreOptions<
+  ParameterizedContext<StateT, ContextT>,
+  OnLimited<StateT, ContextT>
+>
+
+/**
+ * Creates rate-limiting middleware for Koa 2 and 3, for `app.use` or an @koa/router route.
+ * Options are validated here: a bad one throws a `TypeError`/`RangeError` naming it. Allowed
+ * requests get the rate-limit headers and `ctx.state.rateLimit`; limited ones get `statusCode`
+ * (429), `Retry-After` and `message` (an RFC 9457 problem by default). Errors from `key`, `cost`,
+ * `skip`, `message` or `onLimited` are thrown into Koa's error handling.
+ *
+ * @example
+ * app.use(rateLimit({ limit: 100, window: '1m', redis }))
+ * router.get('/search', rateLimit({ limit: 10, window: '1s', algorithm: 'token-bucket', burst: 20 }), h)
+ */
+export function rateLimit<StateT = DefaultState, ContextT = DefaultContext>(
+  options: RateLimitOptions<StateT, ContextT>,
+): Middleware<StateT, ContextT> {
+  const rl = resolveRateLimitOptions(options, {
+    ip: (ctx: ParameterizedContext<StateT, ContextT>) => ctx.ip,
+  })
+
+  const middleware: Middleware<StateT, ContextT> = async (ctx, next) => {
+    const check = await checkRequest(rl, ctx, routeScope(ctx, middleware))
+    if (check === undefined) return next()
+    ;(ctx.state as RateLimitState).rateLimit = check.decision
+    // Straight onto Node's response, which Koa answers from: merged with other limiters' headers.
+    const written = applyHeaders(ctx.res, check.headers)
+    if (check.decision.allowed) {
+      refundWhenDone(rl, check, ctx.res)
+      return next()
+    }
+    if (!written) {
+      // Someone wrote to ctx.res before the limiter: a 429 can no longer be sent, so end it.
+      ctx.res.end()
+      return
+    }
+    if (rl.onLimited !== undefined) {
+      // A sane default should the handler set no status: Koa would otherwise answer 404.
+      ctx.status = rl.statusCode
+      await rl.onLimited(ctx, check.decision)
+      return
+    }
+    const limited = await limitedResponse(rl, ctx, check)
+    ctx.status = limited.status
+    ctx.type = limited.contentType
+    ctx.body = limited.body
+  }
+  return middleware
+}

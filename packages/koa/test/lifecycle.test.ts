@@ -1,0 +1,128 @@
+// rateLimit() with the embedded MemoryStore, through supertest, on Koa 2 and 3: refunds, the
+// response lifecycle and the client IP.
+import request from 'supertest'
+import { describe, expect, it } from 'vitest'
+import { ipKey, type RateLimitOptions, rateLimit } from '../src/index.js'
+import { countingStore, KOA, appWith as makeApp, settle } from './helpers.js'
+
+describe.each(KOA)('$version', ({ Koa }) => {
+  const appWith = (options: RateLimitOptions) => makeApp(Koa, options).callback()
+
+  describe('refunds', () => {
+    it.each<[string, Partial<RateLimitOptions>, number, number]>([
+      ['skipSuccessfulRequests refunds a 200', { skipSuccessfulRequests: true }, 200, 3],
+      ['skipSuccessfulRequests keeps a 500', { skipSuccessfulRequests: true }, 500, 0],
+      ['skipFailedRequests refunds a 404', { skipFailedRequests: true }, 404, 3],
+      ['skipFailedRequests keeps a 302', { skipFailedRequests: true }, 302, 0],
+    ])('%s, exactly once per request', async (_name, options, status, refunds) => {
+      const store = countingStore()
+      const app = appWith({ limit: 2, window: '1m', store, ...options })
+      for (let i = 0; i < 3; i++) {
+        const res = await request(app).get(`/?status=${status}`)
+        expect(res.status).toBe(refunds > 0 || i < 2 ? status : 429)
+      }
+      await settle()
+      expect(store.refunds).toBe(refunds)
+    })
+
+    it('a handler that throws counts as failed: refunded once under skipFailedRequests', async () => {
+      const store = countingStore()
+      const app = new Koa()
+      app.on('error', () => {})
+      app.use(rateLimit({ limit: 1, window: '1m', store, skipFailedRequests: true }))
+      app.use(() => {
+        throw new Error('handler broke')
+      })
+      for (let i = 0; i < 3; i++) expect((await request(app.callback()).get('/')).status).toBe(500)
+      await settle()
+      expect(store.refunds).toBe(3)
+    })
+
+    it('an unmatched route (Koa 404) is refunded under skipFailedRequests', async () => {
+      const store = countingStore()
+      const app = new Koa()
+      app.use(rateLimit({ limit: 1, window: '1m', store, skipFailedRequests: true }))
+      for (let i = 0; i < 3; i++) expect((await request(app.callback()).get('/')).status).toBe(404)
+      await settle()
+      expect(store.refunds).toBe(3)
+    })
+  })
+
+  describe('the response lifecycle', () => {
+    it('never writes headers after the response has started', async () => {
+      const app = new Koa()
+      app.use(async (ctx, next) => {
+        ctx.res.writeHead(200, { 'content-type': 'text/plain' })
+        ctx.res.write('early ')
+        await next()
+      })
+      app.use(rateLimit({ limit: 1, window: '1m' }))
+      app.use((ctx) => {
+        ctx.body = 'late'
+      })
+      const first = await request(app.callback()).get('/')
+      expect(first.text).toBe('early late')
+      expect(first.headers.ratelimit).toBeUndefined()
+      // Limited after the response started: no 429 is possible; the response is ended, the
+      // handler skipped.
+      const second = await request(app.callback()).get('/')
+      expect(second.status).toBe(200)
+      expect(second.text).toBe('early ')
+    })
+
+    it('keeps headers an earlier middleware set, appending its own members', async () => {
+      const app = new Koa()
+      app.use(async (ctx, next) => {
+        ctx.set('RateLimit-Policy', '"upstream";q=5;w=1')
+        await next()
+      })
+      app.use(rateLimit({ limit: 3, window: '1m' }))
+      app.use((ctx) => {
+        ctx.body = 'ok'
+      })
+      const res = await request(app.callback()).get('/')
+      expect(res.headers['ratelimit-policy']).toBe('"upstream";q=5;w=1, "sw3.60000";q=3;w=60')
+    })
+  })
+
+  describe('client IP and app.proxy', () => {
+    const ipApp = (options: { proxy?: boolean; maxIpsCount?: number } = {}) => {
+      const app = new Koa(options)
+      app.use(rateLimit({ limit: 1, window: '1m' }))
+      app.use((ctx) => {
+        ctx.body = ipKey(ctx.ip)
+      })
+      return app.callback()
+    }
+
+    it('ignores a forged X-Forwarded-For unless app.proxy is set', async () => {
+      const app = ipApp()
+      expect((await request(app).get('/').set('x-forwarded-for', '198.51.100.1')).text).toBe(
+        '127.0.0.1',
+      )
+      expect((await request(app).get('/').set('x-forwarded-for', '198.51.100.2')).status).toBe(429)
+    })
+
+    it("uses Koa's ctx.ip when app.proxy is set, grouping IPv6 by /64", async () => {
+      const app = ipApp({ proxy: true })
+      expect((await request(app).get('/').set('x-forwarded-for', '198.51.100.1')).status).toBe(200)
+      expect((await request(app).get('/').set('x-forwarded-for', '198.51.100.2')).status).toBe(200)
+      expect((await request(app).get('/').set('x-forwarded-for', '2001:db8::1')).text).toBe(
+        '2001:db8::/64',
+      )
+      expect(
+        (await request(app).get('/').set('x-forwarded-for', '2001:db8:0:0:ffff::9')).status,
+      ).toBe(429)
+    })
+
+    it('with app.maxIpsCount, a client cannot pick its key by prepending addresses', async () => {
+      const app = ipApp({ proxy: true, maxIpsCount: 1 })
+      const res = await request(app).get('/').set('x-forwarded-for', '203.0.113.66, 198.51.100.7')
+      expect(res.text).toBe('198.51.100.7')
+      const forged = await request(app)
+        .get('/')
+        .set('x-forwarded-for', '203.0.113.67, 198.51.100.7')
+      expect(forged.status).toBe(429)
+    })
+  })
+})
