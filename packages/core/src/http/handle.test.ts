@@ -297,6 +297,16 @@ describe('refunds', () => {
     await tick()
     expect(store.refunds).toBe(1)
   })
+
+  it('refundWhenDone trusts finish when writableFinished lags (light-my-request)', async () => {
+    const { store, rl, check } = await make({ skipFailedRequests: true })
+    const res = Object.assign(new EventEmitter(), { statusCode: 200, writableFinished: false })
+    refundWhenDone(rl, check, res)
+    res.emit('finish')
+    res.emit('close')
+    await tick()
+    expect(store.refunds).toBe(0)
+  })
 })
 
 describe('applyHeaders', () => {

@@ -221,7 +221,8 @@ export function refundWhenDone<Req>(
 ): void {
   const settle = refundOnce(rl, check)
   if (settle === undefined) return
-  const done = (): void => settle(res.writableFinished ? res.statusCode : undefined)
-  res.once('finish', done)
-  res.once('close', done)
+  // `finish` itself says the response finished: light-my-request (Fastify's inject) emits it
+  // while `writableFinished` is still false.
+  res.once('finish', () => settle(res.statusCode))
+  res.once('close', () => settle(res.writableFinished ? res.statusCode : undefined))
 }

@@ -1,0 +1,203 @@
+// @limiter/fastify: a Fastify 4/5 plugin (app-wide through fastify-plugin) over @limiter/core's HTTP glue.
+import {
+  type RateLimitOptions as CoreOptions,
+  checkRequest,
+  type Decision,
+  limitedResponse,
+  mergeHeaders,
+  type ResolvedRateLimit,
+  refundWhenDone,
+  resolveRateLimitOptions,
+} from '@limiter/core'
+import type {
+  FastifyPluginAsync,
+  FastifyReply,
+  FastifyRequest,
+  preHandlerAsyncHookHandler,
+} from 'fastify'
+import fp from 'fastify-plugin'
+import {
+  type LimitHook,
+  pluginSettings,
+  probeOf,
+  routeScope,
+  routeSettings,
+  withDefaults,
+} from './options.js'
+
+export {
+  type Decision,
+  type HeaderStandard,
+  type IpKeyOptions,
+  ipKey,
+  MemoryStore,
+  RedisStore,
+  routeKey,
+  userKey,
+} from '@limiter/core'
+export type { LimitHook } from './options.js'
+
+/** Full control of a limited response: send the reply. Headers, `Retry-After` included, are set. */
+export type OnLimited = (
+  request: FastifyRequest,
+  reply: FastifyReply,
+  decision: Decision,
+) => unknown
+
+/** The shared options, typed with Fastify's request. */
+export type RateLimitOptions = CoreOptions<FastifyRequest, OnLimited>
+
+/** `app.rateLimit(options)`: any option, over the plugin's defaults. */
+export type AppRateLimitOptions = Partial<RateLimitOptions>
+
+/** A route's `config.rateLimit`: any option over the plugin's defaults, and its own `hook`. */
+export interface RouteRateLimitOptions extends AppRateLimitOptions {
+  /** The request hook the limiter runs in (default: the plugin's, `'onRequest'`). */
+  readonly hook?: LimitHook | undefined
+}
+
+// Fastify's own RegisterOptions declare `prefix?: string`: without `| undefined` here, register
+// type-checks under exactOptionalPropertyTypes. (An fp-wrapped plugin gets no route prefix.)
+type PluginShared<T> = Omit<T, 'prefix'> & { readonly prefix?: string }
+
+/** Options for `app.register(rateLimit, options)`. */
+export type RateLimitPluginOptions =
+  | PluginShared<
+      RateLimitOptions & {
+        /** Limit every route that does not opt out (default true). */
+        readonly global?: true | undefined
+        readonly hook?: LimitHook | undefined
+      }
+    >
+  | PluginShared<RouteRateLimitOptions & { readonly global: false }>
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The decision of the last rate limiter this request passed through. */
+    rateLimit?: Decision
+  }
+  interface FastifyContextConfig {
+    /** This route's limiter, replacing the global one; `false` exempts the route. */
+    rateLimit?: RouteRateLimitOptions | false
+  }
+  interface FastifyInstance {
+    /** A preHandler hook that limits the routes it is added to (options over the plugin's). */
+    rateLimit(options?: AppRateLimitOptions): preHandlerAsyncHookHandler
+  }
+}
+
+type Resolved = ResolvedRateLimit<FastifyRequest, OnLimited>
+type Hook = (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>
+
+const SPEC = { ip: (request: FastifyRequest) => request.ip }
+const resolve = (options: RateLimitOptions): Resolved => resolveRateLimitOptions(options, SPEC)
+
+async function limit(
+  rl: Resolved,
+  scope: string,
+  request: FastifyRequest,
+  reply: FastifyReply,
+): Promise<unknown> {
+  const check = await checkRequest(rl, request, scope)
+  if (check === undefined) return undefined
+  request.rateLimit = check.decision
+  // Several limiters on one request append list members instead of overwriting.
+  const writable = !reply.raw.headersSent
+  if (writable)
+    for (const [name, value] of mergeHeaders(check.headers, (n) => reply.getHeader(n)))
+      reply.header(name, value)
+  if (check.decision.allowed) {
+    refundWhenDone(rl, check, reply.raw)
+    return undefined
+  }
+  if (!writable) {
+    // Someone else started this response: a 429 can no longer be sent, so end it.
+    reply.raw.end()
+    return reply
+  }
+  if (rl.onLimited !== undefined) {
+    await rl.onLimited(request, reply, check.decision)
+    return reply
+  }
+  const limited = await limitedResponse(rl, request, check)
+  return reply.code(limited.status).type(limited.contentType).send(limited.body)
+}
+
+// app.rateLimit() hooks learn their route per request: its scope is computed once per route.
+const scopes = new WeakMap<object, string>()
+function scopeOf(request: FastifyRequest): string {
+  const config = request.routeOptions.config
+  let scope = scopes.get(config)
+  if (scope === undefined) {
+    scope = config.url === undefined ? '' : routeScope(config.method, config.url)
+    scopes.set(config, scope)
+  }
+  return scope
+}
+
+// Async, so that an invalid option rejects `register` instead of escaping avvio as an exception.
+const plugin: FastifyPluginAsync<RateLimitPluginOptions> = async (app, options) => {
+  const settings = pluginSettings<FastifyRequest, OnLimited>(options)
+  // Invalid options throw here, so `register` (and `ready()`/`listen()`) fails naming the option.
+  let globalRl: Resolved | undefined
+  try {
+    globalRl = settings.global ? resolve(settings.options as RateLimitOptions) : undefined
+    if (globalRl === undefined) resolve(probeOf(settings.options))
+  } catch (error) {
+    await settings.ownStore?.close()
+    throw error
+  }
+
+  app.decorateRequest('rateLimit', undefined)
+  app.decorate('rateLimit', (opts: AppRateLimitOptions = {}) => {
+    const rl = resolve(withDefaults(settings.defaults, opts))
+    const hook: Hook = (request, reply) => limit(rl, scopeOf(request), request, reply)
+    return hook as preHandlerAsyncHookHandler
+  })
+
+  app.addHook('onRoute', (route) => {
+    const config = route.config?.rateLimit
+    if (config === false || (config === undefined && globalRl === undefined)) return
+    let rl = globalRl as Resolved
+    let scope = ''
+    let hook = settings.hook
+    if (config !== undefined) {
+      scope = routeScope(route.method, route.url)
+      try {
+        const own = routeSettings(settings, config)
+        rl = resolve(own.options)
+        hook = own.hook
+      } catch (error) {
+        if (error instanceof Error) error.message += ` (config.rateLimit of route ${scope})`
+        throw error
+      }
+    }
+    const run: Hook = (request, reply) => limit(rl, scope, request, reply)
+    // A new array: Fastify copies the caller's options for the HEAD twin of a GET route.
+    const hooks = route as unknown as Record<LimitHook, unknown>
+    const existing = hooks[hook]
+    hooks[hook] = existing === undefined ? [run] : [existing, run].flat()
+  })
+
+  if (settings.ownStore !== undefined) {
+    const store = settings.ownStore
+    app.addHook('onClose', () => store.close())
+  }
+}
+
+/**
+ * The rate-limiting plugin (wrapped with fastify-plugin, so it applies app-wide). Options are
+ * validated at `register`: a bad one fails `register`, `ready()` and `listen()` with a
+ * `TypeError`/`RangeError` naming it. Each route's limiter is built once, when the route is
+ * declared: a route's `config.rateLimit` replaces the global limiter, `false` exempts it.
+ * Errors from `key`, `cost`, `skip` or `message` go to Fastify's error handler.
+ *
+ * @example
+ * await app.register(rateLimit, { limit: 100, window: '1m', redis })
+ * app.get('/export', { config: { rateLimit: { limit: 2, window: '1m' } } }, handler)
+ * app.get('/health', { config: { rateLimit: false } }, handler)
+ * app.get('/x', { preHandler: app.rateLimit({ limit: 3, window: '10s' }) }, handler)
+ */
+export const rateLimit = fp(plugin, { fastify: '4.x || 5.x', name: '@limiter/fastify' })
+
+export default rateLimit

@@ -1,0 +1,112 @@
+// The plugin's own options (`global`, `hook`), per-route defaults, and route scopes.
+import {
+  LimiterRangeError,
+  LimiterTypeError,
+  MemoryStore,
+  type RateLimitOptions,
+  routeKey,
+} from '@limiter/core'
+
+/** The request hook a limiter from `register` or `config.rateLimit` runs in. */
+export type LimitHook = 'onRequest' | 'preValidation' | 'preHandler'
+
+const HOOKS: readonly unknown[] = ['onRequest', 'preValidation', 'preHandler']
+
+/** Shared options that may be missing: a route's own, or the plugin's defaults for routes. */
+export type PartialOptions<Req, OnLimited> = Partial<RateLimitOptions<Req, OnLimited>>
+
+/** The plugin's options split into what it reads itself and the shared options. */
+export interface PluginSettings<Req, OnLimited> {
+  readonly global: boolean
+  readonly hook: LimitHook
+  /** The options of the global limiter, `name` included. */
+  readonly options: PartialOptions<Req, OnLimited>
+  /** Defaults for per-route limiters: the options without `name`. */
+  readonly defaults: PartialOptions<Req, OnLimited>
+  /** The MemoryStore the plugin made when given neither `store` nor `redis`; closed with the app. */
+  readonly ownStore: MemoryStore | undefined
+}
+
+function objectOf(option: string, value: unknown): Record<string, unknown> {
+  if (value === null || typeof value !== 'object' || Array.isArray(value))
+    throw new LimiterTypeError(option, value, 'an object')
+  return value as Record<string, unknown>
+}
+
+/** Validates the `hook` option (default `'onRequest'`). */
+export function hookOf(value: unknown, fallback: LimitHook = 'onRequest'): LimitHook {
+  if (value === undefined) return fallback
+  if (!HOOKS.includes(value))
+    throw new LimiterRangeError(
+      'hook',
+      value,
+      "must be 'onRequest', 'preValidation' or 'preHandler'",
+    )
+  return value as LimitHook
+}
+
+/**
+ * Splits the plugin's options. When neither `store` nor `redis` is given, every limiter of the
+ * plugin shares one MemoryStore (namespaces keep their counters apart; a route's HEAD twin shares
+ * its GET counter).
+ */
+export function pluginSettings<Req, OnLimited>(value: unknown): PluginSettings<Req, OnLimited> {
+  const { global = true, hook, ...shared } = objectOf('options', value)
+  if (typeof global !== 'boolean') throw new LimiterTypeError('global', global, 'true or false')
+  const limitHook = hookOf(hook)
+  const ownStore =
+    shared.store === undefined && shared.redis === undefined ? new MemoryStore() : undefined
+  const options = (
+    ownStore === undefined ? shared : { ...shared, store: ownStore }
+  ) as PartialOptions<Req, OnLimited>
+  const { name: _name, ...defaults } = options
+  return { global, hook: limitHook, options, defaults, ownStore }
+}
+
+/**
+ * With `global: false` the plugin's options are only defaults. A stand-in policy fills the gaps
+ * so that every option given is still checked at `register`.
+ */
+export function probeOf<Req, OnLimited>(
+  options: PartialOptions<Req, OnLimited>,
+): RateLimitOptions<Req, OnLimited> {
+  const cost = typeof options.cost === 'number' ? options.cost : 1
+  return {
+    ...options,
+    limit: options.limit ?? options.burst ?? cost,
+    window: options.window ?? 1000,
+  }
+}
+
+/**
+ * A route's options over the plugin's defaults. A route's `store` or `redis` replaces both of the
+ * plugin's; `burst` only travels with the plugin's `limit` (a route with its own `limit` has its
+ * own `burst`).
+ */
+export function withDefaults<Req, OnLimited>(
+  defaults: PartialOptions<Req, OnLimited>,
+  route: unknown,
+): RateLimitOptions<Req, OnLimited> {
+  const own = objectOf('rateLimit', route) as PartialOptions<Req, OnLimited>
+  const merged: Record<string, unknown> = { ...defaults, ...own }
+  if (own.store !== undefined || own.redis !== undefined) {
+    merged.store = own.store
+    merged.redis = own.redis
+  }
+  if (own.limit !== undefined) merged.burst = own.burst
+  return merged as unknown as RateLimitOptions<Req, OnLimited>
+}
+
+/** A route's `config.rateLimit`: its `hook` (default: the plugin's) and options over the defaults. */
+export function routeSettings<Req, OnLimited>(
+  settings: PluginSettings<Req, OnLimited>,
+  config: unknown,
+): { hook: LimitHook; options: RateLimitOptions<Req, OnLimited> } {
+  const { hook, ...own } = objectOf('rateLimit', config)
+  return { hook: hookOf(hook, settings.hook), options: withDefaults(settings.defaults, own) }
+}
+
+/** The route scope: method(s) and route pattern, e.g. `GET /users/:id` (`HEAD` counts as `GET`). */
+export function routeScope(method: string | readonly string[], url: string): string {
+  return routeKey(typeof method === 'string' ? method : method.join(','), url)
+}

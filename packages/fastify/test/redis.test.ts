@@ -1,0 +1,149 @@
+// The plugin on a real Redis (a private redis-server started by this file), Fastify 4 and 5.
+import { Redis } from 'ioredis'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { freePort, type RedisProcess, startRedis } from '../../../test-support/redis.js'
+import { RedisStore, rateLimit } from '../src/index.js'
+import { countingStore, FASTIFY } from './helpers.js'
+
+let server: RedisProcess
+let redis: Redis
+
+beforeAll(async () => {
+  server = await startRedis()
+  redis = new Redis(server.port, '127.0.0.1')
+})
+
+afterAll(async () => {
+  redis?.disconnect()
+  await server?.stop()
+})
+
+let run = 0
+/** A prefix of its own for each test, so tests never see each other's counters. */
+const freshPrefix = () => `t${++run}:`
+
+describe.each(FASTIFY)('$version on Redis', ({ fastify }) => {
+  it('runs the README setup: global, per-route override, exempt, preHandler', async () => {
+    const prefix = freshPrefix()
+    const app = fastify()
+    await app.register(rateLimit, { limit: 3, window: '1m', redis, prefix })
+    app.get('/', async () => 'home')
+    app.get('/export', { config: { rateLimit: { limit: 1, window: '1m' } } }, async () => 'x')
+    app.get('/health', { config: { rateLimit: false } }, async () => 'ok')
+    app.get('/x', { preHandler: app.rateLimit({ limit: 1, window: '10s' }) }, async () => 'x')
+    expect((await app.inject('/export')).statusCode).toBe(200)
+    expect((await app.inject('/export')).statusCode).toBe(429)
+    expect((await app.inject('/x')).statusCode).toBe(200)
+    const limited = await app.inject('/x')
+    expect(limited.statusCode).toBe(429)
+    expect(limited.headers.ratelimit).toMatch(/^"sw3\.60000";r=1;t=\d+, "sw1\.10000 GET \/x";r=0;/)
+    expect((await app.inject('/')).statusCode).toBe(200)
+    expect((await app.inject('/')).statusCode).toBe(429) // /x and / used the global 3
+    expect((await app.inject('/health')).statusCode).toBe(200)
+    const keys = (await redis.keys(`${prefix}*`)).sort()
+    expect(keys).toEqual([
+      `${prefix}sw1.10000:{GET /x#127.0.0.1}`,
+      `${prefix}sw1.60000:{GET /export#127.0.0.1}`,
+      `${prefix}sw3.60000:{127.0.0.1}`,
+    ])
+  })
+
+  it('limits a login route per e-mail with sliding-log, keyed after the body is parsed', async () => {
+    const prefix = freshPrefix()
+    const app = fastify()
+    await app.register(rateLimit, { global: false, redis, prefix })
+    app.post(
+      '/login',
+      {
+        config: {
+          rateLimit: {
+            limit: 2,
+            window: '15m',
+            algorithm: 'sliding-log',
+            hook: 'preHandler',
+            key: (request) => `${(request.body as { email: string }).email}`,
+          },
+        },
+      },
+      async () => 'welcome',
+    )
+    const login = (email: string) =>
+      app.inject({ method: 'POST', url: '/login', payload: { email } })
+    expect((await login('a@example.com')).statusCode).toBe(200)
+    expect((await login('a@example.com')).statusCode).toBe(200)
+    const limited = await login('a@example.com')
+    expect(limited.statusCode).toBe(429)
+    expect(Number(limited.headers['retry-after'])).toBeGreaterThan(800)
+    expect((await login('b@example.com')).statusCode).toBe(200)
+    const keys = await redis.keys(`${prefix}*`)
+    expect(keys.some((k) => k.includes('POST /login#a@example.com'))).toBe(true)
+  })
+
+  it('two app instances with the same definition share one counter', async () => {
+    const prefix = freshPrefix()
+    const makeApp = async () => {
+      const app = fastify()
+      await app.register(rateLimit, { limit: 3, window: '1m', redis, prefix })
+      app.get('/', async () => 'ok')
+      app.get('/export', { config: { rateLimit: { limit: 2 } } }, async () => 'x')
+      return app
+    }
+    const [a, b] = [await makeApp(), await makeApp()]
+    expect((await a.inject('/')).statusCode).toBe(200)
+    expect((await b.inject('/')).statusCode).toBe(200)
+    expect((await a.inject('/')).headers.ratelimit).toMatch(/;r=0;/)
+    expect((await b.inject('/')).statusCode).toBe(429)
+    expect((await a.inject('/export')).statusCode).toBe(200)
+    expect((await b.inject('/export')).statusCode).toBe(200)
+    expect((await a.inject('/export')).statusCode).toBe(429)
+    await Promise.all([a.close(), b.close()])
+  })
+
+  it('skipFailedRequests refunds exactly the failed request on sliding-log', async () => {
+    const store = countingStore(new RedisStore({ client: redis }))
+    const app = fastify()
+    await app.register(rateLimit, {
+      limit: 2,
+      window: '1m',
+      algorithm: 'sliding-log',
+      store,
+      prefix: freshPrefix(),
+      skipFailedRequests: true,
+    })
+    app.get('/', async (request, reply) => {
+      reply.code((request.query as { fail?: string }).fail === undefined ? 200 : 500)
+      return 'done'
+    })
+    for (let i = 0; i < 3; i++) expect((await app.inject('/?fail=1')).statusCode).toBe(500)
+    await new Promise((r) => setTimeout(r, 50))
+    expect(store.refunds).toBe(3)
+    expect((await app.inject('/')).statusCode).toBe(200)
+    expect((await app.inject('/')).statusCode).toBe(200)
+    expect((await app.inject('/')).statusCode).toBe(429)
+  })
+
+  it("answers 503 when Redis is down and failureMode is 'closed'", async () => {
+    const down = new Redis(await freePort(), '127.0.0.1', {
+      lazyConnect: true,
+      enableOfflineQueue: false,
+      retryStrategy: () => null,
+    })
+    const errors: string[] = []
+    const app = fastify()
+    await app.register(rateLimit, {
+      limit: 5,
+      window: '1m',
+      redis: down,
+      failureMode: 'closed',
+      timeout: 100,
+      onError: (error) => errors.push(error.code),
+    })
+    app.get('/', async () => 'ok')
+    const res = await app.inject('/')
+    expect(res.statusCode).toBe(503)
+    expect(res.headers['retry-after']).toMatch(/^\d+$/)
+    expect(res.json()).toMatchObject({ status: 503, title: 'Service Unavailable' })
+    expect(errors.length).toBeGreaterThan(0)
+    down.disconnect()
+  })
+})
