@@ -24,17 +24,31 @@ export interface Scratch {
  * under the OS temp dir, and links `peers` (package names resolvable from `resolveFrom`) into its
  * node_modules, since peers such as ioredis or express come from the user's own install.
  */
-export async function packAndInstall(packageDirs: readonly string[], peers: readonly string[], resolveFrom: string): Promise<Scratch> {
+export async function packAndInstall(
+  packageDirs: readonly string[],
+  peers: readonly string[],
+  resolveFrom: string,
+): Promise<Scratch> {
   const dir = mkdtempSync(join(tmpdir(), 'limiter-pack-'))
   const tarballs: string[] = []
   for (const pkg of packageDirs) {
-    const out = execFileSync('pnpm', ['pack', '--pack-destination', dir], { cwd: join(REPO_ROOT, pkg), encoding: 'utf8' })
+    const out = execFileSync('pnpm', ['pack', '--pack-destination', dir], {
+      cwd: join(REPO_ROOT, pkg),
+      encoding: 'utf8',
+    })
     const tgz = out.trim().split('\n').pop()?.trim()
     if (!tgz?.endsWith('.tgz')) throw new Error(`pnpm pack printed no tarball for ${pkg}: ${out}`)
     tarballs.push(tgz)
   }
-  writeFileSync(join(dir, 'package.json'), JSON.stringify({ name: 'scratch', private: true, version: '0.0.0' }))
-  await run('npm', ['install', '--no-audit', '--no-fund', '--ignore-scripts', '--legacy-peer-deps', ...tarballs], { cwd: dir, timeout: 120_000 })
+  writeFileSync(
+    join(dir, 'package.json'),
+    JSON.stringify({ name: 'scratch', private: true, version: '0.0.0' }),
+  )
+  await run(
+    'npm',
+    ['install', '--no-audit', '--no-fund', '--ignore-scripts', '--legacy-peer-deps', ...tarballs],
+    { cwd: dir, timeout: 120_000 },
+  )
   const require = createRequire(join(REPO_ROOT, resolveFrom, 'package.json'))
   for (const peer of peers) {
     const pkgJson = require.resolve(`${peer}/package.json`)
@@ -46,7 +60,10 @@ export async function packAndInstall(packageDirs: readonly string[], peers: read
     dir,
     async run(file, source, args = []) {
       writeFileSync(join(dir, file), source)
-      const { stdout } = await run(process.execPath, [join(dir, file), ...args], { cwd: dir, timeout: 60_000 })
+      const { stdout } = await run(process.execPath, [join(dir, file), ...args], {
+        cwd: dir,
+        timeout: 60_000,
+      })
       return stdout
     },
     remove: () => rmSync(dir, { recursive: true, force: true }),
