@@ -1,9 +1,3 @@
-import { defineConfig } from 'tsdown'
+import { packageBuild } from '../../tsdown.base.ts'
 
-export default defineConfig({
-  entry: ['src/index.ts', 'src/testing.ts'],
-  format: ['esm', 'cjs'],
-  dts: true,
-  platform: 'node',
-  target: 'node20',
-})
+export default packageBuild(['src/index.ts', 'src/testing.ts'])
