@@ -1,0 +1,83 @@
+// What one run measures: the scenarios, and the full and quick profiles.
+
+/** A distinct IPv4-looking key for index `i` (what the peers key on by default). */
+export const ipKey = (i) => `10.${(i >> 16) & 255}.${(i >> 8) & 255}.${i & 255}`
+
+const DISTINCT_KEYS = 10_000
+const HOT_KEY = '10.255.255.254'
+
+/** The no-HTTP scenarios of section 1. */
+export const SCENARIOS = [
+  {
+    id: 'distinct',
+    title: '10,000 distinct keys, all allowed',
+    // 100k a day: never reached in a run, and every algorithm's state outlives the ~0.2 s
+    // between two hits of one key (a bucket refills one request in 864 ms), so decisions
+    // update existing state instead of creating it afresh each time.
+    limit: 100_000,
+    windowMs: 86_400_000,
+    keyAt: (i) => ipKey(i % DISTINCT_KEYS),
+  },
+  {
+    id: 'hot',
+    title: 'one hot key far over its limit',
+    limit: 10,
+    windowMs: 60_000,
+    keyAt: () => HOT_KEY,
+  },
+]
+
+/** The HTTP limits: "pass" never limits, "limited" lets 100 per minute through (the rest get 429). */
+export const HTTP_MODES = {
+  pass: { limit: 1_000_000_000, windowMs: 60_000 },
+  limited: { limit: 100, windowMs: 60_000 },
+}
+
+export const PROFILES = {
+  full: {
+    name: 'full',
+    reps: 3,
+    inFlight: [64, 256],
+    redisRunMs: 1500,
+    memoryRunMs: 500,
+    warmupMs: 300,
+    memoryStoreScenarios: ['distinct', 'hot'],
+    keysForMemory: 100_000,
+    slidingLog: [
+      { limit: 10, keys: 2000 },
+      { limit: 100, keys: 1000 },
+      { limit: 1000, keys: 200 },
+    ],
+    http: {
+      reps: 2,
+      durationS: 4,
+      warmupS: 1,
+      connections: 64,
+      modes: ['pass', 'limited'],
+      peers: 'all',
+    },
+  },
+  quick: {
+    name: 'quick',
+    reps: 3,
+    inFlight: [256],
+    redisRunMs: 300,
+    memoryRunMs: 250,
+    warmupMs: 100,
+    memoryStoreScenarios: ['distinct'],
+    keysForMemory: 10_000,
+    slidingLog: [
+      { limit: 10, keys: 200 },
+      { limit: 100, keys: 100 },
+    ],
+    http: {
+      reps: 1,
+      durationS: 1.5,
+      warmupS: 0.5,
+      connections: 64,
+      modes: ['pass'],
+      // One peer per framework (its Redis variant) keeps the quick run under 2 minutes.
+      peers: ['express-rate-limit/redis', 'koa-ratelimit/redis', '@fastify/rate-limit/redis'],
+    },
+  },
+}

@@ -1,0 +1,64 @@
+// Child process: one HTTP server (framework + limiter variant) on a free port of 127.0.0.1.
+// Prints one JSON line, {"port": n} or {"skip": "reason"}, and runs until SIGTERM.
+import { Redis } from 'ioredis'
+import { Skip, VARIANTS } from './variants.mjs'
+
+const config = JSON.parse(process.argv[2])
+const { framework, variant, limit, windowMs, algorithm, redisPort } = config
+
+function listening(port) {
+  process.stdout.write(`${JSON.stringify({ port })}\n`)
+}
+
+async function express(limiter) {
+  const { default: createApp } = await import('express')
+  const app = createApp()
+  if (limiter) app.use(limiter)
+  app.get('/', (_req, res) => {
+    res.send('ok')
+  })
+  const server = app.listen(0, '127.0.0.1', () => listening(server.address().port))
+}
+
+async function koa(limiter) {
+  const { default: Koa } = await import('koa')
+  const app = new Koa()
+  if (limiter) app.use(limiter)
+  app.use((ctx) => {
+    ctx.body = 'ok'
+  })
+  const server = app.listen(0, '127.0.0.1', () => listening(server.address().port))
+}
+
+async function fastify(limiter) {
+  const { default: Fastify } = await import('fastify')
+  const app = Fastify({ logger: false })
+  if (limiter) await app.register(limiter.plugin, limiter.options)
+  app.get('/', async () => 'ok')
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  listening(app.server.address().port)
+}
+
+const SERVERS = { express, koa, fastify }
+
+async function main() {
+  const make = VARIANTS[framework][variant]
+  let limiter = null
+  if (make) {
+    const redis = variant.endsWith('/redis')
+      ? new Redis({ host: '127.0.0.1', port: redisPort })
+      : undefined
+    limiter = await make({ limit, windowMs, algorithm, redis })
+  }
+  await SERVERS[framework](limiter)
+}
+
+process.on('SIGTERM', () => process.exit(0))
+main().catch((error) => {
+  if (error instanceof Skip) {
+    process.stdout.write(`${JSON.stringify({ skip: error.message })}\n`)
+    process.exit(0)
+  }
+  process.stdout.write(`${JSON.stringify({ skip: `server failed: ${error?.stack ?? error}` })}\n`)
+  process.exit(1)
+})

@@ -1,0 +1,90 @@
+// What each HTTP server variant installs in front of one `GET /` route, per framework.
+import { loadAdapter } from './our-adapters.mjs'
+
+/** Thrown when a variant cannot run (an adapter not built yet); the runner reports the reason. */
+export class Skip extends Error {}
+
+async function ours(framework, { limit, windowMs, algorithm, redis }) {
+  const loaded = await loadAdapter(framework)
+  if (loaded.missing) throw new Skip(loaded.missing)
+  const options = { limit, window: windowMs }
+  if (algorithm) options.algorithm = algorithm
+  if (redis) options.redis = redis
+  if (framework === 'fastify')
+    return { plugin: loaded.module.default ?? loaded.module.rateLimit, options }
+  return loaded.module.rateLimit(options)
+}
+
+async function rlfMiddleware(store, { limit, windowMs, redis }) {
+  const { RateLimiterMemory, RateLimiterRedis } = await import('rate-limiter-flexible')
+  const points = limit
+  const duration = windowMs / 1000
+  const limiter =
+    store === 'redis'
+      ? new RateLimiterRedis({ storeClient: redis, points, duration })
+      : new RateLimiterMemory({ points, duration })
+  // The middleware from rate-limiter-flexible's own Express guide.
+  return (req, res, next) => {
+    limiter.consume(req.ip).then(
+      () => next(),
+      (reason) =>
+        reason instanceof Error ? next(reason) : res.status(429).send('Too Many Requests'),
+    )
+  }
+}
+
+async function erlMiddleware(store, { limit, windowMs, redis }) {
+  const { rateLimit } = await import('express-rate-limit')
+  const options = { windowMs, limit }
+  if (store === 'redis') {
+    const { RedisStore } = await import('rate-limit-redis')
+    options.store = new RedisStore({
+      sendCommand: (command, ...args) => redis.call(command, ...args),
+    })
+  }
+  return rateLimit(options)
+}
+
+async function koaMiddleware(store, { limit, windowMs, redis }) {
+  const { default: ratelimit } = await import('koa-ratelimit')
+  return store === 'redis'
+    ? ratelimit({ driver: 'redis', db: redis, duration: windowMs, max: limit })
+    : ratelimit({ driver: 'memory', db: new Map(), duration: windowMs, max: limit })
+}
+
+async function fastifyPlugin(store, { limit, windowMs, redis }) {
+  const { default: plugin } = await import('@fastify/rate-limit')
+  const options = { max: limit, timeWindow: windowMs }
+  if (store === 'redis') options.redis = redis
+  return { plugin, options }
+}
+
+/**
+ * Variant ids per framework, in table order. `ours/*` need our adapter; the rest are the
+ * peers that fit that framework, each with its memory and Redis store.
+ */
+export const VARIANTS = {
+  express: {
+    bare: null,
+    'ours/memory': (o) => ours('express', o),
+    'ours/redis': (o) => ours('express', o),
+    'express-rate-limit/memory': (o) => erlMiddleware('memory', o),
+    'express-rate-limit/redis': (o) => erlMiddleware('redis', o),
+    'rate-limiter-flexible/memory': (o) => rlfMiddleware('memory', o),
+    'rate-limiter-flexible/redis': (o) => rlfMiddleware('redis', o),
+  },
+  koa: {
+    bare: null,
+    'ours/memory': (o) => ours('koa', o),
+    'ours/redis': (o) => ours('koa', o),
+    'koa-ratelimit/memory': (o) => koaMiddleware('memory', o),
+    'koa-ratelimit/redis': (o) => koaMiddleware('redis', o),
+  },
+  fastify: {
+    bare: null,
+    'ours/memory': (o) => ours('fastify', o),
+    'ours/redis': (o) => ours('fastify', o),
+    '@fastify/rate-limit/memory': (o) => fastifyPlugin('memory', o),
+    '@fastify/rate-limit/redis': (o) => fastifyPlugin('redis', o),
+  },
+}

@@ -1,0 +1,179 @@
+// `pnpm bench` / `pnpm bench:quick`: starts a private Redis, runs every section, writes
+// bench/results/ and prints the headline. Options: --quick, --only=decisions,memory,http,
+// --http-algorithm=<algorithm> (our adapters' default otherwise), --no-build (measure the
+// packages' dist as it is instead of building core and the adapters first).
+import { execFileSync } from 'node:child_process'
+import { existsSync, readFileSync } from 'node:fs'
+import os from 'node:os'
+import { fileURLToPath } from 'node:url'
+import { buildPackages } from './build.mjs'
+import { checkResults } from './checks.mjs'
+import { PROFILES } from './config.mjs'
+import { connectAdmin } from './redis-client.mjs'
+import { startRedis } from './redis-server.mjs'
+import { redisVersion } from './redis-stats.mjs'
+
+const SECTIONS = ['decisions', 'memory', 'http']
+const args = process.argv.slice(2)
+const option = (name) => args.find((a) => a.startsWith(`--${name}=`))?.split('=')[1]
+const profile = PROFILES[args.includes('--quick') ? 'quick' : 'full']
+const only = option('only')?.split(',') ?? SECTIONS
+const httpAlgorithm = option('http-algorithm')
+const log = (line) => console.log(line)
+
+if (!args.includes('--no-build')) {
+  try {
+    buildPackages(log)
+  } catch (error) {
+    console.error(error.message)
+    process.exit(1)
+  }
+}
+const CORE_DIST = fileURLToPath(new URL('../../packages/core/dist/index.mjs', import.meta.url))
+if (!existsSync(CORE_DIST)) {
+  console.error(
+    '@limiter/core is not built: run `pnpm --filter @limiter/core build` (or `pnpm build`) first.',
+  )
+  process.exit(1)
+}
+
+function packageVersion(name) {
+  try {
+    const url = new URL(`../node_modules/${name}/package.json`, import.meta.url)
+    return JSON.parse(readFileSync(url, 'utf8')).version
+  } catch {
+    return 'missing'
+  }
+}
+
+/** The commit measured, with "+ changes" when packages/ or lua/ differ from it. */
+function commit() {
+  const git = (...a) =>
+    execFileSync('git', a, { cwd: new URL('..', import.meta.url), encoding: 'utf8' }).trim()
+  try {
+    const dirty = git('status', '--porcelain', '--', '../packages', '../lua') !== ''
+    return `${git('rev-parse', '--short', 'HEAD')}${dirty ? ' + uncommitted changes' : ''}`
+  } catch {
+    return 'unknown'
+  }
+}
+
+function machine() {
+  const cpus = os.cpus()
+  const gib = (os.totalmem() / 2 ** 30).toFixed(0)
+  const load = os
+    .loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ')
+  return `${cpus[0]?.model ?? 'unknown CPU'}, ${cpus.length} cores, ${gib} GiB, ${os.type()} ${os.release()}; load average at start ${load}`
+}
+
+async function main() {
+  const started = performance.now()
+  // Imported here so a missing build fails with the message above, not a stack trace.
+  const { CONTENDERS } = await import('./contenders/index.mjs')
+  const { runDecisions } = await import('./decisions.mjs')
+  const { runMemory, runSlidingLog } = await import('./memory.mjs')
+  const { runHttp } = await import('./http/load.mjs')
+  const { headlineLines, headlineTable } = await import('./report/headline.mjs')
+  const { writeResults } = await import('./results.mjs')
+
+  const redis = await startRedis()
+  log(`bench (${profile.name}): private redis-server pid ${redis.pid} on 127.0.0.1:${redis.port}`)
+  const stop = () => redis.stop().then(() => process.exit(130))
+  process.once('SIGINT', stop)
+  process.once('SIGTERM', stop)
+  const admin = await connectAdmin(redis.port)
+  const context = {
+    profile,
+    port: redis.port,
+    admin,
+    contenders: CONTENDERS,
+    log,
+    algorithm: httpAlgorithm,
+  }
+  const results = { meta: {}, decisions: [], memory: [], slidingLog: [], http: [] }
+  try {
+    const versions = { limiter: commit(), node: process.version, redis: await redisVersion(admin) }
+    for (const name of [
+      '@limiter/core',
+      'ioredis',
+      'express-rate-limit',
+      'rate-limit-redis',
+      'rate-limiter-flexible',
+      '@fastify/rate-limit',
+      'koa-ratelimit',
+      'express',
+      'koa',
+      'fastify',
+      'autocannon',
+    ]) {
+      versions[name] = packageVersion(name)
+    }
+    const sectionS = {}
+    const section = async (name, title, run) => {
+      if (!only.includes(name)) return
+      log(title)
+      const t0 = performance.now()
+      await run()
+      sectionS[name] = Math.round((performance.now() - t0) / 1000)
+    }
+    await section(
+      'decisions',
+      '1, 4. decisions/s, latency, CPU and Redis commands per decision (no HTTP)',
+      async () => {
+        results.decisions = await runDecisions(context)
+      },
+    )
+    await section(
+      'memory',
+      `3. Redis memory per key (${profile.keysForMemory} keys each)`,
+      async () => {
+        results.memory = await runMemory(context)
+        results.slidingLog = await runSlidingLog(context)
+      },
+    )
+    await section('http', '2. HTTP with autocannon', async () => {
+      results.http = await runHttp(context)
+    })
+    const skipped = results.http
+      .filter((r) => r.skip)
+      .map((r) => `HTTP ${r.framework} ${r.variant}: ${r.skip.split('\n')[0]}`)
+    const notes = [...checkResults(results), ...new Set(skipped)]
+    results.meta = {
+      date: new Date().toISOString(),
+      profile: profile.name,
+      command: profile.name === 'quick' ? 'pnpm bench:quick' : 'pnpm bench',
+      machine: machine(),
+      versions,
+      reps: profile.reps,
+      httpConnections: profile.http.connections,
+      method:
+        `closed loop in one Node process, ${profile.inFlight.join(' and ')} decisions in flight; medians of ${profile.reps} runs ` +
+        `(${profile.redisRunMs} ms on Redis, ${profile.memoryRunMs} ms in memory, each after ${profile.warmupMs} ms warm-up), ` +
+        `interleaved across contenders; HTTP: ${profile.http.reps} x ${profile.http.durationS} s per variant after ${profile.http.warmupS} s warm-up; ` +
+        `our HTTP algorithm: ${httpAlgorithm ?? 'adapter default'}`,
+      notes,
+      elapsedS: (performance.now() - started) / 1000,
+      sectionS,
+    }
+    const written = writeResults(results)
+    if (results.decisions.length > 0) {
+      const { inFlight, markdown } = headlineTable(results)
+      log(`\nHeadline (Redis stores, ${inFlight} in flight):\n\n${markdown}\n`)
+      for (const line of headlineLines(results)) log(line)
+    }
+    for (const note of notes) log(`note: ${note}`)
+    log(
+      `\nwrote ${written.map((p) => p.replace(/.*\/bench\//, 'bench/')).join(', ')} in ${Math.round(results.meta.elapsedS)} s`,
+    )
+  } finally {
+    admin.disconnect()
+    await redis.stop()
+  }
+}
+
+main().catch((error) => {
+  console.error(error)
+  process.exitCode = 1
+})

@@ -1,0 +1,234 @@
+// The full results as markdown: headline, then one section per measurement.
+import { SCENARIOS } from '../config.mjs'
+import { bestPeer } from '../decisions.mjs'
+import { ratio } from '../stats.mjs'
+import { ms, num, pct, rate, table, times } from './format.mjs'
+import { headlineTable } from './headline.mjs'
+
+const NOT_RUN = '_Not run._'
+
+function meta(m) {
+  const versions = Object.entries(m.versions)
+    .map(([name, version]) => `${name} ${version}`)
+    .join(', ')
+  return [
+    `- Date: ${m.date}; took ${Math.round(m.elapsedS)} s (${Object.entries(m.sectionS ?? {})
+      .map(([name, s]) => `${name} ${s} s`)
+      .join(', ')}; profile \`${m.profile}\`)`,
+    `- Command: \`${m.command}\``,
+    `- Machine: ${m.machine}`,
+    `- Versions: ${versions}`,
+    `- Method: ${m.method}`,
+  ].join('\n')
+}
+
+function commandsText(commands) {
+  const entries = Object.entries(commands ?? {}).sort((a, b) => b[1] - a[1])
+  return entries.length === 0
+    ? '-'
+    : entries.map(([name, n]) => `${name} ${n.toFixed(2)}`).join(', ')
+}
+
+function decisionsSection(rows) {
+  const parts = []
+  for (const scenario of SCENARIOS) {
+    for (const inFlight of [...new Set(rows.map((r) => r.inFlight))]) {
+      const these = rows.filter((r) => r.scenario === scenario.id && r.inFlight === inFlight)
+      if (these.length === 0) continue
+      const body = these.map((r) => {
+        const peer = bestPeer(rows, r.store, r.scenario, r.inFlight)
+        return [
+          r.owner === 'ours' ? `**${r.label}**` : r.label,
+          r.store,
+          rate(r.perSecond),
+          times(ratio(r.perSecond, peer?.perSecond)),
+          ms(r.p50Ms),
+          ms(r.p99Ms),
+          num(r.cpuUsPerDecision, 2),
+          pct(r.allowedShare),
+          r.store === 'redis' ? num(r.sentPerDecision, 2) : '-',
+          r.store === 'redis' ? num(r.executedPerDecision, 2) : '-',
+          r.reps.map((n) => rate(n)).join(' / '),
+          r.warning ? `⚠ ${r.warning}` : '',
+        ]
+      })
+      parts.push(
+        `### ${scenario.title}, ${inFlight} in flight\n\n` +
+          table(
+            [
+              'contender',
+              'store',
+              'dec/s',
+              'x best peer (same store)',
+              'p50 ms',
+              'p99 ms',
+              'CPU µs/dec',
+              'allowed',
+              'cmds sent/dec',
+              'cmds executed/dec',
+              'each run (dec/s)',
+              'warning',
+            ],
+            body,
+          ),
+      )
+    }
+  }
+  return parts.join('\n\n')
+}
+
+function commandsSection(rows) {
+  const inFlight = Math.max(...rows.map((r) => r.inFlight))
+  const redis = rows.filter((r) => r.store === 'redis' && r.inFlight === inFlight)
+  const ids = [...new Set(redis.map((r) => r.id))]
+  const body = ids.map((id) => {
+    const d = redis.find((r) => r.id === id && r.scenario === 'distinct')
+    const h = redis.find((r) => r.id === id && r.scenario === 'hot')
+    return [
+      d?.label ?? id,
+      num(d?.sentPerDecision, 2),
+      commandsText(d?.commands),
+      num(h?.sentPerDecision, 2),
+      commandsText(h?.commands),
+    ]
+  })
+  return table(
+    [
+      'contender',
+      '10k keys: sent/dec',
+      '10k keys: executed per decision',
+      'hot key: sent/dec',
+      'hot key: executed per decision',
+    ],
+    body,
+  )
+}
+
+function httpSection(http) {
+  if (http.length === 0) return NOT_RUN
+  const body = http.map((r) => {
+    const bare = http.find((b) => b.framework === r.framework && b.variant === 'bare')
+    return [
+      r.framework,
+      r.variant.startsWith('ours/') ? `**${r.variant}**` : r.variant,
+      r.mode,
+      r.skip ? `skipped: ${r.skip.split('\n')[0]}` : rate(r.perSecond),
+      r.skip ? '-' : times(ratio(r.perSecond, bare?.perSecond)),
+      r.skip ? '-' : ms(r.p50Ms),
+      r.skip ? '-' : ms(r.p99Ms),
+      r.skip ? '-' : pct(r.non2xxShare),
+      r.skip ? '-' : String(r.errors),
+      r.warning ? `⚠ ${r.warning}` : '',
+    ]
+  })
+  return table(
+    [
+      'framework',
+      'variant',
+      'limits',
+      'req/s',
+      'x bare',
+      'p50 ms',
+      'p99 ms',
+      'non-2xx',
+      'errors',
+      'warning',
+    ],
+    body,
+  )
+}
+
+function memorySection(rows) {
+  if (rows.length === 0) return NOT_RUN
+  const body = rows.map((r) => [
+    r.owner === 'ours' ? `**${r.label}**` : r.label,
+    num(r.usedMemoryPerKey, 0),
+    num(r.memoryUsagePerKey, 0),
+    num(r.redisKeysPerKey, 2),
+    pct(r.ttlShare),
+    pct(r.allowedShare),
+    r.warning ? `⚠ ${r.warning}` : '',
+  ])
+  return table(
+    [
+      'contender',
+      'bytes/key (used_memory delta)',
+      'MEMORY USAGE/key',
+      'Redis keys/key',
+      'with TTL',
+      'allowed',
+      'warning',
+    ],
+    body,
+  )
+}
+
+function slidingLogSection(rows) {
+  if (rows.length === 0) return NOT_RUN
+  const body = rows.map((r) => [
+    r.label,
+    String(r.limit),
+    String(r.keys),
+    num(r.usedMemoryPerKey, 0),
+    num(r.memoryUsagePerKey, 0),
+    num(r.bytesPerEntry, 1),
+    pct(r.allowedShare),
+    r.warning ? `⚠ ${r.warning}` : '',
+  ])
+  return table(
+    [
+      'contender',
+      'limit (full log)',
+      'keys',
+      'bytes/key',
+      'MEMORY USAGE/key',
+      'bytes per logged request',
+      'allowed',
+      'warning',
+    ],
+    body,
+  )
+}
+
+/** The whole report. */
+export function markdown(results) {
+  const ran = results.decisions.length > 0
+  const { inFlight, markdown: headline } = ran
+    ? headlineTable(results)
+    : { inFlight: '-', markdown: NOT_RUN }
+  const keys = results.memory[0]?.keys
+  return `# limiter benchmark: ${results.meta.date}
+
+${meta(results.meta)}
+
+## Headline (Redis stores, ${inFlight} in flight, ${keys ?? '-'} keys for bytes/key)
+
+${headline}
+
+Ratios compare with the best peer measured in this same run. "x EVALSHA" is the ratio to a
+trivial one-key INCR script sent with EVALSHA at the same concurrency: one plain round trip.
+
+## 1. Decisions/s and latency, no HTTP, one process
+
+${ran ? decisionsSection(results.decisions) : NOT_RUN}
+
+## 2. HTTP (autocannon, ${results.meta.httpConnections} connections; server in a child process)
+
+${httpSection(results.http)}
+
+## 3. Redis memory per key (${keys ?? '-'} keys, one decision each)
+
+${memorySection(results.memory)}
+
+### Sliding logs at their limit (one sorted-set member per admitted request)
+
+${slidingLogSection(results.slidingLog)}
+
+## 4. Redis commands per decision (${inFlight} in flight)
+
+"sent" counts commands the client wrote (round trips, before pipelining); "executed" is the
+\`INFO commandstats\` delta, which also counts the commands a Lua script runs.
+
+${ran ? commandsSection(results.decisions) : NOT_RUN}
+${results.meta.notes.length > 0 ? `\n## Notes\n\n${results.meta.notes.map((n) => `- ${n}`).join('\n')}\n` : ''}`
+}

@@ -1,0 +1,31 @@
+// Writing a run's results: markdown, SVG and JSON under bench/results/.
+import { mkdirSync, writeFileSync } from 'node:fs'
+import { fileURLToPath } from 'node:url'
+import { markdown } from './report/markdown.mjs'
+import { svg } from './report/svg.mjs'
+
+const DIR = fileURLToPath(new URL('../results/', import.meta.url))
+
+/**
+ * Full runs write `results-<date>.{md,svg,json}` and `latest.*`; quick runs only `quick-latest.*`,
+ * so a quick check never replaces the full table. Returns the paths written.
+ */
+export function writeResults(results) {
+  mkdirSync(DIR, { recursive: true })
+  const stamp = results.meta.date.replace(/:\d\d\.\d+Z$/, 'Z').replace(/:/g, '')
+  const bases = results.meta.profile === 'quick' ? ['quick-latest'] : [`results-${stamp}`, 'latest']
+  const files = {
+    md: markdown(results),
+    svg: svg(results),
+    json: `${JSON.stringify(results, null, 2)}\n`,
+  }
+  const written = []
+  for (const base of bases) {
+    for (const [ext, text] of Object.entries(files)) {
+      const path = `${DIR}${base}.${ext}`
+      writeFileSync(path, text)
+      written.push(path)
+    }
+  }
+  return written
+}
