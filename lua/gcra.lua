@@ -10,6 +10,7 @@ Decides a batch of n requests of one policy in order, at one Redis time. For req
 KEYS[i]    the TAT: a string "<ms>" when frac is 0 (stored as an integer), else "<ms> <frac> <den>"
 ARGV[5+i]  the request: its cost (integer >= 0; 0 peeks: decides for cost 1, writes nothing),
            or minus the cost to refund (never earlier than now)
+           (a batch of consumes of cost 1 sends no ARGV[5+i] at all)
 and for the whole batch:
 ARGV[1]    now_ms: '' reads Redis TIME (always, in production); an integer only in tests
 ARGV[2]    ttl_slack_ms: added to every PX; 0 in production
@@ -50,15 +51,15 @@ local function decide(key, limit, w, burst, cost, op)
   local tat_frac = 0
   local raw = redis.call('GET', key)
   if raw then
-    local ms, frac, den = string.match(raw, '^(%d+) (%d+) (%d+)$')
-    if ms then
-      ms = tonumber(ms)
-      frac = tonumber(frac)
-      den = tonumber(den)
-    else
-      ms = tonumber(raw)
-      frac = 0
-      den = limit
+    -- usually a plain integer (the emission interval is whole ms): skip the pattern match
+    local ms = tonumber(raw)
+    local frac = 0
+    local den = limit
+    if not ms then
+      local a, b, c = string.match(raw, '^(%d+) (%d+) (%d+)$')
+      ms = tonumber(a)
+      frac = tonumber(b)
+      den = tonumber(c)
     end
     if ms >= now_ms then
       if den ~= limit then
@@ -108,7 +109,8 @@ end
 
 local reply = {}
 for i = 1, #KEYS do
-  local cost = tonumber(ARGV[5 + i])
+  local cost = 1
+  if #ARGV > 5 then cost = tonumber(ARGV[5 + i]) end
   local op = 'c'
   if cost < 0 then
     op = 'r'

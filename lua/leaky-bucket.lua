@@ -9,6 +9,7 @@ Decides a batch of n requests of one policy in order, at one Redis time. For req
 KEYS[i]    the bucket: a string "<units> <at_ms> <scale_ms>"
 ARGV[5+i]  the request: its cost (integer >= 0; 0 peeks: decides for cost 1, writes nothing),
            or minus the cost to refund (never below empty)
+           (a batch of consumes of cost 1 sends no ARGV[5+i] at all)
 and for the whole batch:
 ARGV[1]    now_ms: '' reads Redis TIME (always, in production); an integer only in tests
 ARGV[2]    ttl_slack_ms: added to every PX; 0 in production
@@ -77,7 +78,8 @@ end
 
 local reply = {}
 for i = 1, #KEYS do
-  local cost = tonumber(ARGV[5 + i])
+  local cost = 1
+  if #ARGV > 5 then cost = tonumber(ARGV[5 + i]) end
   local op = 'c'
   if cost < 0 then
     op = 'r'

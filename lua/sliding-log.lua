@@ -12,6 +12,7 @@ ARGV[a+1]  the request: its cost (integer >= 0; 0 peeks: decides for cost 1, wri
            or minus the cost to refund
 ARGV[a+2]  ticket (refund only): the member a consume returned; '' removes the newest members
            whose costs fit in the refunded cost
+           (a batch of consumes of cost 1 sends no ARGV[a+1], ARGV[a+2] at all)
 and for the whole batch:
 ARGV[1]    now_ms: '' reads Redis TIME (always, in production); an integer only in tests
 ARGV[2]    ttl_slack_ms: added to every PX; 0 in production
@@ -146,14 +147,19 @@ local reply = {}
 for i = 1, #KEYS / 2 do
   local k = 2 * (i - 1)
   local a = 5 + 2 * (i - 1)
-  local cost = tonumber(ARGV[a + 1])
+  local cost = 1
+  local ticket = ''
+  if #ARGV > 5 then
+    cost = tonumber(ARGV[a + 1])
+    ticket = ARGV[a + 2]
+  end
   local op = 'c'
   if cost < 0 then
     op = 'r'
     cost = -cost
   end
   local allowed, remaining, reset_ms, retry_after_ms, member =
-    decide(KEYS[k + 1], KEYS[k + 2], limit, window_ms, cost, op, ARGV[a + 2])
+    decide(KEYS[k + 1], KEYS[k + 2], limit, window_ms, cost, op, ticket)
   local r = #reply
   reply[r + 1] = allowed
   reply[r + 2] = remaining

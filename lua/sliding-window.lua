@@ -10,6 +10,7 @@ KEYS[i]    the counters: a string "<start_ms> <current> <previous>", where start
            aligned start of the window `current` belongs to
 ARGV[5+i]  the request: its cost (integer >= 0; 0 peeks: decides for cost 1, writes nothing),
            or minus the cost to refund
+           (a batch of consumes of cost 1 sends no ARGV[5+i] at all)
 and for the whole batch:
 ARGV[1]    now_ms: '' reads Redis TIME (always, in production); an integer only in tests
 ARGV[2]    ttl_slack_ms: added to every PX; 0 in production
@@ -116,7 +117,8 @@ end
 
 local reply = {}
 for i = 1, #KEYS do
-  local cost = tonumber(ARGV[5 + i])
+  local cost = 1
+  if #ARGV > 5 then cost = tonumber(ARGV[5 + i]) end
   local op = 'c'
   if cost < 0 then
     op = 'r'

@@ -36,8 +36,9 @@ interface Pending {
   readonly call: StoreCall
   readonly op: 'c' | 'r'
   readonly tag: string
-  resolve(reply: readonly unknown[], offset: number): void
-  reject(error: unknown): void
+  // Settles a consume with its decision, a refund with `undefined`.
+  readonly resolve: (value: never) => void
+  readonly reject: (error: unknown) => void
 }
 
 /**
@@ -91,27 +92,11 @@ export class RedisStore implements Store {
   }
 
   consume(call: StoreCall): Promise<StoreDecision> {
-    return new Promise<StoreDecision>((resolve, reject) => {
-      this.#enqueue(
-        call,
-        'c',
-        (reply, at) => {
-          const ticket = call.policy.algorithm === 'sliding-log' ? (reply[at + 4] as string) : ''
-          resolve({
-            allowed: reply[at] === 1,
-            remaining: reply[at + 1] as number,
-            resetMs: reply[at + 2] as number,
-            retryAfterMs: reply[at + 3] as number,
-            ticket: ticket === '' ? undefined : ticket,
-          })
-        },
-        reject,
-      )
-    })
+    return new Promise((resolve, reject) => this.#enqueue(call, 'c', resolve, reject))
   }
 
   refund(call: StoreCall): Promise<void> {
-    return new Promise<void>((resolve, reject) => this.#enqueue(call, 'r', () => resolve(), reject))
+    return new Promise((resolve, reject) => this.#enqueue(call, 'r', resolve, reject))
   }
 
   async reset(call: Omit<StoreCall, 'cost'>): Promise<void> {
@@ -124,8 +109,8 @@ export class RedisStore implements Store {
   #enqueue(
     call: StoreCall,
     op: 'c' | 'r',
-    resolve: Pending['resolve'],
-    reject: Pending['reject'],
+    resolve: (value: never) => void,
+    reject: (error: unknown) => void,
   ): void {
     // A disconnected ioredis client queues commands until it reconnects (its offline queue):
     // fail at once instead, so nothing piles up during an outage and nothing stale runs later.
@@ -167,8 +152,8 @@ export class RedisStore implements Store {
 
   #send(script: LuaScript, items: readonly Pending[]): void {
     const first = (items[0] as Pending).call
-    const keys: string[] = []
     const { policy } = first
+    const keys: string[] = []
     const args: Array<string | number> = [
       first.nowMs === undefined ? '' : first.nowMs,
       first.nowMs === undefined ? 0 : TEST_TTL_SLACK_MS,
@@ -176,18 +161,40 @@ export class RedisStore implements Store {
       policy.windowMs,
       policy.burst,
     ]
+    // The common batch, consumes of cost 1, sends no per-request ARGV at all.
+    let plain = true
     for (const { call, op, tag } of items) {
       const base = `${call.namespace}{${tag}}`
       keys.push(base)
       if (script.keysPerRequest === 2) keys.push(`${base}:t`)
-      // A refund travels as minus its cost.
-      args.push(op === 'r' ? -call.cost : call.cost)
-      if (script.argsPerRequest === 2) args.push(call.ticket ?? '')
+      if (op === 'r' || call.cost !== 1) plain = false
     }
-    const width = script.argsPerRequest === 2 ? 5 : 4
+    if (!plain) {
+      for (const { call, op } of items) {
+        // A refund travels as minus its cost.
+        args.push(op === 'r' ? -call.cost : call.cost)
+        if (script.argsPerRequest === 2) args.push(call.ticket ?? '')
+      }
+    }
+    const withTicket = script.argsPerRequest === 2
+    const width = withTicket ? 5 : 4
     const deliver = (reply: unknown): void => {
       const values = reply as readonly unknown[]
-      for (let i = 0; i < items.length; i++) (items[i] as Pending).resolve(values, i * width)
+      for (let i = 0, at = 0; i < items.length; i++, at += width) {
+        const item = items[i] as Pending
+        if (item.op === 'r') {
+          item.resolve(undefined as never)
+          continue
+        }
+        const ticket = withTicket ? (values[at + 4] as string) : ''
+        item.resolve({
+          allowed: values[at] === 1,
+          remaining: values[at + 1] as number,
+          resetMs: values[at + 2] as number,
+          retryAfterMs: values[at + 3] as number,
+          ticket: ticket === '' ? undefined : ticket,
+        } as never)
+      }
     }
     const fail = (error: unknown): void => {
       for (const item of items) item.reject(error)
