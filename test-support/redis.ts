@@ -1,7 +1,7 @@
 // Test support: start and stop private redis-server processes (standalone and Cluster) on free
 // ports of 127.0.0.1. Tests never touch the shared Redis on 6379.
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { createServer } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -175,5 +175,97 @@ export async function startCluster(masters = 3, replicasPerMaster = 1): Promise<
     stop: async () => {
       await Promise.all(nodes.map((n) => n.stop()))
     },
+  }
+}
+
+function cli(port: number, ...args: string[]): string {
+  return execFileSync('redis-cli', ['-p', String(port), ...args], {
+    encoding: 'utf8',
+    timeout: 5000,
+  })
+}
+
+/** A master, its replica and one sentinel watching them, all started by the test. */
+export interface RedisSentinel {
+  /** The master group name the sentinel monitors (`'mymaster'`). */
+  readonly name: string
+  readonly master: RedisProcess
+  readonly replica: RedisProcess
+  readonly sentinel: RedisProcess
+  /** `[{ host, port }]` of the sentinel, for `new Redis({ sentinels, name })`. */
+  readonly sentinels: ReadonlyArray<{ host: string; port: number }>
+  stop(): Promise<void>
+}
+
+/**
+ * Starts a master, a replica of it and a sentinel (`redis-server <conf> --sentinel`, quorum 1)
+ * that fails over `downAfterMs` after the master stops answering. Resolves once the sentinel
+ * knows the replica, so a failover can promote it.
+ */
+export async function startSentinel(
+  options: { name?: string; downAfterMs?: number; failoverTimeoutMs?: number } = {},
+): Promise<RedisSentinel> {
+  requireBinary('redis-cli')
+  const { name = 'mymaster', downAfterMs = 1000, failoverTimeoutMs = 5000 } = options
+  // No diskless-sync delay (5 s by default): the replica syncs at once, so it can be promoted.
+  const master = await startRedis(['--repl-diskless-sync-delay', '0'])
+  const replica = await startRedis([
+    '--replicaof',
+    '127.0.0.1',
+    String(master.port),
+    '--repl-diskless-sync-delay',
+    '0',
+  ])
+  const port = await freePort()
+  const dir = mkdtempSync(join(tmpdir(), 'limiter-sentinel-'))
+  // The sentinel rewrites its config file as it learns the topology: it must be writable.
+  const config = join(dir, 'sentinel.conf')
+  writeFileSync(
+    config,
+    [
+      `port ${port}`,
+      'bind 127.0.0.1',
+      `dir ${dir}`,
+      `sentinel monitor ${name} 127.0.0.1 ${master.port} 1`,
+      `sentinel down-after-milliseconds ${name} ${downAfterMs}`,
+      `sentinel failover-timeout ${name} ${failoverTimeoutMs}`,
+      `sentinel parallel-syncs ${name} 1`,
+      '',
+    ].join('\n'),
+  )
+  const child = spawn('redis-server', [config, '--sentinel'], { stdio: 'ignore' })
+  child.unref()
+  const sentinel: RedisProcess = {
+    port,
+    url: `redis://127.0.0.1:${port}`,
+    process: child,
+    dir,
+    stop: () => stopProcess(child, dir),
+  }
+  const stop = async (): Promise<void> => {
+    await Promise.all([sentinel.stop(), master.stop(), replica.stop()])
+  }
+  try {
+    await waitForPing(port, 10_000)
+    const deadline = Date.now() + 20_000
+    for (;;) {
+      const synced = cli(replica.port, 'INFO', 'replication').includes('master_link_status:up')
+      const known = cli(port, 'SENTINEL', 'REPLICAS', name).includes(String(replica.port))
+      if (synced && known) break
+      if (Date.now() > deadline)
+        throw new Error('sentinel setup: the replica did not sync or was not found within 20 s')
+      await new Promise((r) => setTimeout(r, 100))
+    }
+  } catch (error) {
+    await stop()
+    throw error
+  }
+  return {
+    name,
+    master,
+    replica,
+    sentinel,
+    sentinels: [{ host: '127.0.0.1', port }],
+    stop,
   }
 }

@@ -74,6 +74,12 @@ export function createGuard(timeoutMs: number, breaker: BreakerOptions): Guard {
     }
     arm()
   }
+  // Each event-loop turn runs timers before it reads sockets. After a stall longer than the
+  // deadline (a GC pause, a busy CPU) the timer would fire first and expire calls whose replies
+  // are already waiting to be read; expiring in the check phase, after the reads, spares them.
+  const expireAfterIo = (): void => {
+    setImmediate(expire)
+  }
   const arm = (): void => {
     while (head < waiting.length && (waiting[head] as Waiter).settled) head++
     if (head === waiting.length) {
@@ -82,7 +88,10 @@ export function createGuard(timeoutMs: number, breaker: BreakerOptions): Guard {
       return
     }
     if (timer === undefined) {
-      timer = setTimeout(expire, Math.max(1, (waiting[head] as Waiter).deadlineMs - monotonicMs()))
+      timer = setTimeout(
+        expireAfterIo,
+        Math.max(1, (waiting[head] as Waiter).deadlineMs - monotonicMs()),
+      )
       timer.unref?.()
     }
   }

@@ -78,11 +78,17 @@ export interface Limiter {
 
 const FAILURE_MODES: readonly FailureMode[] = ['open', 'closed', 'local']
 const DEFAULT_TIMEOUT_MS = 500
-// Braces would break the Redis hash tag; control characters would blur namespaces.
+// Braces would break the Redis hash tag; control characters would blur namespaces, and so would
+// lone surrogates (Redis receives each as U+FFFD).
 function hasForbiddenChar(value: string): boolean {
   for (let i = 0; i < value.length; i++) {
     const code = value.charCodeAt(i)
     if (code < 0x20 || code === 0x7b || code === 0x7d) return true
+    if (code >= 0xd800 && code <= 0xdfff) {
+      const next = value.charCodeAt(i + 1)
+      if (code > 0xdbff || !(next >= 0xdc00 && next <= 0xdfff)) return true
+      i++
+    }
   }
   return false
 }
@@ -101,7 +107,7 @@ function checkName(option: string, value: unknown, allowEmpty: boolean): string 
     throw new LimiterRangeError(
       option,
       value,
-      'must not contain `{`, `}` or control characters (they would break the Redis hash tag)',
+      'must not contain `{`, `}`, control characters or lone surrogates (they would break the Redis hash tag or merge names)',
     )
   }
   return value
@@ -137,6 +143,14 @@ export function createLimiter(options: LimiterOptions): Limiter {
     throw new LimiterTypeError('onError', options.onError, 'a function')
   }
   const breaker = parseBreaker(options.circuitBreaker)
+  const blockedCache: unknown = options.blockedCache
+  if (
+    blockedCache !== undefined &&
+    blockedCache !== false &&
+    (blockedCache === null || typeof blockedCache !== 'object')
+  ) {
+    throw new LimiterTypeError('blockedCache', blockedCache, 'an object { maxKeys? } or false')
+  }
   const blockedMaxKeys =
     options.blockedCache === false ? 0 : (options.blockedCache?.maxKeys ?? 10_000)
   if (!Number.isInteger(blockedMaxKeys) || blockedMaxKeys < 0) {

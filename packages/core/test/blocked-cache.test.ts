@@ -112,4 +112,13 @@ describe('blocked-key cache', () => {
       /`blockedCache.maxKeys`/,
     )
   })
+
+  it.each([true, 'off', 0, null])(
+    'rejects blockedCache: %j at construction (it was silently taken as the default cache)',
+    (value) => {
+      const attempt = () => createLimiter({ limit: 1, window: 1, blockedCache: value as never })
+      expect(attempt).toThrow(TypeError)
+      expect(attempt).toThrow(/`blockedCache`: expected an object \{ maxKeys\? \} or false/)
+    },
+  )
 })

@@ -21,6 +21,20 @@ describe('createLimiter options', () => {
     [{ limit: 1, window: 1, timeout: 'never' }, /`timeout`/, TypeError],
     [{ limit: 1, window: 1, onError: 'log' }, /`onError`/, TypeError],
     [{ limit: 1, window: '1 fortnight' }, /`window`/, TypeError],
+    [{ limit: 1, window: 1, timeout: 0 }, /`timeout`.*at least 1/, RangeError],
+    [{ limit: 1, window: 1, name: 'a\nb' }, /`name`/, RangeError],
+    [{ limit: 1, window: 1, circuitBreaker: true }, /`circuitBreaker`/, TypeError],
+    [
+      { limit: 1, window: 1, circuitBreaker: { failureThreshold: 0 } },
+      /`circuitBreaker.failureThreshold`/,
+      RangeError,
+    ],
+    [
+      { limit: 1, window: 1, circuitBreaker: { coolDown: 'later' } },
+      /`circuitBreaker.coolDown`/,
+      TypeError,
+    ],
+    [undefined, /`options`/, TypeError],
   ])('rejects %j at construction', (options, message, type) => {
     const attempt = () => createLimiter(options as never)
     expect(attempt).toThrow(type)
@@ -39,6 +53,25 @@ describe('createLimiter options', () => {
     const limiter = createLimiter({ limit: 1, window: '1m' })
     expect((await limiter.consume('a')).allowed).toBe(true)
     expect((await limiter.consume('a')).allowed).toBe(false)
+  })
+})
+
+describe('store options', () => {
+  it.each([
+    [() => new MemoryStore({ maxKeys: 0 }), /`maxKeys`/],
+    [() => new MemoryStore({ maxKeys: 1.5 }), /`maxKeys`/],
+    [() => new MemoryStore({ sweepIntervalMs: 0 }), /`sweepIntervalMs`/],
+    [
+      () => new RedisStore({ client: new Redis({ lazyConnect: true }), batch: { maxSize: 0 } }),
+      /`batch.maxSize`/,
+    ],
+    [
+      () => new RedisStore({ client: new Redis({ lazyConnect: true }), batch: { maxSize: 1001 } }),
+      /`batch.maxSize`/,
+    ],
+  ])('%s throws a RangeError naming the option', (make, message) => {
+    expect(make).toThrow(RangeError)
+    expect(make).toThrow(message)
   })
 })
 
@@ -131,6 +164,35 @@ describe('failure policy', () => {
     })
     const decision = await whileFrozen(() => limiter.consume('h'))
     expect(decision.allowed).toBe(true)
+  })
+
+  it('an event-loop stall longer than the deadline does not time out replies that arrived during it', async () => {
+    // Regression: timers run before socket reads in each loop turn, so after a GC pause or a busy
+    // CPU the deadline fired first and a healthy Redis's answers became failures.
+    const errors: LimiterError[] = []
+    const limiter = createLimiter({
+      limit: 100,
+      window: '1m',
+      name: 'stall',
+      store: new RedisStore({ client }),
+      timeout: 50,
+      failureMode: 'closed',
+      onError: (error) => errors.push(error),
+    })
+    await limiter.consume('warm')
+    for (let round = 0; round < 3; round++) {
+      const pending = Promise.all([limiter.consume('s1'), limiter.consume('s2')])
+      // Runs right after the batch is written to the socket: Redis answers during the stall.
+      setImmediate(() => {
+        const until = performance.now() + 300
+        while (performance.now() < until) {
+          // a synchronous stall, six times the deadline
+        }
+      })
+      const decisions = await pending
+      expect(decisions.map((d) => failureOf(d))).toEqual([undefined, undefined])
+    }
+    expect(errors).toEqual([])
   })
 
   it('MemoryStore never gets a deadline timer', async () => {

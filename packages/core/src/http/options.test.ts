@@ -69,6 +69,8 @@ describe('resolveRateLimitOptions: invalid options throw at construction, naming
     ['failureMode', { ...base, failureMode: 'fail-open' }, LimiterRangeError, /`failureMode`/],
     ['timeout', { ...base, timeout: -1 }, LimiterRangeError, /`timeout`/],
     ['onError', { ...base, onError: 'log' }, LimiterTypeError, /`onError`/],
+    ['circuitBreaker', { ...base, circuitBreaker: 'on' }, LimiterTypeError, /`circuitBreaker`/],
+    ['blockedCache', { ...base, blockedCache: true }, LimiterTypeError, /`blockedCache`/],
     [
       'max',
       { max: 10, window: '1m' },

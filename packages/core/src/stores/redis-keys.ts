@@ -6,16 +6,28 @@ import type { Algorithm } from '../policy.js'
 /** User keys whose encoded form is longer than this many bytes are replaced by a hash. */
 export const MAX_TAG_BYTES = 200
 
+// A UTF-16 surrogate without its other half. It has no UTF-8 form: Node encodes it as U+FFFD.
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g
+
 /**
  * Encodes a user key for use inside a `{hash tag}`: `%`, `{` and `}` are percent-escaped, so
- * distinct keys stay distinct and no key can close the tag early. Keys longer than
- * {@link MAX_TAG_BYTES} bytes become `%H` + base64url(SHA-256), a form escaping never yields.
+ * distinct keys stay distinct and no key can close the tag early; a lone UTF-16 surrogate (which
+ * would reach Redis as U+FFFD, merging distinct keys) becomes `%u` + its 4 hex digits. Keys longer
+ * than {@link MAX_TAG_BYTES} bytes become `%H` + base64url(SHA-256 of the key), or `%h` + that of
+ * the escaped key when the key holds a lone surrogate: forms escaping never yields.
  */
 export function encodeTag(key: string): string {
-  const escaped = key.replace(/[%{}]/g, (c) => (c === '%' ? '%25' : c === '{' ? '%7B' : '%7D'))
+  let escaped = key.replace(/[%{}]/g, (c) => (c === '%' ? '%25' : c === '{' ? '%7B' : '%7D'))
+  const wellFormed = escaped.search(LONE_SURROGATE) < 0
+  if (!wellFormed)
+    escaped = escaped.replace(LONE_SURROGATE, (c) => `%u${c.charCodeAt(0).toString(16)}`)
   if (escaped.length * 3 <= MAX_TAG_BYTES || Buffer.byteLength(escaped) <= MAX_TAG_BYTES)
     return escaped
-  return `%H${createHash('sha256').update(key).digest('base64url')}`
+  // Well-formed keys hash as they always did, so stored names do not change; the others hash
+  // their escaped form under another marker, so the two can never meet.
+  return wellFormed
+    ? `%H${createHash('sha256').update(key).digest('base64url')}`
+    : `%h${createHash('sha256').update(escaped).digest('base64url')}`
 }
 
 /** Validates a user key: any non-empty string. */

@@ -4,6 +4,7 @@ import { clusterSlot } from './cluster-slot.js'
 import type { LuaScript } from './lua-script.js'
 import { encodeTag } from './redis-keys.js'
 import { SCRIPTS } from './scripts.generated.js'
+import type { Policy } from '../policy.js'
 import type { Store, StoreCall, StoreDecision } from './store.js'
 
 /**
@@ -31,6 +32,9 @@ export interface RedisStoreOptions {
 // In clock-injected tests keys live this much longer in real time than the injected clock says,
 // so Redis never expires state the test's clock still considers live.
 const TEST_TTL_SLACK_MS = 3_600_000
+
+// The batch group of each policy, built once (policies are frozen and live as long as limiters).
+const GROUPS = new WeakMap<Policy, string>()
 
 interface Pending {
   readonly call: StoreCall
@@ -128,8 +132,12 @@ export class RedisStore implements Store {
     }
     // One script call carries one policy: its numbers travel once per batch.
     const { policy } = call
-    const slot = this.#cluster ? `:${clusterSlot(tag)}` : ''
-    const group = `${policy.algorithm}:${policy.limit}:${policy.windowMs}:${policy.burst}${slot}`
+    let group = GROUPS.get(policy)
+    if (group === undefined) {
+      group = `${policy.algorithm}:${policy.limit}:${policy.windowMs}:${policy.burst}`
+      GROUPS.set(policy, group)
+    }
+    if (this.#cluster) group = `${group}:${clusterSlot(tag)}`
     const queued = this.#queue.get(group)
     if (queued === undefined) this.#queue.set(group, [pending])
     else queued.push(pending)

@@ -1,0 +1,244 @@
+// RedisStore on a real local Redis Cluster (3 masters + 3 replicas): every algorithm with keys on
+// all three masters and no CROSSSLOT, then one master SIGKILLed: the limiter keeps answering per
+// failureMode, by the deadline, and decides on Redis again once the replica is promoted.
+import { execFileSync } from 'node:child_process'
+import { monitorEventLoopDelay } from 'node:perf_hooks'
+import { Cluster } from 'ioredis'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { type RedisCluster, startCluster } from '../../../test-support/redis.js'
+import {
+  ALGORITHMS,
+  createLimiter,
+  type Decision,
+  encodeTag,
+  failureOf,
+  type LimiterError,
+  RedisStore,
+} from '../src/index.js'
+import { clusterSlot } from '../src/stores/cluster-slot.js'
+
+const TIMEOUT_MS = 200
+const MARGIN_MS = 50
+
+let cluster: RedisCluster
+let client: Cluster
+
+beforeAll(async () => {
+  cluster = await startCluster(3, 1)
+  // A replica that never synced is too stale to be promoted. Masters hold a diskless sync back
+  // 5 s by default, waiting for more replicas: start it now, and wait until every replica is in sync.
+  for (const node of cluster.nodes) cli(node.port, 'CONFIG', 'SET', 'repl-diskless-sync-delay', '0')
+  const deadline = Date.now() + 20_000
+  for (const node of cluster.nodes) {
+    for (;;) {
+      const info = cli(node.port, 'INFO', 'replication')
+      if (info.includes('role:master') || info.includes('master_link_status:up')) break
+      if (Date.now() > deadline) throw new Error('cluster replicas did not sync within 20 s')
+      await new Promise((r) => setTimeout(r, 100))
+    }
+  }
+  client = new Cluster(cluster.startupNodes.slice(0, 3)) // default settings
+  await new Promise<void>((resolve, reject) => {
+    client.once('ready', () => resolve())
+    client.once('error', reject)
+  })
+}, 120_000)
+
+afterAll(async () => {
+  client?.disconnect()
+  await cluster?.stop()
+})
+
+function cli(port: number, ...args: string[]): string {
+  return execFileSync('redis-cli', ['-p', String(port), ...args], {
+    encoding: 'utf8',
+    timeout: 5000,
+  })
+}
+
+/** Which port serves each slot, as a live node sees it now (CLUSTER SLOTS). */
+function slotOwners(viaPort: number): Map<number, number> {
+  const out = cli(viaPort, '--json', 'CLUSTER', 'SLOTS')
+  const ranges = JSON.parse(out) as Array<[number, number, [string, number, string]]>
+  const owners = new Map<number, number>()
+  for (const [from, to, [, port]] of ranges) for (let s = from; s <= to; s++) owners.set(s, port)
+  return owners
+}
+
+/** The master ports, from CLUSTER NODES on a live node. */
+function masters(viaPort: number): number[] {
+  const out = cli(viaPort, 'CLUSTER', 'NODES')
+  return out
+    .split('\n')
+    .filter((line) => /\bmaster\b/.test(line) && !/\bfail\b/.test(line))
+    .map((line) => Number(line.split(' ')[1]?.split(':')[1]?.split('@')[0]))
+}
+
+/** Keys whose hash tags land on slots served by every master (a few per master). */
+function keysOnEveryMaster(owners: Map<number, number>, perMaster: number): Map<string, number> {
+  const keys = new Map<string, number>()
+  const count = new Map<number, number>()
+  for (let i = 0; keys.size < perMaster * 3; i++) {
+    const key = `user:${i}`
+    const port = owners.get(clusterSlot(encodeTag(key))) as number
+    if ((count.get(port) ?? 0) >= perMaster) continue
+    count.set(port, (count.get(port) ?? 0) + 1)
+    keys.set(key, port)
+  }
+  return keys
+}
+
+describe('Redis Cluster', () => {
+  it.each(ALGORITHMS)(
+    '%s: keys on all three masters, batched per slot, no CROSSSLOT, exact limits',
+    async (algorithm) => {
+      const errors: LimiterError[] = []
+      const prefix = `spread-${algorithm}:`
+      const limiter = createLimiter({
+        algorithm,
+        limit: 3,
+        window: '1m',
+        prefix,
+        store: new RedisStore({ client }),
+        failureMode: 'closed',
+        blockedCache: false,
+        onError: (error) => errors.push(error),
+      })
+      const keys = Array.from({ length: 60 }, (_, i) => `k${i}{${i % 7}}:${'é'.repeat(i)}`)
+      // All at once: one event-loop turn, so the store batches them (one script call per slot).
+      const decisions = await Promise.all(
+        keys.flatMap((key) => Array.from({ length: 4 }, () => limiter.consume(key))),
+      )
+      expect(errors).toEqual([])
+      expect(decisions.every((d) => failureOf(d) === undefined)).toBe(true)
+      for (let i = 0; i < keys.length; i++) {
+        const mine = decisions.slice(i * 4, i * 4 + 4).map((d) => d.allowed)
+        expect(mine, keys[i]).toEqual([true, true, true, false])
+      }
+      // Each master holds some of the keys, and each holds only keys of the slots it serves.
+      const perMaster = await Promise.all(
+        client.nodes('master').map(async (node) => {
+          const found: string[] = []
+          let cursor = '0'
+          do {
+            const [next, batch] = await node.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000)
+            cursor = next
+            found.push(...batch)
+          } while (cursor !== '0')
+          return found
+        }),
+      )
+      expect(perMaster).toHaveLength(3)
+      for (const found of perMaster) expect(found.length).toBeGreaterThan(0)
+      const all = perMaster.flat()
+      for (const key of keys) {
+        const mine = all.filter((k) => k.startsWith(`${prefix}${limiter.name}:{${encodeTag(key)}}`))
+        expect(mine.length, key).toBeGreaterThan(0)
+      }
+    },
+  )
+
+  it('one master SIGKILLed: answers per failureMode by the deadline; Redis decides again after the replica is promoted', async () => {
+    const live = cluster.nodes[0]?.port as number
+    const owners = slotOwners(live)
+    const keys = keysOnEveryMaster(owners, 4)
+    const errors: Record<string, LimiterError[]> = { open: [], closed: [] }
+    const limiters = (['open', 'closed'] as const).map((failureMode) => ({
+      failureMode,
+      limiter: createLimiter({
+        limit: 1_000_000,
+        window: '1m',
+        name: `failover-${failureMode}`,
+        store: new RedisStore({ client }),
+        timeout: TIMEOUT_MS,
+        failureMode,
+        onError: (error) => errors[failureMode]?.push(error),
+      }),
+    }))
+    const round = async () => {
+      const shots = await Promise.all(
+        limiters.flatMap(({ failureMode, limiter }) =>
+          [...keys.keys()].map(async (key) => {
+            const started = performance.now()
+            const decision: Decision = await limiter.consume(key)
+            return { failureMode, key, decision, ms: performance.now() - started }
+          }),
+        ),
+      )
+      return shots
+    }
+    // Healthy first: everything decided by Redis.
+    for (const shot of await round()) expect(failureOf(shot.decision)).toBeUndefined()
+
+    const victimPort = [...keys.values()][0] as number
+    const victim = cluster.nodes.find((n) => n.port === victimPort)
+    expect(victim).toBeDefined()
+    const lag = monitorEventLoopDelay({ resolution: 10 })
+    lag.enable()
+    const killedAt = performance.now()
+    victim?.process.kill('SIGKILL')
+
+    const shots: Awaited<ReturnType<typeof round>> = []
+    let promotedMs: number | undefined
+    let resumedMs: number | undefined
+    let healthyRounds = 0
+    while (performance.now() - killedAt < 25_000 && healthyRounds < 5) {
+      const batch = await round()
+      shots.push(...batch)
+      if (promotedMs === undefined) {
+        const survivor = cluster.nodes.find((n) => n.port !== victimPort) as { port: number }
+        const now = masters(survivor.port)
+        if (now.length === 3 && !now.includes(victimPort)) promotedMs = performance.now() - killedAt
+      }
+      const healthy = batch.every((s) => failureOf(s.decision) === undefined)
+      if (healthy && promotedMs !== undefined) {
+        healthyRounds++
+        resumedMs ??= performance.now() - killedAt
+      } else {
+        healthyRounds = 0
+        resumedMs = undefined
+      }
+      await new Promise((r) => setTimeout(r, 50))
+    }
+    lag.disable()
+    const stallMs = Math.max(0, lag.max / 1e6 - 10)
+
+    const failed = shots.filter((s) => failureOf(s.decision) !== undefined)
+    // One breaker per limiter: while it is open, keys on the surviving masters are answered from
+    // failureMode too.
+    const failedElsewhere = failed.filter((s) => keys.get(s.key) !== victimPort)
+    const worstMs = Math.max(...shots.map((s) => s.ms))
+    console.log(
+      [
+        '',
+        'Redis Cluster, one master SIGKILLed (cluster-node-timeout 1000 ms, default ioredis Cluster client)',
+        '| fault | decisions | answered by failureMode (keys on surviving masters) | worst latency | lost | replica promoted after | Redis decides again after |',
+        '|---|---|---|---|---|---|---|',
+        `| SIGKILL master :${victimPort} | ${shots.length} | ${failed.length} (${failedElsewhere.length}) | ${Math.round(worstMs)} ms | 0 | ${promotedMs === undefined ? 'never' : `${Math.round(promotedMs)} ms`} | ${resumedMs === undefined ? 'never' : `${Math.round(resumedMs)} ms (${Math.round(resumedMs - (promotedMs ?? 0))} ms after promotion)`} |`,
+        `longest event-loop stall of the test process: ${Math.round(stallMs)} ms; errors reported: open ${errors.open?.length}, closed ${errors.closed?.length}`,
+      ].join('\n'),
+    )
+
+    expect(promotedMs).toBeDefined()
+    expect(resumedMs).toBeDefined()
+    // Promotion to resumption: bounded (ioredis refreshes its slot map on MOVED or errors).
+    expect((resumedMs as number) - (promotedMs as number)).toBeLessThanOrEqual(2000)
+    expect(failed.length).toBeGreaterThan(0)
+    for (const shot of shots) {
+      expect(shot.ms).toBeLessThanOrEqual(TIMEOUT_MS + MARGIN_MS + stallMs)
+      const failure = failureOf(shot.decision)
+      if (failure === undefined) expect(shot.decision.allowed).toBe(true)
+      else if (shot.failureMode === 'open') expect(shot.decision.allowed).toBe(true)
+      else expect(shot.decision).toMatchObject({ allowed: false, retryAfterMs: 1000 })
+    }
+    // Keys of the surviving masters kept being decided by Redis whenever the breaker was closed;
+    // the dead master's keys now live on its promoted replica.
+    const after = slotOwners(live === victimPort ? (cluster.nodes[1]?.port as number) : live)
+    for (const key of keys.keys()) {
+      const port = after.get(clusterSlot(encodeTag(key)))
+      expect(port).not.toBe(victimPort)
+    }
+    expect(errors.open?.length).toBeGreaterThan(0)
+    expect(errors.closed?.length).toBeGreaterThan(0)
+  }, 60_000)
+})

@@ -1,0 +1,81 @@
+// Forged client-address headers through the plugin on Fastify 4 and 5 (the default key,
+// request.ip). Without trustProxy no header is read; with it, only X-Forwarded-For, and with the
+// proxies' addresses the right hop; rotating IPv6 addresses inside one /64 share one counter. (Basic X-Forwarded-For cases are in routes.test.ts.)
+import { describe, expect, it } from 'vitest'
+import { ipKey, rateLimit } from '../src/index.js'
+import { countingStore, FASTIFY } from './helpers.js'
+
+const FORGED: ReadonlyArray<Record<string, string>> = Array.from({ length: 8 }, (_, i) => ({
+  'x-real-ip': `203.0.113.${i}`,
+  forwarded: `for=192.0.2.${i};proto=https, for="[2001:db8::${i}]"`,
+  'true-client-ip': `192.0.2.${100 + i}`,
+  'cf-connecting-ip': `192.0.2.${200 + i}`,
+  'x-client-ip': `2001:db8:${i}::1`,
+}))
+
+describe.each(FASTIFY)('$version: forged address headers', ({ fastify }) => {
+  const appWith = async (trustProxy: boolean | string, limit: number) => {
+    const store = countingStore()
+    const app = fastify({ trustProxy })
+    await app.register(rateLimit, { limit, window: '1m', store })
+    app.get('/', async (request) => ipKey(request.ip))
+    return { app, store }
+  }
+
+  it.each([
+    ['without trustProxy', false],
+    ['with trustProxy', true],
+  ])('%s, X-Real-IP, Forwarded and the rest are ignored: one counter', async (_name, trust) => {
+    const { app, store } = await appWith(trust, 3)
+    const statuses: number[] = []
+    for (const headers of FORGED)
+      statuses.push((await app.inject({ url: '/', headers })).statusCode)
+    expect(statuses).toEqual([200, 200, 200, 429, 429, 429, 429, 429])
+    expect(new Set(store.keys)).toEqual(new Set(['127.0.0.1']))
+  })
+
+  // By address: a hop count (trustProxy: 1) trusts the next hop on Fastify 4 but nothing at all on
+  // Fastify 5, which fails closed since it cannot check the immediate peer.
+  it.each<[string, string, string, string]>([
+    ['the proxy address', '127.0.0.1', '10.9.9.{i}, 198.51.100.7', '198.51.100.7'],
+    [
+      'a chain of proxies',
+      '127.0.0.1, 10.0.0.0/8',
+      '192.0.2.{i}, 198.51.100.7, 10.0.0.2, 10.0.0.1',
+      '198.51.100.7',
+    ],
+  ])(
+    'with trustProxy %s, the right hop is the key; forged hops to its left change nothing',
+    async (_name, trust, xff, expected) => {
+      const { app, store } = await appWith(trust, 3)
+      const statuses: number[] = []
+      for (let i = 0; i < 6; i++) {
+        const headers = { 'x-forwarded-for': xff.replace('{i}', String(i)) }
+        statuses.push((await app.inject({ url: '/', headers })).statusCode)
+      }
+      expect(statuses).toEqual([200, 200, 200, 429, 429, 429])
+      expect(new Set(store.keys)).toEqual(new Set([expected]))
+    },
+  )
+
+  it('rotating IPv6 addresses inside one /64, in any spelling, share one counter', async () => {
+    const { app, store } = await appWith(true, 10)
+    const hex = (n: number) => (n & 0xffff).toString(16)
+    const statuses: number[] = []
+    for (let i = 0; i < 40; i++) {
+      const host = [i * 7919, i * 104_729, i * 31, i + 1].map(hex)
+      const spellings = [
+        `2001:db8:1:2:${host.join(':')}`,
+        `2001:0DB8:0001:0002:${host.map((h) => h.padStart(4, '0').toUpperCase()).join(':')}`,
+        `2001:db8:1:2::${host[3]}`,
+      ]
+      const headers = { 'x-forwarded-for': spellings[i % 3] as string }
+      statuses.push((await app.inject({ url: '/', headers })).statusCode)
+    }
+    expect(statuses.filter((s) => s === 200)).toHaveLength(10)
+    expect(statuses.slice(10).every((s) => s === 429)).toBe(true)
+    const other = await app.inject({ url: '/', headers: { 'x-forwarded-for': '2001:db8:1:3::1' } })
+    expect(other.statusCode).toBe(200)
+    expect(new Set(store.keys)).toEqual(new Set(['2001:db8:1:2::/64', '2001:db8:1:3::/64']))
+  })
+})

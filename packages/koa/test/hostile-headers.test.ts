@@ -1,0 +1,74 @@
+// Forged client-address headers through rateLimit() on Koa 2 and 3 (the default key, ctx.ip).
+// Without app.proxy no header is read; with it, only X-Forwarded-For (Koa's proxyIpHeader), and
+// with maxIpsCount the right hop; rotating IPv6 addresses inside one /64 share one counter.
+// (Basic X-Forwarded-For cases are in lifecycle.test.ts.)
+import request from 'supertest'
+import { describe, expect, it } from 'vitest'
+import { ipKey, rateLimit } from '../src/index.js'
+import { countingStore, KOA } from './helpers.js'
+
+const FORGED: ReadonlyArray<Record<string, string>> = Array.from({ length: 8 }, (_, i) => ({
+  'x-real-ip': `203.0.113.${i}`,
+  forwarded: `for=192.0.2.${i};proto=https, for="[2001:db8::${i}]"`,
+  'true-client-ip': `192.0.2.${100 + i}`,
+  'cf-connecting-ip': `192.0.2.${200 + i}`,
+  'x-client-ip': `2001:db8:${i}::1`,
+}))
+
+describe.each(KOA)('$version: forged address headers', ({ Koa }) => {
+  const appWith = (options: { proxy?: boolean; maxIpsCount?: number }, limit: number) => {
+    const store = countingStore()
+    const app = new Koa(options)
+    app.use(rateLimit({ limit, window: '1m', store }))
+    app.use((ctx) => {
+      ctx.body = ipKey(ctx.ip)
+    })
+    return { app: app.callback(), store }
+  }
+  const send = (app: ReturnType<typeof appWith>['app'], headers: Record<string, string>) => {
+    let req = request(app).get('/')
+    for (const [name, value] of Object.entries(headers)) req = req.set(name, value)
+    return req
+  }
+
+  it.each([
+    ['without app.proxy', {}],
+    ['with app.proxy', { proxy: true }],
+  ])('%s, X-Real-IP, Forwarded and the rest are ignored: one counter', async (_name, options) => {
+    const { app, store } = appWith(options, 3)
+    const statuses: number[] = []
+    for (const headers of FORGED) statuses.push((await send(app, headers)).status)
+    expect(statuses).toEqual([200, 200, 200, 429, 429, 429, 429, 429])
+    expect(new Set(store.keys)).toEqual(new Set(['127.0.0.1']))
+  })
+
+  it('with app.proxy and maxIpsCount 1, forged hops left of the proxy’s change nothing', async () => {
+    const { app, store } = appWith({ proxy: true, maxIpsCount: 1 }, 3)
+    const statuses: number[] = []
+    for (let i = 0; i < 6; i++) {
+      const res = await send(app, { 'x-forwarded-for': `10.9.9.${i}, 198.51.100.7` })
+      statuses.push(res.status)
+    }
+    expect(statuses).toEqual([200, 200, 200, 429, 429, 429])
+    expect(new Set(store.keys)).toEqual(new Set(['198.51.100.7']))
+  })
+
+  it('rotating IPv6 addresses inside one /64, in any spelling, share one counter', async () => {
+    const { app, store } = appWith({ proxy: true }, 10)
+    const hex = (n: number) => (n & 0xffff).toString(16)
+    const statuses: number[] = []
+    for (let i = 0; i < 40; i++) {
+      const host = [i * 7919, i * 104_729, i * 31, i + 1].map(hex)
+      const spellings = [
+        `2001:db8:1:2:${host.join(':')}`,
+        `2001:0DB8:0001:0002:${host.map((h) => h.padStart(4, '0').toUpperCase()).join(':')}`,
+        `2001:db8:1:2::${host[3]}`,
+      ]
+      statuses.push((await send(app, { 'x-forwarded-for': spellings[i % 3] as string })).status)
+    }
+    expect(statuses.filter((s) => s === 200)).toHaveLength(10)
+    expect(statuses.slice(10).every((s) => s === 429)).toBe(true)
+    expect((await send(app, { 'x-forwarded-for': '2001:db8:1:3::1' })).status).toBe(200)
+    expect(new Set(store.keys)).toEqual(new Set(['2001:db8:1:2::/64', '2001:db8:1:3::/64']))
+  })
+})
