@@ -18,7 +18,8 @@ const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[
  */
 export function encodeTag(key: string): string {
   let escaped = key.replace(/[%{}]/g, (c) => (c === '%' ? '%25' : c === '{' ? '%7B' : '%7D'))
-  const wellFormed = escaped.search(LONE_SURROGATE) < 0
+  // String#isWellFormed (Node 20+) is native and far cheaper than the regex on every decision.
+  const wellFormed = (escaped as unknown as { isWellFormed(): boolean }).isWellFormed()
   if (!wellFormed)
     escaped = escaped.replace(LONE_SURROGATE, (c) => `%u${c.charCodeAt(0).toString(16)}`)
   if (escaped.length * 3 <= MAX_TAG_BYTES || Buffer.byteLength(escaped) <= MAX_TAG_BYTES)

@@ -1,10 +1,10 @@
 // RedisStore: decisions on any ioredis-compatible client (standalone or Cluster), batched per tick.
 import { LimiterError, LimiterRangeError, LimiterTypeError } from '../errors.js'
+import type { Policy } from '../policy.js'
 import { clusterSlot } from './cluster-slot.js'
 import type { LuaScript } from './lua-script.js'
 import { encodeTag } from './redis-keys.js'
 import { SCRIPTS } from './scripts.generated.js'
-import type { Policy } from '../policy.js'
 import type { Store, StoreCall, StoreDecision } from './store.js'
 
 /**
