@@ -7,7 +7,9 @@ Decides a batch of n requests of one policy in order, at one Redis time. For req
 (1-based), with k = 2 * (i - 1) and a = 5 + 2 * (i - 1):
 KEYS[k+1]  the log: a sorted set, score = admission time (ms), member = "<seq>" for cost 1
            or "<seq>:<cost>"; seq is unique per key (it restarts only when the log is empty)
-KEYS[k+2]  the tally: a string "<sum> <seq>": total cost in the log and the last seq used
+KEYS[k+2]  the tally: a string "<sum> <seq> <oldest_ms>": total cost in the log, the last seq
+           used, and the oldest member's score (so the common call skips looking for expired
+           members when none can have expired)
 ARGV[a+1]  the request: its cost (integer >= 0; 0 peeks: decides for cost 1, writes nothing),
            or minus the cost to refund
 ARGV[a+2]  ticket (refund only): the member a consume returned; '' removes the newest members
@@ -40,13 +42,25 @@ local function cost_of(member)
   return 1
 end
 
-local function refund(log_key, tally_key, window_ms, cost, ticket, cutoff_ms, expired, sum, seq, active_count)
+-- Writes the tally and both TTLs after members were removed; deletes both keys when empty.
+local function settle(log_key, tally_key, window_ms, sum, seq)
+  if sum <= 0 then
+    redis.call('DEL', log_key, tally_key)
+    return
+  end
+  local first = redis.call('ZRANGE', log_key, 0, 0, 'WITHSCORES')
+  local last = redis.call('ZRANGE', log_key, -1, -1, 'WITHSCORES')
+  local ttl_ms = tonumber(last[2]) + window_ms - now_ms + ttl_slack_ms
+  redis.call('SET', tally_key, string.format('%d %d %d', sum, seq, tonumber(first[2])), 'PX', ttl_ms)
+  redis.call('PEXPIRE', log_key, ttl_ms)
+end
+
+local function refund(log_key, tally_key, window_ms, cost, ticket, cutoff_ms, expired, sum, seq)
   if #expired > 0 then redis.call('ZREMRANGEBYSCORE', log_key, '-inf', cutoff_ms) end
   if ticket ~= '' then
     if redis.call('ZSCORE', log_key, ticket) then
       redis.call('ZREM', log_key, ticket)
       sum = sum - cost_of(ticket)
-      active_count = active_count - 1
     end
   else
     local left = cost
@@ -58,18 +72,10 @@ local function refund(log_key, tally_key, window_ms, cost, ticket, cutoff_ms, ex
         redis.call('ZREM', log_key, newest[i])
         sum = sum - c
         left = left - c
-        active_count = active_count - 1
       end
     end
   end
-  if active_count <= 0 then
-    redis.call('DEL', log_key, tally_key)
-  else
-    local last = redis.call('ZRANGE', log_key, -1, -1, 'WITHSCORES')
-    local ttl_ms = tonumber(last[2]) + window_ms - now_ms + ttl_slack_ms
-    redis.call('SET', tally_key, string.format('%d %d', sum, seq), 'PX', ttl_ms)
-    redis.call('PEXPIRE', log_key, ttl_ms)
-  end
+  settle(log_key, tally_key, window_ms, sum, seq)
 end
 
 local function decide(log_key, tally_key, limit, window_ms, cost, op, ticket)
@@ -77,22 +83,24 @@ local function decide(log_key, tally_key, limit, window_ms, cost, op, ticket)
   -- the tally, less what has left the window
   local sum = 0
   local seq = 0
+  local oldest_ms = 0
   local tally = redis.call('GET', tally_key)
   if tally then
-    local a, b = string.match(tally, '^(%d+) (%d+)$')
+    local a, b, c = string.match(tally, '^(%d+) (%d+) (%d+)$')
     sum = tonumber(a)
     seq = tonumber(b)
+    oldest_ms = tonumber(c)
   end
-  local expired = redis.call('ZRANGEBYSCORE', log_key, '-inf', cutoff_ms)
-  for i = 1, #expired do sum = sum - cost_of(expired[i]) end
-  local active_count = redis.call('ZCARD', log_key) - #expired
-  if active_count == 0 then
-    sum = 0
-    seq = 0
+  local expired = {}
+  if sum > 0 and oldest_ms <= cutoff_ms then
+    expired = redis.call('ZRANGEBYSCORE', log_key, '-inf', cutoff_ms)
+    for i = 1, #expired do sum = sum - cost_of(expired[i]) end
   end
+  -- ids restart only when the log is empty (every member costs at least 1)
+  if sum == 0 then seq = 0 end
 
   if op == 'r' then
-    refund(log_key, tally_key, window_ms, cost, ticket, cutoff_ms, expired, sum, seq, active_count)
+    refund(log_key, tally_key, window_ms, cost, ticket, cutoff_ms, expired, sum, seq)
     return 0, 0, 0, 0, ''
   end
 
@@ -120,7 +128,14 @@ local function decide(log_key, tally_key, limit, window_ms, cost, op, ticket)
   local member = ''
   local newest_ms = now_ms
   if allowed and not peek then
-    if #expired > 0 then redis.call('ZREMRANGEBYSCORE', log_key, '-inf', cutoff_ms) end
+    if sum == 0 then
+      -- an empty log: whatever is left has expired
+      if tally then redis.call('DEL', log_key) end
+      oldest_ms = now_ms
+    elseif #expired > 0 then
+      redis.call('ZREMRANGEBYSCORE', log_key, '-inf', cutoff_ms)
+      oldest_ms = tonumber(redis.call('ZRANGE', log_key, 0, 0, 'WITHSCORES')[2])
+    end
     seq = seq + 1
     if need == 1 then
       member = string.format('%d', seq)
@@ -130,7 +145,7 @@ local function decide(log_key, tally_key, limit, window_ms, cost, op, ticket)
     sum = sum + need
     redis.call('ZADD', log_key, now_ms, member)
     redis.call('PEXPIRE', log_key, window_ms + ttl_slack_ms)
-    redis.call('SET', tally_key, string.format('%d %d', sum, seq), 'PX', window_ms + ttl_slack_ms)
+    redis.call('SET', tally_key, string.format('%d %d %d', sum, seq, oldest_ms), 'PX', window_ms + ttl_slack_ms)
   elseif sum > 0 then
     local last = redis.call('ZRANGE', log_key, -1, -1, 'WITHSCORES')
     newest_ms = tonumber(last[2])
