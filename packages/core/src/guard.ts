@@ -96,9 +96,18 @@ export function createGuard(timeoutMs: number, breaker: BreakerOptions): Guard {
     }
   }
 
+  // The breaker's bookkeeping runs in the same callbacks that settle the call: no extra promise.
   const withDeadline = <T>(key: string, work: () => Promise<T>): Promise<T> =>
     new Promise<T>((resolve, reject) => {
-      const waiter: Waiter = { key, deadlineMs: monotonicMs() + timeoutMs, settled: false, reject }
+      const waiter: Waiter = {
+        key,
+        deadlineMs: monotonicMs() + timeoutMs,
+        settled: false,
+        reject: (error) => {
+          failed()
+          reject(error)
+        },
+      }
       waiting.push(waiter)
       if (timer === undefined) arm()
       let pending: Promise<T>
@@ -111,12 +120,13 @@ export function createGuard(timeoutMs: number, breaker: BreakerOptions): Guard {
         (value) => {
           if (waiter.settled) return
           waiter.settled = true
+          succeed()
           resolve(value)
         },
         (error: unknown) => {
           if (waiter.settled) return
           waiter.settled = true
-          reject(error)
+          waiter.reject(error)
         },
       )
     })
@@ -136,9 +146,7 @@ export function createGuard(timeoutMs: number, breaker: BreakerOptions): Guard {
         )
       }
       if (failures >= breaker.failureThreshold) probing = true
-      const result = withDeadline(key, work)
-      result.then(succeed, failed)
-      return result
+      return withDeadline(key, work)
     },
   }
 }
