@@ -7,6 +7,7 @@ export {
   LimiterRangeError,
   LimiterTypeError,
 } from './errors.js'
+export { failureOf } from './failure.js'
 export {
   applyHeaders,
   checkRequest,
@@ -55,13 +56,12 @@ export {
 } from './http/problem.js'
 export {
   createLimiter,
-  defaultName,
   type ErrorContext,
   type FailureMode,
-  failureOf,
   type Limiter,
   type LimiterOptions,
 } from './limiter.js'
+export { defaultName } from './naming.js'
 export {
   ALGORITHMS,
   type Algorithm,

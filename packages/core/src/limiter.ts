@@ -1,11 +1,13 @@
 // createLimiter(): consume / peek / reset / refund over a store, with a deadline and failure policy.
 import { createBlockedCache } from './blocked-cache.js'
-import { CLOCK, monotonicMs, nowMs } from './clock.js'
+import { CLOCK, monotonicMs } from './clock.js'
 import type { Decision } from './decision.js'
 import { type Duration, parseDuration } from './duration.js'
 import { LimiterError, LimiterRangeError, LimiterTypeError } from './errors.js'
-import { type BreakerOptions, createGuard } from './guard.js'
-import { ALGORITHM_CODE, definePolicy, type Policy, type PolicyOptions } from './policy.js'
+import { asLimiterError, defaultOnError, FAILURES, parseBreaker } from './failure.js'
+import { createGuard } from './guard.js'
+import { checkName, defaultName } from './naming.js'
+import { definePolicy, type Policy, type PolicyOptions } from './policy.js'
 import { MemoryStore } from './stores/memory-store.js'
 import { checkKey } from './stores/redis-keys.js'
 import { isStore, type Store, type StoreCall, type StoreDecision } from './stores/store.js'
@@ -78,41 +80,6 @@ export interface Limiter {
 
 const FAILURE_MODES: readonly FailureMode[] = ['open', 'closed', 'local']
 const DEFAULT_TIMEOUT_MS = 500
-// Braces would break the Redis hash tag; control characters would blur namespaces, and so would
-// lone surrogates (Redis receives each as U+FFFD).
-function hasForbiddenChar(value: string): boolean {
-  for (let i = 0; i < value.length; i++) {
-    const code = value.charCodeAt(i)
-    if (code < 0x20 || code === 0x7b || code === 0x7d) return true
-    if (code >= 0xd800 && code <= 0xdfff) {
-      const next = value.charCodeAt(i + 1)
-      if (code > 0xdbff || !(next >= 0xdc00 && next <= 0xdfff)) return true
-      i++
-    }
-  }
-  return false
-}
-
-/** The default name: algorithm code, limit and window (and burst when it differs). */
-export function defaultName(policy: Policy): string {
-  const base = `${ALGORITHM_CODE[policy.algorithm]}${policy.limit}.${policy.windowMs}`
-  return policy.burst === policy.limit ? base : `${base}.${policy.burst}`
-}
-
-function checkName(option: string, value: unknown, allowEmpty: boolean): string {
-  if (typeof value !== 'string' || (!allowEmpty && value.length === 0)) {
-    throw new LimiterTypeError(option, value, allowEmpty ? 'a string' : 'a non-empty string')
-  }
-  if (hasForbiddenChar(value)) {
-    throw new LimiterRangeError(
-      option,
-      value,
-      'must not contain `{`, `}`, control characters or lone surrogates (they would break the Redis hash tag or merge names)',
-    )
-  }
-  return value
-}
-
 /**
  * Creates a limiter. Options are validated here: a bad one throws a `TypeError`/`RangeError`
  * naming it.
@@ -304,57 +271,4 @@ export function createLimiter(options: LimiterOptions): Limiter {
     },
   }
   return Object.freeze(limiter)
-}
-
-const FAILURES = new WeakMap<Decision, LimiterError>()
-
-/**
- * The store failure behind a decision, or `undefined` for a real decision. A limiter answering
- * from `failureMode: 'open'` or `'closed'` marks its decisions so adapters can answer a denial
- * caused by a store outage with 503 instead of 429.
- */
-export function failureOf(decision: Decision): LimiterError | undefined {
-  return FAILURES.get(decision)
-}
-
-function asLimiterError(cause: unknown): LimiterError {
-  if (cause instanceof LimiterError) return cause
-  const message = cause instanceof Error ? cause.message : String(cause)
-  return new LimiterError('ERR_LIMITER_STORE', `Rate limit store failed: ${message}`, { cause })
-}
-
-function parseBreaker(value: LimiterOptions['circuitBreaker']): BreakerOptions {
-  if (value === false) return { failureThreshold: Number.POSITIVE_INFINITY, coolDownMs: 0 }
-  if (value === undefined) return { failureThreshold: 3, coolDownMs: 1000 }
-  if (value === null || typeof value !== 'object') {
-    throw new LimiterTypeError(
-      'circuitBreaker',
-      value,
-      'an object { failureThreshold?, coolDown? } or false',
-    )
-  }
-  const failureThreshold = value.failureThreshold ?? 3
-  if (!Number.isInteger(failureThreshold) || failureThreshold < 1) {
-    throw new LimiterRangeError(
-      'circuitBreaker.failureThreshold',
-      failureThreshold,
-      'must be a positive integer',
-    )
-  }
-  const coolDownMs =
-    value.coolDown === undefined ? 1000 : parseDuration(value.coolDown, 'circuitBreaker.coolDown')
-  return { failureThreshold, coolDownMs }
-}
-
-function defaultOnError(): (error: LimiterError) => void {
-  let lastMs = 0
-  return (error) => {
-    // One line at most every 30 s: an outage must not flood the app's logs.
-    const now = nowMs()
-    if (now - lastMs < 30_000) return
-    lastMs = now
-    console.warn(
-      `[@limiter/core] ${error.message} (further store errors muted for 30 s; pass onError to handle them)`,
-    )
-  }
 }

@@ -2,7 +2,7 @@
 import { nowMs } from '../clock.js'
 import type { Decision } from '../decision.js'
 import { LimiterError, type LimiterErrorCode } from '../errors.js'
-import { failureOf } from '../limiter.js'
+import { failureOf } from '../failure.js'
 import { formatHeaders, type HeaderPair, type HeaderPolicy } from './headers.js'
 import { type HeaderValue, mergeHeaders } from './merge-headers.js'
 import type { LimitedBody, MessageBody, ResolvedRateLimit } from './options.js'

@@ -1,0 +1,65 @@
+// Failure policy helpers: marking failure decisions, normalising errors, the breaker option and the
+// default error reporter.
+import { nowMs } from './clock.js'
+import type { Decision } from './decision.js'
+import { parseDuration } from './duration.js'
+import { LimiterError, LimiterRangeError, LimiterTypeError } from './errors.js'
+import type { BreakerOptions } from './guard.js'
+import type { LimiterOptions } from './limiter.js'
+
+/** Decisions answered from `failureMode`, with the failure behind them. */
+export const FAILURES = new WeakMap<Decision, LimiterError>()
+
+/**
+ * The store failure behind a decision, or `undefined` for a real decision. A limiter answering
+ * from `failureMode: 'open'` or `'closed'` marks its decisions so adapters can answer a denial
+ * caused by a store outage with 503 instead of 429.
+ */
+export function failureOf(decision: Decision): LimiterError | undefined {
+  return FAILURES.get(decision)
+}
+
+/** The error as a `LimiterError` (a store failure, with the original as `cause`). */
+export function asLimiterError(cause: unknown): LimiterError {
+  if (cause instanceof LimiterError) return cause
+  const message = cause instanceof Error ? cause.message : String(cause)
+  return new LimiterError('ERR_LIMITER_STORE', `Rate limit store failed: ${message}`, { cause })
+}
+
+/** Validates the `circuitBreaker` option. */
+export function parseBreaker(value: LimiterOptions['circuitBreaker']): BreakerOptions {
+  if (value === false) return { failureThreshold: Number.POSITIVE_INFINITY, coolDownMs: 0 }
+  if (value === undefined) return { failureThreshold: 3, coolDownMs: 1000 }
+  if (value === null || typeof value !== 'object') {
+    throw new LimiterTypeError(
+      'circuitBreaker',
+      value,
+      'an object { failureThreshold?, coolDown? } or false',
+    )
+  }
+  const failureThreshold = value.failureThreshold ?? 3
+  if (!Number.isInteger(failureThreshold) || failureThreshold < 1) {
+    throw new LimiterRangeError(
+      'circuitBreaker.failureThreshold',
+      failureThreshold,
+      'must be a positive integer',
+    )
+  }
+  const coolDownMs =
+    value.coolDown === undefined ? 1000 : parseDuration(value.coolDown, 'circuitBreaker.coolDown')
+  return { failureThreshold, coolDownMs }
+}
+
+/** The default `onError`: one warning line at most every 30 s. */
+export function defaultOnError(): (error: LimiterError) => void {
+  let lastMs = 0
+  return (error) => {
+    // One line at most every 30 s: an outage must not flood the app's logs.
+    const now = nowMs()
+    if (now - lastMs < 30_000) return
+    lastMs = now
+    console.warn(
+      `[@limiter/core] ${error.message} (further store errors muted for 30 s; pass onError to handle them)`,
+    )
+  }
+}

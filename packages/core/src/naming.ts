@@ -1,0 +1,39 @@
+// Limiter names: the deterministic default, and validation of `name` and `prefix`.
+import { LimiterRangeError, LimiterTypeError } from './errors.js'
+import { ALGORITHM_CODE, type Policy } from './policy.js'
+
+// Braces would break the Redis hash tag; control characters would blur namespaces, and so would
+// lone surrogates (Redis receives each as U+FFFD).
+function hasForbiddenChar(value: string): boolean {
+  for (let i = 0; i < value.length; i++) {
+    const code = value.charCodeAt(i)
+    if (code < 0x20 || code === 0x7b || code === 0x7d) return true
+    if (code >= 0xd800 && code <= 0xdfff) {
+      const next = value.charCodeAt(i + 1)
+      if (code > 0xdbff || !(next >= 0xdc00 && next <= 0xdfff)) return true
+      i++
+    }
+  }
+  return false
+}
+
+/** The default name: algorithm code, limit and window (and burst when it differs). */
+export function defaultName(policy: Policy): string {
+  const base = `${ALGORITHM_CODE[policy.algorithm]}${policy.limit}.${policy.windowMs}`
+  return policy.burst === policy.limit ? base : `${base}.${policy.burst}`
+}
+
+/** Validates `name` or `prefix`. */
+export function checkName(option: string, value: unknown, allowEmpty: boolean): string {
+  if (typeof value !== 'string' || (!allowEmpty && value.length === 0)) {
+    throw new LimiterTypeError(option, value, allowEmpty ? 'a string' : 'a non-empty string')
+  }
+  if (hasForbiddenChar(value)) {
+    throw new LimiterRangeError(
+      option,
+      value,
+      'must not contain `{`, `}`, control characters or lone surrogates (they would break the Redis hash tag or merge names)',
+    )
+  }
+  return value
+}
