@@ -4,7 +4,7 @@
 // status and the right headers. Each adapter's fuzz test supplies a way to send one request.
 import { Agent, request as httpRequest } from 'node:http'
 import fc from 'fast-check'
-import { expect } from 'vitest'
+import { describe, expect, it } from 'vitest'
 
 /** What the key callback does for one request. */
 export type KeyResult =
@@ -239,4 +239,62 @@ export function httpSender(baseUrl: string, agent: Agent = new Agent({ keepAlive
       req.on('error', reject)
       req.end()
     })
+}
+
+/** What an adapter supplies to run the property test. */
+export interface FuzzHarness {
+  /** The stores to run it with, by name (such as MemoryStore and RedisStore). */
+  readonly stores: ReadonlyArray<readonly [string, () => unknown]>
+  /** The limiter's name as headers show it for `options` with a one-hour window (`defaultName`). */
+  name(options: ScenarioOptions): string
+  /** Leave out malformed percent-escapes, for a framework that answers them 400 before routing. */
+  readonly wellFormedPaths?: boolean
+  /**
+   * Puts a limiter with `options` in front of a handler answering 200 `ok` to any method and path,
+   * with errors answered 500 as JSON `{ code }`; returns how to send it one shot and how to take
+   * it down again.
+   */
+  mount(options: Record<string, unknown>): Promise<{
+    send(shot: Shot): Promise<Answer>
+    unmount(): Promise<void>
+  }>
+}
+
+/** Counts property runs in a file: each run gets counters of its own in a shared store. */
+let run = 0
+
+/** The property test, once per store, in a describe block named `title`. */
+export function describeFuzzContract(title: string, harness: FuzzHarness): void {
+  describe(title, () => {
+    it.each(harness.stores)(
+      '%s',
+      async (_name, makeStore) => {
+        await fc.assert(
+          fc.asyncProperty(
+            scenarioArbitrary(harness.wellFormedPaths),
+            async ({ options, shots }) => {
+              let current: Shot | undefined
+              const { send, unmount } = await harness.mount({
+                ...options,
+                window: '1h',
+                store: makeStore(),
+                prefix: `fuzz${++run}:`,
+                failureMode: 'closed',
+                ...callbacks(() => current),
+              })
+              try {
+                await checkShots(options, harness.name(options), shots, send, (s) => {
+                  current = s
+                })
+              } finally {
+                await unmount()
+              }
+            },
+          ),
+          { numRuns: 100 },
+        )
+      },
+      60_000,
+    )
+  })
 }

@@ -1,8 +1,16 @@
-// Test helpers: both Express majors, a refund-counting store, and an error handler that shows errors.
-import { MemoryStore, type Store, type StoreCall } from '@limiter/core'
-import type { ErrorRequestHandler, Express } from 'express'
+// Test helpers: both Express majors, a refund-counting store, an error handler that shows errors,
+// and the harness that runs the shared adapter contract on Express.
+import { MemoryStore, type Store } from '@limiter/core'
+import type { ErrorRequestHandler, Express, Request } from 'express'
 import express4 from 'express4'
 import express5 from 'express5'
+import request from 'supertest'
+import { type AdapterHarness, type Send, thrownBy } from '../../../test-support/adapter-contract.js'
+import {
+  type CountingStore as Counting,
+  countingStore as counting,
+  served,
+} from '../../../test-support/adapter-helpers.js'
 import { type RateLimitOptions, rateLimit } from '../src/index.js'
 
 /** Every Express major the adapter claims, by name. */
@@ -11,33 +19,14 @@ export const EXPRESS = [
   { version: 'express 5', express: express5 },
 ] as const
 
+/** An Express factory. */
+export type Factory = (typeof EXPRESS)[number]['express']
+
 /** A store that counts what it was asked. */
-export interface CountingStore extends Store {
-  consumes: number
-  refunds: number
-  keys: string[]
-}
+export type CountingStore = Counting<Store>
 
 /** A store that delegates to `inner` and counts consumes and refunds. */
-export function countingStore(inner: Store = new MemoryStore()): CountingStore {
-  const store: CountingStore = {
-    consumes: 0,
-    refunds: 0,
-    keys: [],
-    local: inner.local === true,
-    consume(call: StoreCall) {
-      store.consumes++
-      store.keys.push(call.key)
-      return inner.consume(call)
-    },
-    refund(call: StoreCall) {
-      store.refunds++
-      return inner.refund(call)
-    },
-    reset: (call: Omit<StoreCall, 'cost'>) => inner.reset(call),
-  }
-  return store
-}
+export const countingStore = (inner: Store = new MemoryStore()): CountingStore => counting(inner)
 
 /** Sends errors as JSON so tests can read their message and code. */
 export const showErrors: ErrorRequestHandler = (
@@ -49,20 +38,8 @@ export const showErrors: ErrorRequestHandler = (
   res.status(500).json({ message: err.message, code: err.code })
 }
 
-/** Resolves once `check()` is true, or fails after `timeoutMs`. */
-export async function until(check: () => boolean, timeoutMs = 2000): Promise<void> {
-  const deadline = Date.now() + timeoutMs
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error('condition not met in time')
-    await new Promise((r) => setTimeout(r, 5))
-  }
-}
-
 /** An app with one limiter in front of a handler that answers 200 (or `?status=`) with `req.rateLimit`. */
-export function appWith(
-  express: (typeof EXPRESS)[number]['express'],
-  options: RateLimitOptions,
-): Express {
+export function appWith(express: Factory, options: RateLimitOptions): Express {
   const app = express()
   app.use(rateLimit(options))
   app.all('/', (req, res) => {
@@ -70,4 +47,42 @@ export function appWith(
   })
   app.use(showErrors)
   return app
+}
+
+/** Sends requests to `app` through supertest. */
+export const sender =
+  (app: Express): Send =>
+  async (path, headers = {}) => {
+    const res = await request(app).get(path).set(headers)
+    return { status: res.status, headers: res.headers, body: res.text }
+  }
+
+/** The shared adapter contract's view of Express `express`. */
+export function harness(express: Factory): AdapterHarness {
+  return {
+    app: (options) => sender(appWith(express, options as unknown as RateLimitOptions)),
+    async listen(options) {
+      let finished = 0
+      const app = express()
+      app.use(rateLimit(options as unknown as RateLimitOptions))
+      app.get('/', (_req, res) => {
+        res.send('ok')
+      })
+      app.get('/slow', (_req, res) => {
+        setTimeout(() => {
+          res.send('late')
+          finished++
+        }, 150)
+      })
+      return { ...(await served(app.listen(0, '127.0.0.1'))), finishedCount: () => finished }
+    },
+    store: () => new MemoryStore(),
+    // Middleware: a bad option throws synchronously, where rateLimit() is called.
+    optionErrors: (options) => thrownBy(() => rateLimit(options as unknown as RateLimitOptions)),
+    callbacks: {
+      skipInternal: (req: Request) => req.get('x-internal') === 'yes',
+      costFromQuery: (req: Request) => Number(req.query.cost ?? 1),
+      pathMessage: (req: Request) => ({ path: req.path }),
+    },
+  }
 }

@@ -4,17 +4,11 @@
 // (Basic X-Forwarded-For cases are in lifecycle.test.ts.)
 import request from 'supertest'
 import { describe, expect, it } from 'vitest'
+import { forgedAddressHeaders } from '../../../test-support/adapter-helpers.js'
 import { ipKey, rateLimit } from '../src/index.js'
 import { countingStore, EXPRESS } from './helpers.js'
 
-const FORGED: ReadonlyArray<Record<string, string>> = Array.from({ length: 12 }, (_, i) => ({
-  'x-forwarded-for': `198.51.100.${i}`,
-  'x-real-ip': `203.0.113.${i}`,
-  forwarded: `for=192.0.2.${i};proto=https, for="[2001:db8::${i}]"`,
-  'true-client-ip': `192.0.2.${100 + i}`,
-  'cf-connecting-ip': `192.0.2.${200 + i}`,
-  'x-client-ip': `2001:db8:${i}::1`,
-}))
+const FORGED = forgedAddressHeaders(12, true)
 
 describe.each(EXPRESS)('$version: forged address headers', ({ express }) => {
   const appWith = (trust: unknown, limit: number) => {

@@ -1,73 +1,9 @@
-// rateLimit() on a real listening server, with real fetch and a client that aborts early.
+// rateLimit() on a real listening Express 4 and 5 server, with real fetch and a client that
+// aborts early: the shared contract.
+import { describe } from 'vitest'
+import { describeListeningContract } from '../../../test-support/listening-contract.js'
+import { EXPRESS, harness } from './helpers.js'
 
-import type { Server } from 'node:http'
-import type { AddressInfo } from 'node:net'
-import { afterEach, describe, expect, it } from 'vitest'
-import { type RateLimitOptions, rateLimit } from '../src/index.js'
-import { countingStore, EXPRESS, until } from './helpers.js'
-
-describe.each(EXPRESS)('$version on a listening server', ({ express }) => {
-  let server: Server | undefined
-
-  afterEach(async () => {
-    server?.closeAllConnections()
-    await new Promise((resolve) => server?.close(resolve) ?? resolve(undefined))
-    server = undefined
-  })
-
-  const listen = async (options: RateLimitOptions) => {
-    const store = countingStore()
-    let finished = 0
-    const app = express()
-    app.use(rateLimit({ ...options, store }))
-    app.get('/', (_req, res) => {
-      res.send('ok')
-    })
-    app.get('/slow', (_req, res) => {
-      // Answers after the client has gone: a late write must not cause a second refund.
-      setTimeout(() => {
-        res.send('late')
-        finished++
-      }, 150)
-    })
-    server = app.listen(0, '127.0.0.1')
-    await new Promise((resolve) => server?.once('listening', resolve))
-    const { port } = server.address() as AddressInfo
-    return { store, url: `http://127.0.0.1:${port}`, finishedCount: () => finished }
-  }
-
-  it('sends the headers, then 429 with Retry-After', async () => {
-    const { url } = await listen({ limit: 1, window: '1m' })
-    const ok = await fetch(`${url}/`)
-    expect(ok.status).toBe(200)
-    expect(ok.headers.get('ratelimit-policy')).toBe('"sw1.60000";q=1;w=60')
-    const limited = await fetch(`${url}/`)
-    expect(limited.status).toBe(429)
-    expect(limited.headers.get('content-type')).toMatch(/^application\/problem\+json/)
-    expect(Number(limited.headers.get('retry-after'))).toBeGreaterThanOrEqual(1)
-    expect(((await limited.json()) as { type: string }).type).toBe(
-      'https://iana.org/assignments/http-problem-types#quota-exceeded',
-    )
-  })
-
-  it.each<[string, Partial<RateLimitOptions>, number]>([
-    ['skipFailedRequests refunds an aborted request once', { skipFailedRequests: true }, 1],
-    [
-      'skipSuccessfulRequests does not refund an aborted request',
-      { skipSuccessfulRequests: true },
-      0,
-    ],
-  ])('%s', async (_name, options, refunds) => {
-    const { store, url, finishedCount } = await listen({ limit: 5, window: '1m', ...options })
-    const controller = new AbortController()
-    const pending = fetch(`${url}/slow`, { signal: controller.signal }).catch(
-      (error: unknown) => error,
-    )
-    await until(() => store.consumes === 1)
-    controller.abort()
-    expect(await pending).toBeInstanceOf(Error)
-    await until(() => finishedCount() === 1)
-    await new Promise((r) => setTimeout(r, 50))
-    expect(store.refunds).toBe(refunds)
-  })
+describe.each(EXPRESS)('$version', ({ express }) => {
+  describeListeningContract('on a listening server', harness(express))
 })

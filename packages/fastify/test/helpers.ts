@@ -1,8 +1,15 @@
-// Test helpers: both Fastify majors, a refund-counting store, and an app with one limited route.
-import { MemoryStore, type Store, type StoreCall } from '@limiter/core'
-import type { FastifyInstance, FastifyServerOptions } from 'fastify'
+// Test helpers: both Fastify majors, a refund-counting store, an app with one limited route, and
+// the harness that runs the shared adapter contract on Fastify.
+import type { AddressInfo } from 'node:net'
+import { MemoryStore, type Store } from '@limiter/core'
+import type { FastifyInstance, FastifyRequest, FastifyServerOptions } from 'fastify'
 import fastify4 from 'fastify4'
 import fastify5 from 'fastify5'
+import type { AdapterHarness } from '../../../test-support/adapter-contract.js'
+import {
+  type CountingStore as Counting,
+  countingStore as counting,
+} from '../../../test-support/adapter-helpers.js'
 import { type RateLimitPluginOptions, rateLimit } from '../src/index.js'
 
 /** Every Fastify major the plugin claims, by name. */
@@ -15,41 +22,10 @@ export const FASTIFY = [
 export type Factory = (typeof FASTIFY)[number]['fastify']
 
 /** A store that counts what it was asked. */
-export interface CountingStore extends Store {
-  consumes: number
-  refunds: number
-  keys: string[]
-}
+export type CountingStore = Counting<Store>
 
 /** A store that delegates to `inner` and counts consumes and refunds. */
-export function countingStore(inner: Store = new MemoryStore()): CountingStore {
-  const store: CountingStore = {
-    consumes: 0,
-    refunds: 0,
-    keys: [],
-    local: inner.local === true,
-    consume(call: StoreCall) {
-      store.consumes++
-      store.keys.push(call.key)
-      return inner.consume(call)
-    },
-    refund(call: StoreCall) {
-      store.refunds++
-      return inner.refund(call)
-    },
-    reset: (call: Omit<StoreCall, 'cost'>) => inner.reset(call),
-  }
-  return store
-}
-
-/** Resolves once `check()` is true, or fails after `timeoutMs`. */
-export async function until(check: () => boolean, timeoutMs = 2000): Promise<void> {
-  const deadline = Date.now() + timeoutMs
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error('condition not met in time')
-    await new Promise((r) => setTimeout(r, 5))
-  }
-}
+export const countingStore = (inner: Store = new MemoryStore()): CountingStore => counting(inner)
 
 /**
  * An app with the plugin registered and `GET /` answering 200 (or `?status=`) with
@@ -67,4 +43,67 @@ export async function appWith(
     return { ok: true, rateLimit: request.rateLimit }
   })
   return app
+}
+
+/**
+ * The errors registering the plugin with `options` gives, one per way the app can start:
+ * awaiting register, then ready, then listen.
+ */
+export async function registerErrors(fastify: Factory, options: unknown): Promise<unknown[]> {
+  const errors: unknown[] = []
+  for (const start of ['register', 'ready', 'listen'] as const) {
+    const app = fastify()
+    const registered = app.register(rateLimit, options as RateLimitPluginOptions)
+    errors.push(
+      await (start === 'register'
+        ? registered
+        : start === 'ready'
+          ? app.ready()
+          : app.listen({ port: 0, host: '127.0.0.1' })
+      ).then(
+        () => undefined,
+        (e: unknown) => e,
+      ),
+    )
+    await app.close().catch(() => {})
+  }
+  return errors
+}
+
+/** The shared adapter contract's view of Fastify `fastify`. */
+export function harness(fastify: Factory): AdapterHarness {
+  return {
+    async app(options) {
+      const app = await appWith(fastify, options as RateLimitPluginOptions)
+      return async (url, headers = {}) => {
+        const res = await app.inject({ url, headers })
+        return { status: res.statusCode, headers: res.headers, body: res.body }
+      }
+    },
+    async listen(options) {
+      let finished = 0
+      const app = fastify({ forceCloseConnections: true })
+      await app.register(rateLimit, options as RateLimitPluginOptions)
+      app.get('/', async () => 'ok')
+      app.get('/slow', async () => {
+        await new Promise((r) => setTimeout(r, 150))
+        finished++
+        return 'late'
+      })
+      await app.listen({ port: 0, host: '127.0.0.1' })
+      return {
+        url: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`,
+        finishedCount: () => finished,
+        close: () => app.close(),
+      }
+    },
+    store: () => new MemoryStore(),
+    optionErrors: (options) => registerErrors(fastify, options),
+    callbacks: {
+      skipInternal: (request: FastifyRequest) => request.headers['x-internal'] === 'yes',
+      costFromQuery: (request: FastifyRequest) =>
+        Number((request.query as { cost?: string }).cost ?? 1),
+      pathMessage: (request: FastifyRequest) => ({ path: request.url }),
+    },
+  }
 }

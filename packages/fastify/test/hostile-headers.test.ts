@@ -2,16 +2,11 @@
 // request.ip). Without trustProxy no header is read; with it, only X-Forwarded-For, and with the
 // proxies' addresses the right hop; rotating IPv6 addresses inside one /64 share one counter. (Basic X-Forwarded-For cases are in routes.test.ts.)
 import { describe, expect, it } from 'vitest'
+import { forgedAddressHeaders } from '../../../test-support/adapter-helpers.js'
 import { ipKey, rateLimit } from '../src/index.js'
 import { countingStore, FASTIFY } from './helpers.js'
 
-const FORGED: ReadonlyArray<Record<string, string>> = Array.from({ length: 8 }, (_, i) => ({
-  'x-real-ip': `203.0.113.${i}`,
-  forwarded: `for=192.0.2.${i};proto=https, for="[2001:db8::${i}]"`,
-  'true-client-ip': `192.0.2.${100 + i}`,
-  'cf-connecting-ip': `192.0.2.${200 + i}`,
-  'x-client-ip': `2001:db8:${i}::1`,
-}))
+const FORGED = forgedAddressHeaders(8)
 
 describe.each(FASTIFY)('$version: forged address headers', ({ fastify }) => {
   const appWith = async (trustProxy: boolean | string, limit: number) => {

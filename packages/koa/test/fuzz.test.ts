@@ -2,47 +2,29 @@
 // Redis, driven by random methods, paths, header values, key callback results (any string, lone
 // surrogates included, or nonsense) and costs, against a model of the counters: no crash, no 500
 // caused by the limiter on a valid request, the right status and the right headers.
-import type { Server } from 'node:http'
 import { Agent } from 'node:http'
-import type { AddressInfo } from 'node:net'
-import { defaultName, definePolicy, MemoryStore, type Store } from '@limiter/core'
-import fc from 'fast-check'
+import { defaultName, definePolicy, MemoryStore } from '@limiter/core'
 import { Redis } from 'ioredis'
 import type { Middleware } from 'koa'
-import { afterAll, beforeAll, describe, it } from 'vitest'
+import { afterAll, beforeAll, describe } from 'vitest'
+import { served, useRedis } from '../../../test-support/adapter-helpers.js'
 import {
   type Answer,
-  callbacks,
-  checkShots,
+  describeFuzzContract,
   httpSender,
   type Shot,
-  scenarioArbitrary,
 } from '../../../test-support/rate-limit-fuzz.js'
-import { type RedisProcess, startRedis } from '../../../test-support/redis.js'
-import { RedisStore, rateLimit } from '../src/index.js'
+import { type RateLimitOptions, RedisStore, rateLimit } from '../src/index.js'
 import { KOA, showErrors } from './helpers.js'
 
-let redisServer: RedisProcess
-let redis: Redis
-beforeAll(async () => {
-  redisServer = await startRedis()
-  redis = new Redis(redisServer.port, '127.0.0.1')
-})
-afterAll(async () => {
-  redis?.disconnect()
-  await redisServer?.stop()
-})
+const redis = useRedis((port) => new Redis(port, '127.0.0.1'))
 
-/** Counts property runs across the file: each run gets counters of its own in Redis. */
-let run = 0
-
-describe.each(KOA)('$version: random requests against a model', ({ Koa }) => {
-  let server: Server
+describe.each(KOA)('$version', ({ Koa }) => {
+  let server: Awaited<ReturnType<typeof served>>
   const agent = new Agent({ keepAlive: true })
   let send: (shot: Shot) => Promise<Answer>
   // The app stays up; each property run swaps in a fresh limiter.
   let limiter: Middleware = (_ctx, next) => next()
-  let current: Shot | undefined
 
   beforeAll(async () => {
     const app = new Koa()
@@ -52,40 +34,23 @@ describe.each(KOA)('$version: random requests against a model', ({ Koa }) => {
       ctx.status = 200
       ctx.body = 'ok'
     })
-    server = app.listen(0, '127.0.0.1')
-    await new Promise((resolve) => server.once('listening', resolve))
-    send = httpSender(`http://127.0.0.1:${(server.address() as AddressInfo).port}`, agent)
+    server = await served(app.listen(0, '127.0.0.1'))
+    send = httpSender(server.url, agent)
   })
   afterAll(async () => {
     agent.destroy()
-    server.closeAllConnections()
-    await new Promise((resolve) => server.close(resolve))
+    await server.close()
   })
 
-  it.each<[string, () => Store]>([
-    ['MemoryStore', () => new MemoryStore()],
-    ['RedisStore', () => new RedisStore({ client: redis })],
-  ])(
-    '%s',
-    async (_name, makeStore) => {
-      await fc.assert(
-        fc.asyncProperty(scenarioArbitrary(), async ({ options, shots }) => {
-          limiter = rateLimit({
-            ...options,
-            window: '1h',
-            store: makeStore(),
-            prefix: `fuzz${++run}:`,
-            failureMode: 'closed',
-            ...callbacks(() => current),
-          }) as Middleware
-          const name = defaultName(definePolicy({ ...options, window: '1h' }))
-          await checkShots(options, name, shots, send, (s) => {
-            current = s
-          })
-        }),
-        { numRuns: 100 },
-      )
+  describeFuzzContract('random requests against a model', {
+    stores: [
+      ['MemoryStore', () => new MemoryStore()],
+      ['RedisStore', () => new RedisStore({ client: redis() })],
+    ],
+    name: (options) => defaultName(definePolicy({ ...options, window: '1h' })),
+    async mount(options) {
+      limiter = rateLimit(options as unknown as RateLimitOptions) as Middleware
+      return { send, unmount: async () => {} }
     },
-    60_000,
-  )
+  })
 })

@@ -1,12 +1,19 @@
-// Test helpers: both Koa majors, both @koa/router majors, a refund-counting store, and an error
-// handler that shows errors.
+// Test helpers: both Koa majors, both @koa/router majors, a refund-counting store, an error
+// handler that shows errors, and the harness that runs the shared adapter contract on Koa.
 import Router from '@koa/router'
-import { MemoryStore, type Store, type StoreCall } from '@limiter/core'
+import { MemoryStore, type Store } from '@limiter/core'
 import type Koa from 'koa'
-import type { Middleware } from 'koa'
+import type { Context, Middleware } from 'koa'
 import Router12 from 'koa-router12'
 import koa2 from 'koa2'
 import koa3 from 'koa3'
+import request from 'supertest'
+import { type AdapterHarness, thrownBy } from '../../../test-support/adapter-contract.js'
+import {
+  type CountingStore as Counting,
+  countingStore as counting,
+  served,
+} from '../../../test-support/adapter-helpers.js'
 import { type RateLimitOptions, rateLimit } from '../src/index.js'
 
 /** Every Koa major the adapter claims, by name. */
@@ -25,32 +32,10 @@ export const ROUTERS: ReadonlyArray<{ readonly router: string; readonly Router: 
 export const KOA_ROUTERS = KOA.flatMap((k) => ROUTERS.map((r) => ({ ...k, ...r })))
 
 /** A store that counts what it was asked. */
-export interface CountingStore extends Store {
-  consumes: number
-  refunds: number
-  keys: string[]
-}
+export type CountingStore = Counting<Store>
 
 /** A store that delegates to `inner` and counts consumes and refunds. */
-export function countingStore(inner: Store = new MemoryStore()): CountingStore {
-  const store: CountingStore = {
-    consumes: 0,
-    refunds: 0,
-    keys: [],
-    local: inner.local === true,
-    consume(call: StoreCall) {
-      store.consumes++
-      store.keys.push(call.key)
-      return inner.consume(call)
-    },
-    refund(call: StoreCall) {
-      store.refunds++
-      return inner.refund(call)
-    },
-    reset: (call: Omit<StoreCall, 'cost'>) => inner.reset(call),
-  }
-  return store
-}
+export const countingStore = (inner: Store = new MemoryStore()): CountingStore => counting(inner)
 
 /** Answers errors from downstream as JSON (500) so tests can read their message and code. */
 export const showErrors: Middleware = async (ctx, next) => {
@@ -60,15 +45,6 @@ export const showErrors: Middleware = async (ctx, next) => {
     const { message, code } = error as Error & { code?: string }
     ctx.status = 500
     ctx.body = { message, code }
-  }
-}
-
-/** Resolves once `check()` is true, or fails after `timeoutMs`. */
-export async function until(check: () => boolean, timeoutMs = 2000): Promise<void> {
-  const deadline = Date.now() + timeoutMs
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error('condition not met in time')
-    await new Promise((r) => setTimeout(r, 5))
   }
 }
 
@@ -85,4 +61,41 @@ export function appWith(Koa: (typeof KOA)[number]['Koa'], options: RateLimitOpti
     ctx.body = { ok: true, rateLimit: ctx.state.rateLimit }
   })
   return app
+}
+
+/** The shared adapter contract's view of Koa `Koa`. */
+export function harness(Koa: (typeof KOA)[number]['Koa']): AdapterHarness {
+  return {
+    app(options) {
+      const handler = appWith(Koa, options as unknown as RateLimitOptions).callback()
+      return async (path, headers = {}) => {
+        const res = await request(handler).get(path).set(headers)
+        return { status: res.status, headers: res.headers, body: res.text }
+      }
+    },
+    async listen(options) {
+      let finished = 0
+      const app = new Koa()
+      const router = new Router()
+      app.use(rateLimit(options as unknown as RateLimitOptions))
+      router.get('/', (ctx) => {
+        ctx.body = 'ok'
+      })
+      router.get('/slow', async (ctx) => {
+        await new Promise((r) => setTimeout(r, 150))
+        ctx.body = 'late'
+        finished++
+      })
+      app.use(router.routes())
+      return { ...(await served(app.listen(0, '127.0.0.1'))), finishedCount: () => finished }
+    },
+    store: () => new MemoryStore(),
+    // Middleware: a bad option throws synchronously, where rateLimit() is called.
+    optionErrors: (options) => thrownBy(() => rateLimit(options as unknown as RateLimitOptions)),
+    callbacks: {
+      skipInternal: (ctx: Context) => ctx.get('x-internal') === 'yes',
+      costFromQuery: (ctx: Context) => Number(ctx.query.cost ?? 1),
+      pathMessage: (ctx: Context) => ({ path: ctx.path }),
+    },
+  }
 }

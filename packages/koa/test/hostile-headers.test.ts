@@ -4,16 +4,11 @@
 // (Basic X-Forwarded-For cases are in lifecycle.test.ts.)
 import request from 'supertest'
 import { describe, expect, it } from 'vitest'
+import { forgedAddressHeaders } from '../../../test-support/adapter-helpers.js'
 import { ipKey, rateLimit } from '../src/index.js'
 import { countingStore, KOA } from './helpers.js'
 
-const FORGED: ReadonlyArray<Record<string, string>> = Array.from({ length: 8 }, (_, i) => ({
-  'x-real-ip': `203.0.113.${i}`,
-  forwarded: `for=192.0.2.${i};proto=https, for="[2001:db8::${i}]"`,
-  'true-client-ip': `192.0.2.${100 + i}`,
-  'cf-connecting-ip': `192.0.2.${200 + i}`,
-  'x-client-ip': `2001:db8:${i}::1`,
-}))
+const FORGED = forgedAddressHeaders(8)
 
 describe.each(KOA)('$version: forged address headers', ({ Koa }) => {
   const appWith = (options: { proxy?: boolean; maxIpsCount?: number }, limit: number) => {

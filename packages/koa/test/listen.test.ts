@@ -1,75 +1,9 @@
-// rateLimit() on a real listening server, with real fetch and a client that aborts early.
-import type { Server } from 'node:http'
-import type { AddressInfo } from 'node:net'
-import Router from '@koa/router'
-import { afterEach, describe, expect, it } from 'vitest'
-import { type RateLimitOptions, rateLimit } from '../src/index.js'
-import { countingStore, KOA, until } from './helpers.js'
+// rateLimit() on a real listening Koa 2 and 3 server, with real fetch and a client that aborts
+// early: the shared contract.
+import { describe } from 'vitest'
+import { describeListeningContract } from '../../../test-support/listening-contract.js'
+import { harness, KOA } from './helpers.js'
 
-describe.each(KOA)('$version on a listening server', ({ Koa }) => {
-  let server: Server | undefined
-
-  afterEach(async () => {
-    server?.closeAllConnections()
-    await new Promise((resolve) => server?.close(resolve) ?? resolve(undefined))
-    server = undefined
-  })
-
-  const listen = async (options: RateLimitOptions) => {
-    const store = countingStore()
-    let finished = 0
-    const app = new Koa()
-    const router = new Router()
-    app.use(rateLimit({ ...options, store }))
-    router.get('/', (ctx) => {
-      ctx.body = 'ok'
-    })
-    router.get('/slow', async (ctx) => {
-      // Answers after the client has gone: a late response must not cause a second refund.
-      await new Promise((r) => setTimeout(r, 150))
-      ctx.body = 'late'
-      finished++
-    })
-    app.use(router.routes())
-    server = app.listen(0, '127.0.0.1')
-    await new Promise((resolve) => server?.once('listening', resolve))
-    const { port } = server.address() as AddressInfo
-    return { store, url: `http://127.0.0.1:${port}`, finishedCount: () => finished }
-  }
-
-  it('sends the headers, then 429 with Retry-After', async () => {
-    const { url } = await listen({ limit: 1, window: '1m' })
-    const ok = await fetch(`${url}/`)
-    expect(ok.status).toBe(200)
-    expect(await ok.text()).toBe('ok')
-    expect(ok.headers.get('ratelimit-policy')).toBe('"sw1.60000";q=1;w=60')
-    const limited = await fetch(`${url}/`)
-    expect(limited.status).toBe(429)
-    expect(limited.headers.get('content-type')).toMatch(/^application\/problem\+json/)
-    expect(Number(limited.headers.get('retry-after'))).toBeGreaterThanOrEqual(1)
-    expect(((await limited.json()) as { type: string }).type).toBe(
-      'https://iana.org/assignments/http-problem-types#quota-exceeded',
-    )
-  })
-
-  it.each<[string, Partial<RateLimitOptions>, number]>([
-    ['skipFailedRequests refunds an aborted request once', { skipFailedRequests: true }, 1],
-    [
-      'skipSuccessfulRequests does not refund an aborted request',
-      { skipSuccessfulRequests: true },
-      0,
-    ],
-  ])('%s', async (_name, options, refunds) => {
-    const { store, url, finishedCount } = await listen({ limit: 5, window: '1m', ...options })
-    const controller = new AbortController()
-    const pending = fetch(`${url}/slow`, { signal: controller.signal }).catch(
-      (error: unknown) => error,
-    )
-    await until(() => store.consumes === 1)
-    controller.abort()
-    expect(await pending).toBeInstanceOf(Error)
-    await until(() => finishedCount() === 1)
-    await new Promise((r) => setTimeout(r, 50))
-    expect(store.refunds).toBe(refunds)
-  })
+describe.each(KOA)('$version', ({ Koa }) => {
+  describeListeningContract('on a listening server', harness(Koa))
 })

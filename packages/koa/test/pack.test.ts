@@ -1,66 +1,25 @@
 // The packed tarballs (@limiter/core + @limiter/koa) work from a scratch directory outside the
 // repo, as ESM and as CJS, with Koa linked in as the user's own peer.
-import { readdirSync } from 'node:fs'
-import { join } from 'node:path'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { packAndInstall, type Scratch } from '../../../test-support/pack.js'
+import {
+  describePackedAdapter,
+  listeningExpected,
+  listeningScript,
+} from '../../../test-support/packed-adapter.js'
 
-let scratch: Scratch
-
-beforeAll(async () => {
-  scratch = await packAndInstall(['packages/core', 'packages/koa'], ['koa'], 'packages/koa')
-}, 180_000)
-afterAll(() => scratch?.remove())
-
-const body = (load: string) => `
-${load}
-const app = new Koa()
+const setup = `const app = new Koa()
 app.use(rateLimit({ limit: 1, window: '1m' }))
 app.use((ctx) => {
   ctx.body = { remaining: ctx.state.rateLimit.remaining, key: ipKey(ctx.ip) }
-})
-const server = app.listen(0, '127.0.0.1')
-await new Promise((resolve) => server.once('listening', resolve))
-const url = 'http://127.0.0.1:' + server.address().port + '/'
-const ok = await fetch(url)
-const limited = await fetch(url)
-server.close()
-console.log(JSON.stringify({
-  statuses: [ok.status, limited.status],
-  body: await ok.json(),
-  policy: ok.headers.get('ratelimit-policy'),
-  type: limited.headers.get('content-type'),
-}))
-`
+})`
 
-const expected = {
-  statuses: [200, 429],
-  body: { remaining: 0, key: '127.0.0.1' },
-  policy: '"sw1.60000";q=1;w=60',
-  type: expect.stringMatching(/^application\/problem\+json/),
-}
-
-describe('packed @limiter/koa', () => {
-  it('imports as ESM and answers requests', async () => {
-    const out = await scratch.run(
-      'esm.mjs',
-      body("import Koa from 'koa'\nimport { ipKey, rateLimit } from '@limiter/koa'"),
-    )
-    expect(JSON.parse(out)).toEqual(expected)
-  })
-
-  it('requires as CJS and answers requests', async () => {
-    const cjs = `(async () => {${body("const Koa = require('koa')\nconst { ipKey, rateLimit } = require('@limiter/koa')")}})()`
-    const out = await scratch.run('cjs.cjs', cjs)
-    expect(JSON.parse(out)).toEqual(expected)
-  })
-
-  it('ships only dist and package metadata', () => {
-    const files = readdirSync(join(scratch.dir, 'node_modules', '@limiter', 'koa')).sort()
-    expect(
-      files.filter(
-        (f) => !['dist', 'package.json', 'README.md', 'CHANGELOG.md', 'LICENSE'].includes(f),
-      ),
-    ).toEqual([])
-  })
+describePackedAdapter({
+  name: '@limiter/koa',
+  dir: 'packages/koa',
+  peer: 'koa',
+  esm: listeningScript(
+    "import Koa from 'koa'\nimport { ipKey, rateLimit } from '@limiter/koa'",
+    setup,
+  ),
+  cjs: `(async () => {${listeningScript("const Koa = require('koa')\nconst { ipKey, rateLimit } = require('@limiter/koa')", setup)}})()`,
+  expected: listeningExpected({ remaining: 0, key: '127.0.0.1' }),
 })

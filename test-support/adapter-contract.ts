@@ -1,0 +1,370 @@
+// Test support: the behaviour every adapter's rateLimit() shares, written once and run by each
+// adapter on each framework major through a small harness (build an app, send a request, read
+// status, headers and body). Framework vocabulary (route scopes, onLimited's signature, error
+// events) stays in each adapter's own tests.
+import { describe, expect, it } from 'vitest'
+import { countingStore, type StoreLike } from './adapter-helpers.js'
+
+/** Limiter options as the contract writes them; each harness casts them to its own type. */
+export type ContractOptions = { readonly [option: string]: unknown }
+
+/** What came back from one request. */
+export interface Reply {
+  readonly status: number
+  readonly headers: Record<string, string | string[] | number | undefined>
+  readonly body: string
+}
+
+/** Sends `GET path` (with `headers`) to an app. */
+export type Send = (path: string, headers?: Record<string, string>) => Promise<Reply>
+
+/** A listening server: the base URL, how many `/slow` responses it finished, and how to stop it. */
+export interface Listening {
+  readonly url: string
+  finishedCount(): number
+  close(): Promise<void>
+}
+
+/** What an adapter supplies to run the contract. */
+export interface AdapterHarness {
+  /**
+   * An app with one limiter (`options`) in front of a handler that answers `{ ok, rateLimit }` as
+   * JSON with status 200 (or `?status=`), where `rateLimit` is the decision the adapter hands on;
+   * errors from the limiter answer 500 with `{ message, code }` as JSON.
+   */
+  app(options: ContractOptions): Send | Promise<Send>
+  /**
+   * A server listening on 127.0.0.1 with one limiter (`options`) in front of `GET /` answering
+   * `ok` and `GET /slow` answering `late` 150 ms later.
+   */
+  listen(options: ContractOptions): Promise<Listening>
+  /** A fresh MemoryStore. */
+  store(): StoreLike
+  /** The errors that setting up a limiter with `options` gives, one per way the app can start. */
+  optionErrors(options: ContractOptions): unknown[] | Promise<unknown[]>
+  /** Option callbacks that read the request, in the adapter's vocabulary. */
+  readonly callbacks: {
+    /** `skip`: true when the `x-internal` header is `yes`. */
+    readonly skipInternal: unknown
+    /** `cost`: the `cost` query parameter, 1 without one. */
+    readonly costFromQuery: unknown
+    /** `message`: `{ path }` with the request's path. */
+    readonly pathMessage: unknown
+  }
+}
+
+/** The errors `create()` throws synchronously: `[error]`, or `[undefined]` if it throws none. */
+export function thrownBy(create: () => unknown): unknown[] {
+  try {
+    create()
+  } catch (error) {
+    return [error]
+  }
+  return [undefined]
+}
+
+/** The problem type of a limited response (RFC 9457, IANA registry). */
+export const QUOTA_EXCEEDED = 'https://iana.org/assignments/http-problem-types#quota-exceeded'
+
+/** Runs the shared adapter behaviour against `harness`, in a describe block named `name`. */
+export function describeAdapterContract(name: string, harness: AdapterHarness): void {
+  const appWith = async (options: ContractOptions) => harness.app(options)
+  const json = (reply: Reply) => JSON.parse(reply.body)
+
+  describe(name, () => {
+    describe('headers', () => {
+      it('sends draft-10 RateLimit-Policy and RateLimit by default', async () => {
+        const res = await (await appWith({ limit: 3, window: '1m' }))('/')
+        expect(res.status).toBe(200)
+        expect(res.headers['ratelimit-policy']).toBe('"sw3.60000";q=3;w=60')
+        expect(res.headers.ratelimit).toMatch(/^"sw3\.60000";r=2;t=\d+$/)
+        expect(res.headers['retry-after']).toBeUndefined()
+      })
+
+      it.each<[string, unknown, Record<string, RegExp | undefined>]>([
+        [
+          'draft-7',
+          'draft-7',
+          { 'ratelimit-policy': /^3;w=60$/, ratelimit: /^limit=3, remaining=2, reset=\d+$/ },
+        ],
+        [
+          'draft-6',
+          'draft-6',
+          {
+            'ratelimit-policy': /^3;w=60$/,
+            'ratelimit-limit': /^3$/,
+            'ratelimit-remaining': /^2$/,
+            'ratelimit-reset': /^\d+$/,
+            ratelimit: undefined,
+          },
+        ],
+        [
+          'legacy',
+          'legacy',
+          {
+            'x-ratelimit-limit': /^3$/,
+            'x-ratelimit-remaining': /^2$/,
+            'x-ratelimit-reset': /^\d{10}$/,
+            ratelimit: undefined,
+          },
+        ],
+        [
+          'draft-10 + legacy',
+          ['draft-10', 'legacy'],
+          { ratelimit: /^"sw3\.60000";r=2;t=\d+$/, 'x-ratelimit-remaining': /^2$/ },
+        ],
+        [
+          'false',
+          false,
+          { ratelimit: undefined, 'ratelimit-policy': undefined, 'x-ratelimit-limit': undefined },
+        ],
+      ])('headers: %s', async (_name, headers, expected) => {
+        const res = await (await appWith({ limit: 3, window: '1m', headers }))('/')
+        for (const [header, pattern] of Object.entries(expected)) {
+          if (pattern === undefined) expect(res.headers[header]).toBeUndefined()
+          else expect(res.headers[header]).toMatch(pattern)
+        }
+      })
+
+      it('legacy reset is epoch seconds, not before Retry-After', async () => {
+        const send = await appWith({ limit: 1, window: '1m', headers: 'legacy' })
+        await send('/')
+        const res = await send('/')
+        expect(Number(res.headers['x-ratelimit-reset'])).toBeGreaterThanOrEqual(
+          Math.floor(Date.now() / 1000) + Number(res.headers['retry-after']),
+        )
+      })
+    })
+
+    describe('limited response', () => {
+      it('answers 429 with Retry-After and an RFC 9457 quota-exceeded problem', async () => {
+        const send = await appWith({ limit: 1, window: '1m' })
+        await send('/')
+        const res = await send('/')
+        expect(res.status).toBe(429)
+        expect(res.headers['content-type']).toMatch(/^application\/problem\+json/)
+        const retryAfter = Number(res.headers['retry-after'])
+        expect(Number.isInteger(retryAfter) && retryAfter >= 1).toBe(true)
+        expect(res.headers.ratelimit).toBe(`"sw1.60000";r=0;t=${retryAfter}`)
+        const body = json(res)
+        expect(body).toMatchObject({
+          type: QUOTA_EXCEEDED,
+          status: 429,
+          'violated-policies': ['sw1.60000'],
+        })
+        expect(body.title).toEqual(expect.any(String))
+        expect(body.detail).toMatch(
+          /^The limit is 1 request per 1 minute\. Retry in \d+ seconds?\.$/,
+        )
+      })
+
+      it.each<[string, ContractOptions, number, RegExp, string]>([
+        ['string', { message: 'Slow down' }, 429, /^text\/plain/, 'Slow down'],
+        [
+          'object',
+          { message: { error: 'slow down' } },
+          429,
+          /^application\/json/,
+          '{"error":"slow down"}',
+        ],
+        [
+          'callback',
+          { message: harness.callbacks.pathMessage },
+          429,
+          /^application\/json/,
+          '{"path":"/"}',
+        ],
+        ['async callback', { message: async () => 'later' }, 429, /^text\/plain/, 'later'],
+        ['statusCode', { statusCode: 503, message: 'busy' }, 503, /^text\/plain/, 'busy'],
+      ])('message: %s', async (_name, options, status, contentType, text) => {
+        const send = await appWith({ limit: 1, window: '1m', ...options })
+        await send('/')
+        const res = await send('/')
+        expect(res.status).toBe(status)
+        expect(res.headers['content-type']).toMatch(contentType)
+        expect(res.body).toBe(text)
+        expect(res.headers['retry-after']).toMatch(/^\d+$/)
+      })
+
+      it('an onLimited that throws goes to the error handler', async () => {
+        const send = await appWith({
+          limit: 1,
+          window: '1m',
+          onLimited: () => {
+            throw new Error('custom handler broke')
+          },
+        })
+        await send('/')
+        const res = await send('/')
+        expect(res.status).toBe(500)
+        expect(json(res).message).toBe('custom handler broke')
+      })
+
+      it("a store failure with failureMode 'closed' answers 503, not 429", async () => {
+        const down = {
+          consume: () => Promise.reject(new Error('connection refused')),
+          refund: () => Promise.resolve(),
+          reset: () => Promise.resolve(),
+        }
+        const send = await appWith({
+          limit: 5,
+          window: '1m',
+          store: down,
+          failureMode: 'closed',
+          onError: () => {},
+        })
+        const res = await send('/')
+        expect(res.status).toBe(503)
+        expect(res.headers['content-type']).toMatch(/^application\/problem\+json/)
+        expect(res.headers['retry-after']).toMatch(/^\d+$/)
+      })
+    })
+
+    describe('refunds', () => {
+      it.each<[string, ContractOptions, number, number]>([
+        ['skipSuccessfulRequests refunds a 200', { skipSuccessfulRequests: true }, 200, 3],
+        ['skipSuccessfulRequests keeps a 500', { skipSuccessfulRequests: true }, 500, 0],
+        ['skipFailedRequests refunds a 404', { skipFailedRequests: true }, 404, 3],
+        ['skipFailedRequests keeps a 302', { skipFailedRequests: true }, 302, 0],
+      ])('%s, exactly once per request', async (_name, options, status, refunds) => {
+        const store = countingStore(harness.store())
+        const send = await appWith({ limit: 2, window: '1m', store, ...options })
+        for (let i = 0; i < 3; i++) {
+          const res = await send(`/?status=${status}`)
+          expect(res.status).toBe(refunds > 0 || i < 2 ? status : 429)
+        }
+        // Refunds fire when the response finishes, after the client has its answer.
+        await new Promise((r) => setTimeout(r, 20))
+        expect(store.refunds).toBe(refunds)
+      })
+    })
+
+    describe('options', () => {
+      it('skip lets requests through uncounted and without headers', async () => {
+        const store = countingStore(harness.store())
+        const send = await appWith({
+          limit: 1,
+          window: '1m',
+          store,
+          skip: harness.callbacks.skipInternal,
+        })
+        for (let i = 0; i < 3; i++) {
+          const res = await send('/', { 'x-internal': 'yes' })
+          expect(res.status).toBe(200)
+          expect(res.headers.ratelimit).toBeUndefined()
+          expect(json(res).rateLimit).toBeUndefined()
+        }
+        expect(store.consumes).toBe(0)
+        expect((await send('/')).status).toBe(200)
+      })
+
+      it('cost callback charges each request its cost', async () => {
+        const send = await appWith({
+          limit: 10,
+          window: '1m',
+          cost: harness.callbacks.costFromQuery,
+        })
+        expect((await send('/?cost=4')).headers.ratelimit).toMatch(/;r=6;/)
+        expect((await send('/?cost=6')).headers.ratelimit).toMatch(/;r=0;/)
+        expect((await send('/?cost=1')).status).toBe(429)
+      })
+
+      it.each<[string, () => unknown, RegExp]>([
+        [
+          'throws',
+          () => {
+            throw new Error('no session')
+          },
+          /^rateLimit option `key` threw: no session$/,
+        ],
+        [
+          'rejects',
+          async () => {
+            throw new Error('lookup failed')
+          },
+          /^rateLimit option `key` threw: lookup failed$/,
+        ],
+        ['returns an empty string', () => '', /^rateLimit option `key` returned an empty string/],
+        ['returns undefined', () => undefined, /^rateLimit option `key` returned undefined/],
+        ['returns a number', () => 42, /^rateLimit option `key` returned number 42/],
+      ])(
+        'a key callback that %s goes to the error handler, naming `key`',
+        async (_name, key, message) => {
+          const res = await (await appWith({ limit: 5, window: '1m', key }))('/')
+          expect(res.status).toBe(500)
+          expect(json(res).message).toMatch(message)
+          expect(json(res).code).toBe('ERR_LIMITER_KEY')
+        },
+      )
+
+      it.each<[string, ContractOptions, RegExp]>([
+        ['cost', { cost: () => 99 }, /^rateLimit option `cost` returned number 99/],
+        [
+          'skip',
+          {
+            skip: () => {
+              throw new Error('flag service down')
+            },
+          },
+          /^rateLimit option `skip` threw: flag service down/,
+        ],
+        [
+          'message',
+          { limit: 1, message: () => undefined },
+          /^rateLimit option `message` returned undefined/,
+        ],
+        [
+          'message (a number)',
+          { limit: 1, message: () => 42 },
+          /^rateLimit option `message` returned number 42/,
+        ],
+      ])(
+        '%s: a misbehaving callback goes to the error handler, naming it',
+        async (_name, options, message) => {
+          const send = await appWith({ limit: 5, window: '1m', ...options })
+          let res = await send('/')
+          if (options.limit === 1) res = await send('/')
+          expect(res.status).toBe(500)
+          expect(json(res).message).toMatch(message)
+        },
+      )
+
+      it.each<[string, ContractOptions, RegExp]>([
+        ['limit', { limit: -1, window: '1m' }, /`limit`/],
+        ['window', { limit: 1, window: 'soon' }, /`window`/],
+        [
+          'redis',
+          { limit: 1, window: '1m', store: harness.store(), redis: { evalsha() {}, eval() {} } },
+          /`redis`/,
+        ],
+        ['headers', { limit: 1, window: '1m', headers: 'draft-8' }, /`headers`/],
+        ['key', { limit: 1, window: '1m', key: 'ip' }, /`key`/],
+        ['onLimited', { limit: 1, window: '1m', onLimited: 429 }, /`onLimited`/],
+        ['max', { max: 5, windowMs: 1000 }, /`max`.*did you mean `limit`/],
+        ['statusCode', { limit: 1, window: '1m', statusCode: 200 }, /`statusCode`/],
+        ['cost', { limit: 2, window: '1m', cost: 3 }, /`cost`/],
+        ['failureMode', { limit: 1, window: '1m', failureMode: 'maybe' }, /`failureMode`/],
+      ])('invalid option %s fails at setup, naming it', async (option, options, message) => {
+        const errors = await harness.optionErrors(options)
+        expect(errors.length).toBeGreaterThan(0)
+        for (const error of errors) {
+          expect(error).toBeInstanceOf(Error)
+          const { message: text, option: named } = error as Error & { option?: string }
+          expect(text).toMatch(message)
+          expect(named).toBe(option)
+          expect(error instanceof TypeError || error instanceof RangeError).toBe(true)
+        }
+      })
+
+      it('the decision reaches later handlers', async () => {
+        const res = await (await appWith({ limit: 5, window: '1m' }))('/')
+        expect(json(res).rateLimit).toMatchObject({
+          allowed: true,
+          limit: 5,
+          remaining: 4,
+          retryAfterMs: 0,
+        })
+      })
+    })
+  })
+}
