@@ -17,31 +17,50 @@ export interface BreakerOptions {
   readonly coolDownMs: number
 }
 
-/** Runs store calls under a deadline, and skips the store while its circuit is open. */
+/**
+ * Runs store calls under a deadline, and skips the store while the circuit of the call's failure
+ * domain (a Cluster node, say; `''` by default) is open.
+ */
 export interface Guard {
-  run<T>(key: string, work: () => Promise<T>): Promise<T>
+  run<T>(key: string, work: () => Promise<T>, domain?: string): Promise<T>
   /** `'closed'` (calls go through), `'open'` (calls are skipped) or `'half-open'` (one probe in flight). */
-  readonly state: 'closed' | 'open' | 'half-open'
+  state(domain?: string): 'closed' | 'open' | 'half-open'
 }
 
+// The circuit of one failure domain; only domains with failures since their last success have one.
+interface Circuit {
+  failures: number
+  openUntilMs: number
+  probing: boolean
+}
+
+// More than a Cluster has slots: a store naming domains by slot never evicts a live circuit.
+const MAX_CIRCUITS = 16_384
+
 /**
- * Creates a guard. After `failureThreshold` consecutive failures the circuit opens: calls fail
- * at once with `ERR_LIMITER_CIRCUIT_OPEN` (so nothing piles up behind a dead store) until
- * `coolDownMs` has passed; then one call probes the store, and its success closes the circuit.
+ * Creates a guard. After `failureThreshold` consecutive failures in one failure domain its
+ * circuit opens: that domain's calls fail at once with `ERR_LIMITER_CIRCUIT_OPEN` (so nothing
+ * piles up behind a dead node) until `coolDownMs` has passed; then one call probes it, and its
+ * success closes the circuit. Other domains' calls go through meanwhile.
  */
 export function createGuard(timeoutMs: number, breaker: BreakerOptions): Guard {
-  let failures = 0
-  let openUntilMs = 0
-  let probing = false
+  const circuits = new Map<string, Circuit>()
 
-  const succeed = (): void => {
-    failures = 0
-    probing = false
+  const succeed = (domain: string): void => {
+    circuits.delete(domain)
   }
-  const failed = (): void => {
-    probing = false
-    failures++
-    if (failures >= breaker.failureThreshold) openUntilMs = nowMs() + breaker.coolDownMs
+  const failed = (domain: string): void => {
+    let circuit = circuits.get(domain)
+    if (circuit === undefined) {
+      // Evicting the oldest circuit only forgets its count: its domain is retried sooner.
+      if (circuits.size >= MAX_CIRCUITS) circuits.delete(circuits.keys().next().value as string)
+      circuit = { failures: 0, openUntilMs: 0, probing: false }
+      circuits.set(domain, circuit)
+    }
+    circuit.probing = false
+    circuit.failures++
+    if (circuit.failures >= breaker.failureThreshold)
+      circuit.openUntilMs = nowMs() + breaker.coolDownMs
   }
 
   // Every call has the same timeout, so deadlines arrive in call order: one FIFO queue and one
@@ -97,14 +116,14 @@ export function createGuard(timeoutMs: number, breaker: BreakerOptions): Guard {
   }
 
   // The breaker's bookkeeping runs in the same callbacks that settle the call: no extra promise.
-  const withDeadline = <T>(key: string, work: () => Promise<T>): Promise<T> =>
+  const withDeadline = <T>(key: string, domain: string, work: () => Promise<T>): Promise<T> =>
     new Promise<T>((resolve, reject) => {
       const waiter: Waiter = {
         key,
         deadlineMs: monotonicMs() + timeoutMs,
         settled: false,
         reject: (error) => {
-          failed()
+          failed(domain)
           reject(error)
         },
       }
@@ -120,7 +139,7 @@ export function createGuard(timeoutMs: number, breaker: BreakerOptions): Guard {
         (value) => {
           if (waiter.settled) return
           waiter.settled = true
-          succeed()
+          succeed(domain)
           resolve(value)
         },
         (error: unknown) => {
@@ -132,21 +151,25 @@ export function createGuard(timeoutMs: number, breaker: BreakerOptions): Guard {
     })
 
   return {
-    get state() {
-      if (failures < breaker.failureThreshold) return 'closed'
-      return probing ? 'half-open' : 'open'
+    state(domain = '') {
+      const circuit = circuits.get(domain)
+      if (circuit === undefined || circuit.failures < breaker.failureThreshold) return 'closed'
+      return circuit.probing ? 'half-open' : 'open'
     },
-    run(key, work) {
-      if (failures >= breaker.failureThreshold && (probing || nowMs() < openUntilMs)) {
-        return Promise.reject(
-          new LimiterError(
-            'ERR_LIMITER_CIRCUIT_OPEN',
-            'Rate limit store skipped: circuit open after repeated failures',
-          ),
-        )
+    run(key, work, domain = '') {
+      const circuit = circuits.get(domain)
+      if (circuit !== undefined && circuit.failures >= breaker.failureThreshold) {
+        if (circuit.probing || nowMs() < circuit.openUntilMs) {
+          return Promise.reject(
+            new LimiterError(
+              'ERR_LIMITER_CIRCUIT_OPEN',
+              'Rate limit store skipped: circuit open after repeated failures',
+            ),
+          )
+        }
+        circuit.probing = true
       }
-      if (failures >= breaker.failureThreshold) probing = true
-      return withDeadline(key, work)
+      return withDeadline(key, domain, work)
     },
   }
 }

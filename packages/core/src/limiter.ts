@@ -194,8 +194,10 @@ export function createLimiter(options: LimiterOptions): Limiter {
   // An in-process store that can answer synchronously skips a promise hop per decision.
   const consumeSync =
     store instanceof MemoryStore ? (c: StoreCall) => store.consumeSync(c) : undefined
-  const guarded = <T>(key: string, run: () => Promise<T>): Promise<T> =>
-    guard === undefined ? run() : guard.run(key, run)
+  // Each failure domain of the store (a Cluster node) has its own circuit: a dead node only
+  // sends its own keys to failureMode.
+  const guarded = <T>(c: Omit<StoreCall, 'cost'>, run: () => Promise<T>): Promise<T> =>
+    guard === undefined ? run() : guard.run(c.key, run, store.failureDomain?.(c))
 
   const checkCost = (cost: unknown, min: number): number => {
     if (typeof cost !== 'number' || !Number.isInteger(cost) || cost < min) {
@@ -226,7 +228,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
       const c = call(key, cost)
       if (consumeSync !== undefined) return Promise.resolve(toDecision(consumeSync(c)))
       if (blocked === undefined) {
-        return guarded(key, () => store.consume(c)).then(toDecision, (error: unknown) =>
+        return guarded(c, () => store.consume(c)).then(toDecision, (error: unknown) =>
           failed(error, key, c),
         )
       }
@@ -234,7 +236,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
       const sentAtMs = c.nowMs ?? monotonicMs()
       const hit = blocked.get(key, need, sentAtMs, policy.limit)
       if (hit !== undefined) return Promise.resolve(hit)
-      return guarded(key, () => store.consume(c)).then(
+      return guarded(c, () => store.consume(c)).then(
         (d) => {
           const decision = toDecision(d)
           if (!decision.allowed) blocked.add(key, need, sentAtMs, decision)
@@ -254,7 +256,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
       }
       blocked?.delete(key)
       const { cost: _cost, ...c } = call(key, 0)
-      return guarded(key, () => store.reset(c)).catch((error: unknown) => report(error, key))
+      return guarded(c, () => store.reset(c)).catch((error: unknown) => report(error, key))
     },
     refund(key, cost = 1, decision) {
       try {
@@ -265,9 +267,8 @@ export function createLimiter(options: LimiterOptions): Limiter {
       }
       blocked?.delete(key)
       const ticket = decision === undefined ? undefined : tickets.get(decision)
-      return guarded(key, () => store.refund(call(key, cost, ticket))).catch((error: unknown) =>
-        report(error, key),
-      )
+      const c = call(key, cost, ticket)
+      return guarded(c, () => store.refund(c)).catch((error: unknown) => report(error, key))
     },
   }
   return Object.freeze(limiter)

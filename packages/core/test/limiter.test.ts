@@ -9,6 +9,7 @@ import {
   type LimiterError,
   MemoryStore,
   RedisStore,
+  type Store,
 } from '../src/index.js'
 
 describe('createLimiter options', () => {
@@ -198,5 +199,48 @@ describe('failure policy', () => {
   it('MemoryStore never gets a deadline timer', async () => {
     const limiter = createLimiter({ limit: 1, window: '1m', store: new MemoryStore(), timeout: 1 })
     expect((await limiter.consume('m')).allowed).toBe(true)
+  })
+})
+
+describe('circuit breaker per failure domain', () => {
+  it("a failing domain opens its own circuit only: other domains' keys keep their real decisions", async () => {
+    const memory = new MemoryStore()
+    let down = true
+    const calls = { down: 0, up: 0 }
+    // A remote-looking store with two domains (`down:*` and `up:*` keys), one of them failing.
+    const store: Store = {
+      failureDomain: (call) => call.key.split(':')[0] as string,
+      consume: async (call) => {
+        const domain = call.key.startsWith('down:') ? 'down' : 'up'
+        calls[domain]++
+        if (domain === 'down' && down) throw new Error('node is down')
+        return memory.consume(call)
+      },
+      refund: (call) => memory.refund(call),
+      reset: (call) => memory.reset(call),
+    }
+    const limiter = createLimiter({
+      limit: 100,
+      window: '1m',
+      store,
+      failureMode: 'closed',
+      circuitBreaker: { failureThreshold: 3, coolDown: 100 },
+      onError: () => {},
+    })
+    for (let i = 0; i < 10; i++) {
+      const [onDown, onUp] = await Promise.all([
+        limiter.consume(`down:${i}`),
+        limiter.consume(`up:${i}`),
+      ])
+      expect(failureOf(onDown as Decision)).toBeDefined()
+      expect(onDown?.allowed).toBe(false)
+      expect(failureOf(onUp as Decision)).toBeUndefined()
+      expect(onUp?.allowed).toBe(true)
+    }
+    // The failing domain's circuit opened after 3 failures; the other domain's never did.
+    expect(calls).toEqual({ down: 3, up: 10 })
+    down = false
+    await new Promise((r) => setTimeout(r, 150))
+    expect(failureOf(await limiter.consume('down:again'))).toBeUndefined()
   })
 })

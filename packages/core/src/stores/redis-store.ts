@@ -61,6 +61,8 @@ export class RedisStore implements Store {
   readonly #cluster: boolean
   #queue = new Map<string, Pending[]>()
   #scheduled = false
+  #lastKey = ''
+  #lastTag = ''
 
   constructor(options: RedisStoreOptions) {
     const client = (options as { client?: unknown } | undefined)?.client
@@ -95,6 +97,19 @@ export class RedisStore implements Store {
     }
   }
 
+  /**
+   * The circuit-breaker scope of a call: on a Cluster, the master serving the key's slot
+   * (`host:port` from the client's slot map, which follows failovers), or `slot:<n>` while the
+   * map does not know it; on a single Redis, the one server (`''`).
+   */
+  failureDomain(call: Omit<StoreCall, 'cost'>): string {
+    if (!this.#cluster) return ''
+    const slot = clusterSlot(this.#tagOf(call.key))
+    const slots = (this.client as { slots?: ReadonlyArray<readonly unknown[] | undefined> }).slots
+    const master = slots?.[slot]?.[0]
+    return typeof master === 'string' ? master : `slot:${slot}`
+  }
+
   consume(call: StoreCall): Promise<StoreDecision> {
     return new Promise((resolve, reject) => this.#enqueue(call, 'c', resolve, reject))
   }
@@ -104,7 +119,7 @@ export class RedisStore implements Store {
   }
 
   async reset(call: Omit<StoreCall, 'cost'>): Promise<void> {
-    const base = `${call.namespace}{${encodeTag(call.key)}}`
+    const base = `${call.namespace}{${this.#tagOf(call.key)}}`
     await (call.policy.algorithm === 'sliding-log'
       ? this.client.del(base, `${base}:t`)
       : this.client.del(base))
@@ -123,7 +138,7 @@ export class RedisStore implements Store {
       reject(new LimiterError('ERR_LIMITER_STORE', `Redis client is ${status}`))
       return
     }
-    const tag = encodeTag(call.key)
+    const tag = this.#tagOf(call.key)
     const pending: Pending = { call, op, tag, resolve, reject }
     // Clock-injected calls (tests) carry their own time, so they travel alone.
     if (this.#maxBatch === 1 || call.nowMs !== undefined) {
@@ -145,6 +160,15 @@ export class RedisStore implements Store {
       this.#scheduled = true
       setImmediate(this.#flush)
     }
+  }
+
+  // The limiter asks failureDomain, then consume, about the same key: encode it once.
+  #tagOf(key: string): string {
+    if (key !== this.#lastKey) {
+      this.#lastTag = encodeTag(key)
+      this.#lastKey = key
+    }
+    return this.#lastTag
   }
 
   readonly #flush = (): void => {

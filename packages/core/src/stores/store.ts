@@ -35,6 +35,12 @@ export interface Store {
   reset(call: Omit<StoreCall, 'cost'>): Promise<void>
   /** True for an in-process store: the limiter skips its deadline and failure policy. */
   readonly local?: boolean
+  /**
+   * The part of the store that fails together for this call (a Cluster node, say). The limiter
+   * keeps one circuit breaker per domain, so a dead node only trips its own keys' circuit.
+   * Called before each call; must be cheap and must not throw. Without it: one circuit.
+   */
+  failureDomain?(call: Omit<StoreCall, 'cost'>): string
 }
 
 /** Whether `value` looks like a {@link Store} (duck-typed). */
@@ -44,6 +50,7 @@ export function isStore(value: unknown): value is Store {
   return (
     typeof s.consume === 'function' &&
     typeof s.refund === 'function' &&
-    typeof s.reset === 'function'
+    typeof s.reset === 'function' &&
+    (s.failureDomain === undefined || typeof s.failureDomain === 'function')
   )
 }
