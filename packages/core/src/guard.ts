@@ -23,8 +23,6 @@ export interface BreakerOptions {
  */
 export interface Guard {
   run<T>(key: string, work: () => Promise<T>, domain?: string): Promise<T>
-  /** `'closed'` (calls go through), `'open'` (calls are skipped) or `'half-open'` (one probe in flight). */
-  state(domain?: string): 'closed' | 'open' | 'half-open'
 }
 
 // The circuit of one failure domain; only domains with failures since their last success have one.
@@ -47,7 +45,8 @@ export function createGuard(timeoutMs: number, breaker: BreakerOptions): Guard {
   const circuits = new Map<string, Circuit>()
 
   const succeed = (domain: string): void => {
-    circuits.delete(domain)
+    // Runs on every decision: a healthy store has no circuits to look at.
+    if (circuits.size !== 0) circuits.delete(domain)
   }
   const failed = (domain: string): void => {
     let circuit = circuits.get(domain)
@@ -151,11 +150,6 @@ export function createGuard(timeoutMs: number, breaker: BreakerOptions): Guard {
     })
 
   return {
-    state(domain = '') {
-      const circuit = circuits.get(domain)
-      if (circuit === undefined || circuit.failures < breaker.failureThreshold) return 'closed'
-      return circuit.probing ? 'half-open' : 'open'
-    },
     run(key, work, domain = '') {
       const circuit = circuits.get(domain)
       if (circuit !== undefined && circuit.failures >= breaker.failureThreshold) {

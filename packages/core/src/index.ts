@@ -10,6 +10,7 @@ export {
 export { failureOf } from './failure.js'
 export {
   applyHeaders,
+  type CheckOutcome,
   checkRequest,
   type FinishTarget,
   type HeaderTarget,
@@ -18,6 +19,7 @@ export {
   type RateLimitCheck,
   refundOnce,
   refundWhenDone,
+  settleCheck,
 } from './http/handle.js'
 export {
   draft6Headers,

@@ -1,13 +1,12 @@
 // @limiter/express: rateLimit(options) -> an Express 4/5 RequestHandler over @limiter/core's HTTP glue.
 import {
-  applyHeaders,
   type RateLimitOptions as CoreOptions,
   checkRequest,
   type Decision,
   limitedResponse,
-  refundWhenDone,
   resolveRateLimitOptions,
   routeKey,
+  settleCheck,
 } from '@limiter/core'
 import type { NextFunction, Request, RequestHandler, Response } from 'express'
 
@@ -75,16 +74,8 @@ export function rateLimit(options: RateLimitOptions): RequestHandler {
     const check = await checkRequest(rl, req, scopeOf(req))
     if (check === undefined) return true
     req.rateLimit = check.decision
-    const written = applyHeaders(res, check.headers)
-    if (check.decision.allowed) {
-      refundWhenDone(rl, check, res)
-      return true
-    }
-    if (!written) {
-      // Someone else started this response: a 429 can no longer be sent, so end it.
-      res.end()
-      return false
-    }
+    const outcome = settleCheck(rl, check, res, res)
+    if (outcome !== 'limited') return outcome === 'proceed'
     if (rl.onLimited !== undefined) {
       await rl.onLimited(req, res, next, check.decision)
       return false

@@ -4,10 +4,9 @@ import {
   checkRequest,
   type Decision,
   limitedResponse,
-  mergeHeaders,
   type ResolvedRateLimit,
-  refundWhenDone,
   resolveRateLimitOptions,
+  settleCheck,
 } from '@limiter/core'
 import type {
   FastifyPluginAsync,
@@ -101,20 +100,13 @@ async function limit(
   const check = await checkRequest(rl, request, scope)
   if (check === undefined) return undefined
   request.rateLimit = check.decision
-  // Several limiters on one request append list members instead of overwriting.
-  const writable = !reply.raw.headersSent
-  if (writable)
-    for (const [name, value] of mergeHeaders(check.headers, (n) => reply.getHeader(n)))
-      reply.header(name, value)
-  if (check.decision.allowed) {
-    refundWhenDone(rl, check, reply.raw)
-    return undefined
-  }
-  if (!writable) {
-    // Someone else started this response: a 429 can no longer be sent, so end it.
-    reply.raw.end()
-    return reply
-  }
+  // Headers go through the reply (Fastify writes them at send); several limiters append members.
+  const outcome = settleCheck(rl, check, reply.raw, {
+    getHeader: (name) => reply.getHeader(name),
+    setHeader: (name, value) => reply.header(name, value),
+  })
+  if (outcome === 'proceed') return undefined
+  if (outcome === 'ended') return reply
   if (rl.onLimited !== undefined) {
     await rl.onLimited(request, reply, check.decision)
     return reply

@@ -1,12 +1,11 @@
 // @limiter/koa: rateLimit(options) -> Koa 2/3 middleware over @limiter/core's HTTP glue.
 import {
-  applyHeaders,
   type RateLimitOptions as CoreOptions,
   checkRequest,
   type Decision,
   limitedResponse,
-  refundWhenDone,
   resolveRateLimitOptions,
+  settleCheck,
 } from '@limiter/core'
 import type { DefaultContext, DefaultState, Middleware, ParameterizedContext } from 'koa'
 import { routeScope } from './route-scope.js'
@@ -74,16 +73,9 @@ export function rateLimit<StateT = DefaultState, ContextT = DefaultContext>(
     if (check === undefined) return next()
     ;(ctx.state as RateLimitState).rateLimit = check.decision
     // Straight onto Node's response, which Koa answers from: merged with other limiters' headers.
-    const written = applyHeaders(ctx.res, check.headers)
-    if (check.decision.allowed) {
-      refundWhenDone(rl, check, ctx.res)
-      return next()
-    }
-    if (!written) {
-      // Someone wrote to ctx.res before the limiter: a 429 can no longer be sent, so end it.
-      ctx.res.end()
-      return
-    }
+    const outcome = settleCheck(rl, check, ctx.res, ctx.res)
+    if (outcome === 'proceed') return next()
+    if (outcome === 'ended') return
     if (rl.onLimited !== undefined) {
       // A sane default should the handler set no status: Koa would otherwise answer 404.
       ctx.status = rl.statusCode

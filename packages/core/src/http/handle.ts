@@ -130,9 +130,16 @@ export async function checkRequest<Req>(
  */
 export function applyHeaders(target: HeaderTarget, headers: readonly HeaderPair[]): boolean {
   if (target.headersSent) return false
+  writeMerged(target, headers)
+  return true
+}
+
+function writeMerged(
+  target: Omit<HeaderTarget, 'headersSent'>,
+  headers: readonly HeaderPair[],
+): void {
   for (const [name, value] of mergeHeaders(headers, (n) => target.getHeader(n)))
     target.setHeader(name, value)
-  return true
 }
 
 function bodyOf(value: unknown): LimitedBody {
@@ -225,4 +232,33 @@ export function refundWhenDone<Req>(
   // while `writableFinished` is still false.
   res.once('finish', () => settle(res.statusCode))
   res.once('close', () => settle(res.writableFinished ? res.statusCode : undefined))
+}
+
+/** What an adapter does after {@link settleCheck}. */
+export type CheckOutcome = 'proceed' | 'ended' | 'limited'
+
+/**
+ * The step every adapter takes after {@link checkRequest}: write the headers into `headers`
+ * (merged with what is already there), then for an allowed request arm the refund and answer
+ * `'proceed'`; for a limited one answer `'limited'` (the adapter sends `onLimited` or
+ * {@link limitedResponse}), or, when the response had already started so no 429 can be sent,
+ * end it and answer `'ended'`. `headers` is where the headers go: Node's response itself for Express and Koa.
+ */
+export function settleCheck<Req>(
+  rl: ResolvedRateLimit<Req, unknown>,
+  check: RateLimitCheck,
+  res: FinishTarget & { readonly headersSent: boolean; end(): unknown },
+  headers: Omit<HeaderTarget, 'headersSent'>,
+): CheckOutcome {
+  const writable = !res.headersSent
+  if (writable) writeMerged(headers, check.headers)
+  if (check.decision.allowed) {
+    refundWhenDone(rl, check, res)
+    return 'proceed'
+  }
+  if (!writable) {
+    res.end()
+    return 'ended'
+  }
+  return 'limited'
 }

@@ -63,6 +63,7 @@ export class RedisStore implements Store {
   #scheduled = false
   #lastKey = ''
   #lastTag = ''
+  #lastSlot = -1
 
   constructor(options: RedisStoreOptions) {
     const client = (options as { client?: unknown } | undefined)?.client
@@ -104,7 +105,7 @@ export class RedisStore implements Store {
    */
   failureDomain(call: Omit<StoreCall, 'cost'>): string {
     if (!this.#cluster) return ''
-    const slot = clusterSlot(this.#tagOf(call.key))
+    const slot = this.#slotOf(call.key)
     const slots = (this.client as { slots?: ReadonlyArray<readonly unknown[] | undefined> }).slots
     const master = slots?.[slot]?.[0]
     return typeof master === 'string' ? master : `slot:${slot}`
@@ -152,7 +153,7 @@ export class RedisStore implements Store {
       group = `${policy.algorithm}:${policy.limit}:${policy.windowMs}:${policy.burst}`
       GROUPS.set(policy, group)
     }
-    if (this.#cluster) group = `${group}:${clusterSlot(tag)}`
+    if (this.#cluster) group = `${group}:${this.#slotOf(call.key)}`
     const queued = this.#queue.get(group)
     if (queued === undefined) this.#queue.set(group, [pending])
     else queued.push(pending)
@@ -167,8 +168,16 @@ export class RedisStore implements Store {
     if (key !== this.#lastKey) {
       this.#lastTag = encodeTag(key)
       this.#lastKey = key
+      this.#lastSlot = -1
     }
     return this.#lastTag
+  }
+
+  // Likewise the Cluster slot: failureDomain and the batch grouping ask for it in turn.
+  #slotOf(key: string): number {
+    const tag = this.#tagOf(key)
+    if (this.#lastSlot < 0) this.#lastSlot = clusterSlot(tag)
+    return this.#lastSlot
   }
 
   readonly #flush = (): void => {
