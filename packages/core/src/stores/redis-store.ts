@@ -3,7 +3,7 @@ import { LimiterError, LimiterRangeError, LimiterTypeError } from '../errors.js'
 import type { Policy } from '../policy.js'
 import { clusterSlot } from './cluster-slot.js'
 import type { LuaScript } from './lua-script.js'
-import { encodeTag } from './redis-keys.js'
+import { baseKey, encodeTag, tallyKey } from './redis-keys.js'
 import { SCRIPTS } from './scripts.generated.js'
 import type { Store, StoreCall, StoreDecision } from './store.js'
 
@@ -120,9 +120,9 @@ export class RedisStore implements Store {
   }
 
   async reset(call: Omit<StoreCall, 'cost'>): Promise<void> {
-    const base = `${call.namespace}{${this.#tagOf(call.key)}}`
+    const base = baseKey(call.namespace, this.#tagOf(call.key))
     await (call.policy.algorithm === 'sliding-log'
-      ? this.client.del(base, `${base}:t`)
+      ? this.client.del(base, tallyKey(base))
       : this.client.del(base))
   }
 
@@ -205,9 +205,9 @@ export class RedisStore implements Store {
     // The common batch, consumes of cost 1, sends no per-request ARGV at all.
     let plain = true
     for (const { call, op, tag } of items) {
-      const base = `${call.namespace}{${tag}}`
+      const base = baseKey(call.namespace, tag)
       keys.push(base)
-      if (script.keysPerRequest === 2) keys.push(`${base}:t`)
+      if (script.keysPerRequest === 2) keys.push(tallyKey(base))
       if (op === 'r' || call.cost !== 1) plain = false
     }
     if (!plain) {
