@@ -1,13 +1,7 @@
 // The guard around every remote store call: a deadline and a circuit breaker.
 import { monotonicMs, nowMs } from './clock.js'
 import { LimiterError } from './errors.js'
-
-interface Waiter {
-  readonly key: string
-  readonly deadlineMs: number
-  settled: boolean
-  readonly reject: (error: unknown) => void
-}
+import type { StoreCall, StoreSink as Sink } from './stores/store.js'
 
 /** Circuit breaker settings. */
 export interface BreakerOptions {
@@ -22,7 +16,22 @@ export interface BreakerOptions {
  * domain (a Cluster node, say; `''` by default) is open.
  */
 export interface Guard {
-  run<T>(key: string, work: () => Promise<T>, domain?: string): Promise<T>
+  /**
+   * Submits `call` through `handlers.submit` and resolves with `handlers.value` of the store's
+   * answer, or `handlers.error` of its failure, the deadline or an open circuit. One promise per
+   * call: the store settles the sink it is given, with no promise of its own in between.
+   */
+  run<T>(call: StoreCall, domain: string, sentAtMs: number, handlers: Handlers<T>): Promise<T>
+}
+
+/** What a guarded call does, fixed per limiter and kind of call (so nothing is built per call). */
+export interface Handlers<T> {
+  /** Hands `call` to the store, which settles `sink` (synchronous throws count as failures). */
+  submit(call: StoreCall, sink: Sink): void
+  /** The result for the store's answer. */
+  value(call: StoreCall, value: unknown, sentAtMs: number): T
+  /** The result for a failure: the store's error, the deadline, or an open circuit. */
+  error(call: StoreCall, error: unknown): T | PromiseLike<T>
 }
 
 // The circuit of one failure domain; only domains with failures since their last success have one.
@@ -34,6 +43,45 @@ interface Circuit {
 
 // More than a Cluster has slots: a store naming domains by slot never evicts a live circuit.
 const MAX_CIRCUITS = 16_384
+
+interface Circuits {
+  succeed(domain: string): void
+  failed(domain: string): void
+}
+
+// One call in flight: the store's sink, and the guard's entry in its deadline queue.
+class Waiter<T> implements Sink {
+  settled = false
+  constructor(
+    readonly circuits: Circuits,
+    readonly call: StoreCall,
+    readonly domain: string,
+    readonly deadlineMs: number,
+    readonly sentAtMs: number,
+    readonly handlers: Handlers<T>,
+    readonly done: (result: T | PromiseLike<T>) => void,
+  ) {}
+
+  resolve(value: unknown): void {
+    if (this.settled) return
+    this.settled = true
+    this.circuits.succeed(this.domain)
+    let result: T | PromiseLike<T>
+    try {
+      result = this.handlers.value(this.call, value, this.sentAtMs)
+    } catch (error) {
+      result = this.handlers.error(this.call, error)
+    }
+    this.done(result)
+  }
+
+  reject(error: unknown): void {
+    if (this.settled) return
+    this.settled = true
+    this.circuits.failed(this.domain)
+    this.done(this.handlers.error(this.call, error))
+  }
+}
 
 /**
  * Creates a guard. After `failureThreshold` consecutive failures in one failure domain its
@@ -64,25 +112,24 @@ export function createGuard(timeoutMs: number, breaker: BreakerOptions): Guard {
 
   // Every call has the same timeout, so deadlines arrive in call order: one FIFO queue and one
   // timer for its head replace a timer per call (which costs more than the rest of a decision).
-  const waiting: Waiter[] = []
+  const waiting: Waiter<unknown>[] = []
   let head = 0
   let timer: ReturnType<typeof setTimeout> | undefined
   const expire = (): void => {
     timer = undefined
     const now = monotonicMs()
     while (head < waiting.length) {
-      const waiter = waiting[head] as Waiter
+      const waiter = waiting[head] as Waiter<unknown>
       if (waiter.settled) {
         head++
         continue
       }
       if (waiter.deadlineMs > now) break
       head++
-      waiter.settled = true
       waiter.reject(
         new LimiterError(
           'ERR_LIMITER_TIMEOUT',
-          `Rate limit store did not answer within ${timeoutMs} ms (key ${JSON.stringify(waiter.key.slice(0, 60))})`,
+          `Rate limit store did not answer within ${timeoutMs} ms (key ${JSON.stringify(waiter.call.key.slice(0, 60))})`,
         ),
       )
     }
@@ -99,7 +146,7 @@ export function createGuard(timeoutMs: number, breaker: BreakerOptions): Guard {
     setImmediate(expire)
   }
   const arm = (): void => {
-    while (head < waiting.length && (waiting[head] as Waiter).settled) head++
+    while (head < waiting.length && (waiting[head] as Waiter<unknown>).settled) head++
     if (head === waiting.length) {
       waiting.length = 0
       head = 0
@@ -108,62 +155,49 @@ export function createGuard(timeoutMs: number, breaker: BreakerOptions): Guard {
     if (timer === undefined) {
       timer = setTimeout(
         expireAfterIo,
-        Math.max(1, (waiting[head] as Waiter).deadlineMs - monotonicMs()),
+        Math.max(1, (waiting[head] as Waiter<unknown>).deadlineMs - monotonicMs()),
       )
       timer.unref?.()
     }
   }
 
-  // The breaker's bookkeeping runs in the same callbacks that settle the call: no extra promise.
-  const withDeadline = <T>(key: string, domain: string, work: () => Promise<T>): Promise<T> =>
-    new Promise<T>((resolve, reject) => {
-      const waiter: Waiter = {
-        key,
-        deadlineMs: monotonicMs() + timeoutMs,
-        settled: false,
-        reject: (error) => {
-          failed(domain)
-          reject(error)
-        },
-      }
-      waiting.push(waiter)
-      if (timer === undefined) arm()
-      let pending: Promise<T>
-      try {
-        pending = work()
-      } catch (error) {
-        pending = Promise.reject(error)
-      }
-      pending.then(
-        (value) => {
-          if (waiter.settled) return
-          waiter.settled = true
-          succeed(domain)
-          resolve(value)
-        },
-        (error: unknown) => {
-          if (waiter.settled) return
-          waiter.settled = true
-          waiter.reject(error)
-        },
-      )
-    })
+  const circuitState: Circuits = { succeed, failed }
 
   return {
-    run(key, work, domain = '') {
+    run<T>(call: StoreCall, domain: string, sentAtMs: number, handlers: Handlers<T>): Promise<T> {
       const circuit = circuits.get(domain)
       if (circuit !== undefined && circuit.failures >= breaker.failureThreshold) {
         if (circuit.probing || nowMs() < circuit.openUntilMs) {
-          return Promise.reject(
-            new LimiterError(
-              'ERR_LIMITER_CIRCUIT_OPEN',
-              'Rate limit store skipped: circuit open after repeated failures',
+          return Promise.resolve(
+            handlers.error(
+              call,
+              new LimiterError(
+                'ERR_LIMITER_CIRCUIT_OPEN',
+                'Rate limit store skipped: circuit open after repeated failures',
+              ),
             ),
           )
         }
         circuit.probing = true
       }
-      return withDeadline(key, domain, work)
+      return new Promise<T>((done) => {
+        const waiter = new Waiter(
+          circuitState,
+          call,
+          domain,
+          monotonicMs() + timeoutMs,
+          sentAtMs,
+          handlers,
+          done,
+        )
+        waiting.push(waiter as Waiter<unknown>)
+        if (timer === undefined) arm()
+        try {
+          handlers.submit(call, waiter)
+        } catch (error) {
+          waiter.reject(error)
+        }
+      })
     },
   }
 }

@@ -5,12 +5,19 @@ import type { Decision } from './decision.js'
 import { type Duration, parseDuration } from './duration.js'
 import { LimiterError, LimiterRangeError, LimiterTypeError } from './errors.js'
 import { asLimiterError, defaultOnError, FAILURES, parseBreaker } from './failure.js'
-import { createGuard } from './guard.js'
+import { createGuard, type Handlers } from './guard.js'
 import { checkName, defaultName } from './naming.js'
 import { definePolicy, type Policy, type PolicyOptions } from './policy.js'
 import { MemoryStore } from './stores/memory-store.js'
 import { checkKey } from './stores/redis-keys.js'
-import { isStore, type Store, type StoreCall, type StoreDecision } from './stores/store.js'
+import {
+  isStore,
+  SUBMIT,
+  type Store,
+  type StoreCall,
+  type StoreDecision,
+  type SubmittingStore,
+} from './stores/store.js'
 
 /** What the limiter does when its store fails or misses the deadline. */
 export type FailureMode = 'open' | 'closed' | 'local'
@@ -196,8 +203,55 @@ export function createLimiter(options: LimiterOptions): Limiter {
     store instanceof MemoryStore ? (c: StoreCall) => store.consumeSync(c) : undefined
   // Each failure domain of the store (a Cluster node) has its own circuit: a dead node only
   // sends its own keys to failureMode.
-  const guarded = <T>(c: Omit<StoreCall, 'cost'>, run: () => Promise<T>): Promise<T> =>
-    guard === undefined ? run() : guard.run(c.key, run, store.failureDomain?.(c))
+  const domainOf = (c: StoreCall): string => store.failureDomain?.(c) ?? ''
+  // A store with the internal entry point settles the guard's entry itself; any other store's
+  // promise is bridged to it.
+  const submitting = SUBMIT in store ? (store as SubmittingStore) : undefined
+  const consumeHandlers: Handlers<Decision> = {
+    submit:
+      submitting === undefined
+        ? (c, sink) => {
+            store.consume(c).then(
+              (d) => sink.resolve(d),
+              (error: unknown) => sink.reject(error),
+            )
+          }
+        : (c, sink) => submitting[SUBMIT](c, 'c', sink),
+    value(c, value, sentAtMs) {
+      const decision = toDecision(value as StoreDecision)
+      if (blocked !== undefined && !decision.allowed)
+        blocked.add(c.key, c.cost === 0 ? 1 : c.cost, sentAtMs, decision)
+      return decision
+    },
+    error: (c, error) => failed(error, c.key, c),
+  }
+  const reported = (c: StoreCall, error: unknown): undefined => {
+    report(error, c.key)
+    return undefined
+  }
+  const refundHandlers: Handlers<void> = {
+    submit:
+      submitting === undefined
+        ? (c, sink) => {
+            store.refund(c).then(
+              () => sink.resolve(undefined),
+              (error: unknown) => sink.reject(error),
+            )
+          }
+        : (c, sink) => submitting[SUBMIT](c, 'r', sink),
+    value: () => undefined,
+    error: reported,
+  }
+  const resetHandlers: Handlers<void> = {
+    submit: (c, sink) => {
+      store.reset(c).then(
+        () => sink.resolve(undefined),
+        (error: unknown) => sink.reject(error),
+      )
+    },
+    value: () => undefined,
+    error: reported,
+  }
 
   const checkCost = (cost: unknown, min: number): number => {
     if (typeof cost !== 'number' || !Number.isInteger(cost) || cost < min) {
@@ -227,23 +281,16 @@ export function createLimiter(options: LimiterOptions): Limiter {
       }
       const c = call(key, cost)
       if (consumeSync !== undefined) return Promise.resolve(toDecision(consumeSync(c)))
-      if (blocked === undefined) {
-        return guarded(c, () => store.consume(c)).then(toDecision, (error: unknown) =>
-          failed(error, key, c),
-        )
+      if (guard === undefined) {
+        return store.consume(c).then(toDecision, (error: unknown) => failed(error, key, c))
       }
-      const need = cost === 0 ? 1 : cost
-      const sentAtMs = c.nowMs ?? monotonicMs()
-      const hit = blocked.get(key, need, sentAtMs, policy.limit)
-      if (hit !== undefined) return Promise.resolve(hit)
-      return guarded(c, () => store.consume(c)).then(
-        (d) => {
-          const decision = toDecision(d)
-          if (!decision.allowed) blocked.add(key, need, sentAtMs, decision)
-          return decision
-        },
-        (error: unknown) => failed(error, key, c),
-      )
+      let sentAtMs = 0
+      if (blocked !== undefined) {
+        sentAtMs = c.nowMs ?? monotonicMs()
+        const hit = blocked.get(key, cost === 0 ? 1 : cost, sentAtMs, policy.limit)
+        if (hit !== undefined) return Promise.resolve(hit)
+      }
+      return guard.run(c, domainOf(c), sentAtMs, consumeHandlers)
     },
     peek(key) {
       return limiter.consume(key, 0)
@@ -255,8 +302,9 @@ export function createLimiter(options: LimiterOptions): Limiter {
         return Promise.reject(error)
       }
       blocked?.delete(key)
-      const { cost: _cost, ...c } = call(key, 0)
-      return guarded(c, () => store.reset(c)).catch((error: unknown) => report(error, key))
+      const c = call(key, 0)
+      if (guard === undefined) return store.reset(c).catch((error: unknown) => report(error, key))
+      return guard.run(c, domainOf(c), 0, resetHandlers)
     },
     refund(key, cost = 1, decision) {
       try {
@@ -268,7 +316,8 @@ export function createLimiter(options: LimiterOptions): Limiter {
       blocked?.delete(key)
       const ticket = decision === undefined ? undefined : tickets.get(decision)
       const c = call(key, cost, ticket)
-      return guarded(c, () => store.refund(c)).catch((error: unknown) => report(error, key))
+      if (guard === undefined) return store.refund(c).catch((error: unknown) => report(error, key))
+      return guard.run(c, domainOf(c), 0, refundHandlers)
     },
   }
   return Object.freeze(limiter)

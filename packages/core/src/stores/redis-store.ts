@@ -5,7 +5,7 @@ import { clusterSlot } from './cluster-slot.js'
 import type { LuaScript } from './lua-script.js'
 import { baseKey, encodeTag, tallyKey } from './redis-keys.js'
 import { SCRIPTS } from './scripts.generated.js'
-import type { Store, StoreCall, StoreDecision } from './store.js'
+import { SUBMIT, type Store, type StoreCall, type StoreDecision, type StoreSink } from './store.js'
 
 /**
  * The part of an ioredis `Redis` or `Cluster` client (or iovalkey) the store uses. Checked by
@@ -40,9 +40,8 @@ interface Pending {
   readonly call: StoreCall
   readonly op: 'c' | 'r'
   readonly tag: string
-  // Settles a consume with its decision, a refund with `undefined`.
-  readonly resolve: (value: never) => void
-  readonly reject: (error: unknown) => void
+  // Settled with a consume's decision, or `undefined` for a refund.
+  readonly sink: StoreSink
 }
 
 /**
@@ -112,11 +111,18 @@ export class RedisStore implements Store {
   }
 
   consume(call: StoreCall): Promise<StoreDecision> {
-    return new Promise((resolve, reject) => this.#enqueue(call, 'c', resolve, reject))
+    return new Promise((resolve, reject) =>
+      this.#enqueue(call, 'c', { resolve: resolve as (value: unknown) => void, reject }),
+    )
   }
 
   refund(call: StoreCall): Promise<void> {
-    return new Promise((resolve, reject) => this.#enqueue(call, 'r', resolve, reject))
+    return new Promise((resolve, reject) => this.#enqueue(call, 'r', { resolve, reject }))
+  }
+
+  /** Internal: the limiter's entry point, settling its guard entry directly. */
+  [SUBMIT](call: StoreCall, op: 'c' | 'r', sink: StoreSink): void {
+    this.#enqueue(call, op, sink)
   }
 
   async reset(call: Omit<StoreCall, 'cost'>): Promise<void> {
@@ -126,21 +132,16 @@ export class RedisStore implements Store {
       : this.client.del(base))
   }
 
-  #enqueue(
-    call: StoreCall,
-    op: 'c' | 'r',
-    resolve: (value: never) => void,
-    reject: (error: unknown) => void,
-  ): void {
+  #enqueue(call: StoreCall, op: 'c' | 'r', sink: StoreSink): void {
     // A disconnected ioredis client queues commands until it reconnects (its offline queue):
     // fail at once instead, so nothing piles up during an outage and nothing stale runs later.
     const status = (this.client as { status?: unknown }).status
     if (status === 'reconnecting' || status === 'close' || status === 'end') {
-      reject(new LimiterError('ERR_LIMITER_STORE', `Redis client is ${status}`))
+      sink.reject(new LimiterError('ERR_LIMITER_STORE', `Redis client is ${status}`))
       return
     }
     const tag = this.#tagOf(call.key)
-    const pending: Pending = { call, op, tag, resolve, reject }
+    const pending: Pending = { call, op, tag, sink }
     // Clock-injected calls (tests) carry their own time, so they travel alone.
     if (this.#maxBatch === 1 || call.nowMs !== undefined) {
       this.#send(SCRIPTS[call.policy.algorithm], [pending])
@@ -224,21 +225,22 @@ export class RedisStore implements Store {
       for (let i = 0, at = 0; i < items.length; i++, at += width) {
         const item = items[i] as Pending
         if (item.op === 'r') {
-          item.resolve(undefined as never)
+          item.sink.resolve(undefined)
           continue
         }
         const ticket = withTicket ? (values[at + 4] as string) : ''
-        item.resolve({
+        const decision: StoreDecision = {
           allowed: values[at] === 1,
           remaining: values[at + 1] as number,
           resetMs: values[at + 2] as number,
           retryAfterMs: values[at + 3] as number,
           ticket: ticket === '' ? undefined : ticket,
-        } as never)
+        }
+        item.sink.resolve(decision)
       }
     }
     const fail = (error: unknown): void => {
-      for (const item of items) item.reject(error)
+      for (const item of items) item.sink.reject(error)
     }
     this.client
       .evalsha(script.sha1, keys.length, ...keys, ...args)

@@ -43,6 +43,23 @@ export interface Store {
   failureDomain?(call: Omit<StoreCall, 'cost'>): string
 }
 
+/** Where a store delivers one call's outcome (the limiter's guard entry for that call). */
+export interface StoreSink {
+  resolve(value: unknown): void
+  reject(error: unknown): void
+}
+
+/**
+ * Internal: a store that can settle a sink directly (RedisStore) takes calls here, sparing the
+ * promise its public methods would make per call. `op` is `'c'` (consume) or `'r'` (refund).
+ */
+export const SUBMIT: unique symbol = Symbol('@limiter/core.submit') as never
+
+/** A store with the internal {@link SUBMIT} entry point. */
+export interface SubmittingStore extends Store {
+  [SUBMIT](call: StoreCall, op: 'c' | 'r', sink: StoreSink): void
+}
+
 /** Whether `value` looks like a {@link Store} (duck-typed). */
 export function isStore(value: unknown): value is Store {
   if (value === null || typeof value !== 'object') return false
