@@ -12,10 +12,10 @@ import { MemoryStore } from './stores/memory-store.js'
 import { checkKey } from './stores/redis-keys.js'
 import {
   isStore,
-  SUBMIT,
   type Store,
   type StoreCall,
   type StoreDecision,
+  SUBMIT,
   type SubmittingStore,
 } from './stores/store.js'
 

@@ -5,7 +5,7 @@ import { clusterSlot } from './cluster-slot.js'
 import type { LuaScript } from './lua-script.js'
 import { baseKey, encodeTag, tallyKey } from './redis-keys.js'
 import { SCRIPTS } from './scripts.generated.js'
-import { SUBMIT, type Store, type StoreCall, type StoreDecision, type StoreSink } from './store.js'
+import { type Store, type StoreCall, type StoreDecision, type StoreSink, SUBMIT } from './store.js'
 
 /**
  * The part of an ioredis `Redis` or `Cluster` client (or iovalkey) the store uses. Checked by
