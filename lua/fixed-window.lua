@@ -15,8 +15,8 @@ ARGV[3]    limit: cost admitted per window (integer >= 1)
 ARGV[4]    window_ms: window length in ms (integer >= 1)
 ARGV[5]    burst: unused (equals limit for this algorithm)
 
-Reply: 4 integers per request, in order: allowed (0|1), remaining, reset_ms, retry_after_ms
-(a refund replies 0, 0, 0, 0).
+Reply, per consume in order (a refund adds nothing): allowed, 2 integers `remaining, reset_ms`;
+refused, 3 integers `-1 - remaining, reset_ms, retry_after_ms`.
 ]]
 local now_ms
 if ARGV[1] == '' then
@@ -74,6 +74,7 @@ local function decide(key, limit, window_ms, cost, op)
 end
 
 local reply = {}
+local n = 0
 for i = 1, #KEYS do
   local cost = 1
   if #ARGV > 5 then cost = tonumber(ARGV[5 + i]) end
@@ -83,10 +84,18 @@ for i = 1, #KEYS do
     cost = -cost
   end
   local allowed, remaining, reset_ms, retry_after_ms = decide(KEYS[i], limit, window_ms, cost, op)
-  local r = #reply
-  reply[r + 1] = allowed
-  reply[r + 2] = remaining
-  reply[r + 3] = reset_ms
-  reply[r + 4] = retry_after_ms
+  -- a refund replies nothing; a consume replies 2 integers when allowed, 3 when refused
+  if op == 'c' then
+    if allowed == 1 then
+      reply[n + 1] = remaining
+      reply[n + 2] = reset_ms
+      n = n + 2
+    else
+      reply[n + 1] = -1 - remaining
+      reply[n + 2] = reset_ms
+      reply[n + 3] = retry_after_ms
+      n = n + 3
+    end
+  end
 end
 return reply

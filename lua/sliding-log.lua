@@ -22,8 +22,9 @@ ARGV[3]    limit: cost admitted per window (integer >= 1)
 ARGV[4]    window_ms: window length in ms (integer >= 1)
 ARGV[5]    burst: unused (equals limit for this algorithm)
 
-Reply: 5 values per request, in order: allowed (0|1), remaining, reset_ms, retry_after_ms,
-ticket (the member added, '' if none); a refund replies 0, 0, 0, 0, ''.
+Reply, per consume in order (a refund adds nothing): allowed, `remaining, reset_ms, ticket`;
+refused, `-1 - remaining, reset_ms, retry_after_ms, ticket`. The ticket is the member added
+('' if none).
 ]]
 local now_ms
 if ARGV[1] == '' then
@@ -159,6 +160,7 @@ local function decide(log_key, tally_key, limit, window_ms, cost, op, ticket)
 end
 
 local reply = {}
+local n = 0
 for i = 1, #KEYS / 2 do
   local k = 2 * (i - 1)
   local a = 5 + 2 * (i - 1)
@@ -175,11 +177,20 @@ for i = 1, #KEYS / 2 do
   end
   local allowed, remaining, reset_ms, retry_after_ms, member =
     decide(KEYS[k + 1], KEYS[k + 2], limit, window_ms, cost, op, ticket)
-  local r = #reply
-  reply[r + 1] = allowed
-  reply[r + 2] = remaining
-  reply[r + 3] = reset_ms
-  reply[r + 4] = retry_after_ms
-  reply[r + 5] = member
+  -- a refund replies nothing; a consume replies 2 integers when allowed, 3 when refused
+  if op == 'c' then
+    if allowed == 1 then
+      reply[n + 1] = remaining
+      reply[n + 2] = reset_ms
+      n = n + 2
+    else
+      reply[n + 1] = -1 - remaining
+      reply[n + 2] = reset_ms
+      reply[n + 3] = retry_after_ms
+      n = n + 3
+    end
+    reply[n + 1] = member
+    n = n + 1
+  end
 end
 return reply

@@ -219,22 +219,33 @@ export class RedisStore implements Store {
       }
     }
     const withTicket = script.argsPerRequest === 2
-    const width = withTicket ? 5 : 4
+    // Per consume, in order: `remaining, reset` when allowed, `-1 - remaining, reset, retry`
+    // when refused, then sliding-log's ticket; refunds reply nothing.
     const deliver = (reply: unknown): void => {
-      const values = reply as readonly unknown[]
-      for (let i = 0, at = 0; i < items.length; i++, at += width) {
-        const item = items[i] as Pending
+      const values = reply as readonly number[]
+      let at = 0
+      for (const item of items) {
         if (item.op === 'r') {
           item.sink.resolve(undefined)
           continue
         }
-        const ticket = withTicket ? (values[at + 4] as string) : ''
+        const first = values[at] as number
+        const allowed = first >= 0
+        const resetMs = values[at + 1] as number
+        let retryAfterMs = 0
+        at += 2
+        if (!allowed) retryAfterMs = values[at++] as number
+        let ticket: string | undefined
+        if (withTicket) {
+          const t = values[at++] as unknown as string
+          if (t !== '') ticket = t
+        }
         const decision: StoreDecision = {
-          allowed: values[at] === 1,
-          remaining: values[at + 1] as number,
-          resetMs: values[at + 2] as number,
-          retryAfterMs: values[at + 3] as number,
-          ticket: ticket === '' ? undefined : ticket,
+          allowed,
+          remaining: allowed ? first : -1 - first,
+          resetMs,
+          retryAfterMs,
+          ticket,
         }
         item.sink.resolve(decision)
       }
