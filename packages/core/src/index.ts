@@ -10,12 +10,15 @@ export {
 export { failureOf } from './failure.js'
 export {
   applyHeaders,
+  beginCheck,
   type CheckOutcome,
   checkRequest,
   type FinishTarget,
   type HeaderTarget,
+  isThenable,
   type LimitedResponse,
   limitedResponse,
+  type MaybePromise,
   type RateLimitCheck,
   refundOnce,
   refundWhenDone,

@@ -85,6 +85,24 @@ export interface Limiter {
   refund(key: string, cost?: number, decision?: Decision): Promise<void>
 }
 
+/**
+ * Internal: a limiter's consume that answers synchronously when its store can (a Decision, or a
+ * promise of one; bad input throws). The HTTP glue uses it to skip promise hops per request.
+ */
+export const DECIDE: unique symbol = Symbol('@limiter/core.decide') as never
+
+/** Counts `cost` against `key`: synchronously when the limiter's store allows, else a promise. */
+export function decideNow(
+  limiter: Limiter,
+  key: string,
+  cost: number,
+): Decision | Promise<Decision> {
+  const decide = (
+    limiter as { [DECIDE]?: (key: string, cost: number) => Decision | Promise<Decision> }
+  )[DECIDE]
+  return decide === undefined ? limiter.consume(key, cost) : decide(key, cost)
+}
+
 const FAILURE_MODES: readonly FailureMode[] = ['open', 'closed', 'local']
 const DEFAULT_TIMEOUT_MS = 500
 /**
@@ -268,29 +286,36 @@ export function createLimiter(options: LimiterOptions): Limiter {
     return cost
   }
 
-  const limiter: Limiter = {
+  // consume, answered synchronously when the store can (MemoryStore); bad input throws.
+  const decide = (key: string, cost: number): Decision | Promise<Decision> => {
+    checkKey(key)
+    checkCost(cost, 0)
+    const c = call(key, cost)
+    if (consumeSync !== undefined) return toDecision(consumeSync(c))
+    if (guard === undefined) {
+      return store.consume(c).then(toDecision, (error: unknown) => failed(error, key, c))
+    }
+    let sentAtMs = 0
+    if (blocked !== undefined) {
+      sentAtMs = c.nowMs ?? monotonicMs()
+      const hit = blocked.get(key, cost === 0 ? 1 : cost, sentAtMs, policy.limit)
+      if (hit !== undefined) return hit
+    }
+    return guard.run(c, domainOf(c), sentAtMs, consumeHandlers)
+  }
+
+  const limiter: Limiter & { [DECIDE]: typeof decide } = {
+    [DECIDE]: decide,
     policy,
     name,
     prefix,
     consume(key, cost = 1) {
       try {
-        checkKey(key)
-        checkCost(cost, 0)
+        const decision = decide(key, cost)
+        return decision instanceof Promise ? decision : Promise.resolve(decision)
       } catch (error) {
         return Promise.reject(error)
       }
-      const c = call(key, cost)
-      if (consumeSync !== undefined) return Promise.resolve(toDecision(consumeSync(c)))
-      if (guard === undefined) {
-        return store.consume(c).then(toDecision, (error: unknown) => failed(error, key, c))
-      }
-      let sentAtMs = 0
-      if (blocked !== undefined) {
-        sentAtMs = c.nowMs ?? monotonicMs()
-        const hit = blocked.get(key, cost === 0 ? 1 : cost, sentAtMs, policy.limit)
-        if (hit !== undefined) return Promise.resolve(hit)
-      }
-      return guard.run(c, domainOf(c), sentAtMs, consumeHandlers)
     },
     peek(key) {
       return limiter.consume(key, 0)

@@ -1,9 +1,11 @@
 // @limiter/express: rateLimit(options) -> an Express 4/5 RequestHandler over @limiter/core's HTTP glue.
 import {
+  beginCheck,
   type RateLimitOptions as CoreOptions,
-  checkRequest,
   type Decision,
+  isThenable,
   limitedResponse,
+  type RateLimitCheck,
   resolveRateLimitOptions,
   routeKey,
   settleCheck,
@@ -70,24 +72,45 @@ function scopeOf(req: Request): string {
 export function rateLimit(options: RateLimitOptions): RequestHandler {
   const rl = resolveRateLimitOptions(options, { ip: (req: Request) => req.ip })
 
-  const run = async (req: Request, res: Response, next: NextFunction): Promise<boolean> => {
-    const check = await checkRequest(rl, req, scopeOf(req))
-    if (check === undefined) return true
-    req.rateLimit = check.decision
-    const outcome = settleCheck(rl, check, res, res)
-    if (outcome !== 'limited') return outcome === 'proceed'
+  const limited = async (
+    req: Request,
+    res: Response,
+    next: NextFunction,
+    check: RateLimitCheck,
+  ): Promise<void> => {
     if (rl.onLimited !== undefined) {
       await rl.onLimited(req, res, next, check.decision)
-      return false
+      return
     }
-    const limited = await limitedResponse(rl, req, check)
-    res.status(limited.status).set('Content-Type', limited.contentType).send(limited.body)
-    return false
+    const response = await limitedResponse(rl, req, check)
+    res.status(response.status).set('Content-Type', response.contentType).send(response.body)
   }
 
+  const settle = (
+    req: Request,
+    res: Response,
+    next: NextFunction,
+    check: RateLimitCheck | undefined,
+  ): void => {
+    if (check === undefined) {
+      next()
+      return
+    }
+    req.rateLimit = check.decision
+    const outcome = settleCheck(rl, check, res, res)
+    if (outcome === 'proceed') next()
+    else if (outcome === 'limited') limited(req, res, next, check).catch(next)
+  }
+
+  // With synchronous callbacks and MemoryStore the whole check runs in this turn: no promise.
   return (req, res, next) => {
-    run(req, res, next).then((proceed) => {
-      if (proceed) next()
-    }, next)
+    let check: ReturnType<typeof beginCheck<Request>>
+    try {
+      check = beginCheck(rl, req, scopeOf(req))
+    } catch (error) {
+      return next(error)
+    }
+    if (!isThenable(check)) return settle(req, res, next, check)
+    check.then((c) => settle(req, res, next, c), next)
   }
 }

@@ -1,13 +1,15 @@
 // @limiter/koa: rateLimit(options) -> Koa 2/3 middleware over @limiter/core's HTTP glue.
 import {
+  beginCheck,
   type RateLimitOptions as CoreOptions,
-  checkRequest,
   type Decision,
+  isThenable,
   limitedResponse,
+  type RateLimitCheck,
   resolveRateLimitOptions,
   settleCheck,
 } from '@limiter/core'
-import type { DefaultContext, DefaultState, Middleware, ParameterizedContext } from 'koa'
+import type { DefaultContext, DefaultState, Middleware, Next, ParameterizedContext } from 'koa'
 import { routeScope } from './route-scope.js'
 
 export {
@@ -68,24 +70,36 @@ export function rateLimit<StateT = DefaultState, ContextT = DefaultContext>(
     ip: (ctx: ParameterizedContext<StateT, ContextT>) => ctx.ip,
   })
 
-  const middleware: Middleware<StateT, ContextT> = async (ctx, next) => {
-    const check = await checkRequest(rl, ctx, routeScope(ctx, middleware))
-    if (check === undefined) return next()
-    ;(ctx.state as RateLimitState).rateLimit = check.decision
-    // Straight onto Node's response, which Koa answers from: merged with other limiters' headers.
-    const outcome = settleCheck(rl, check, ctx.res, ctx.res)
-    if (outcome === 'proceed') return next()
-    if (outcome === 'ended') return
+  type Ctx = ParameterizedContext<StateT, ContextT>
+  const limited = async (ctx: Ctx, check: RateLimitCheck): Promise<void> => {
     if (rl.onLimited !== undefined) {
       // A sane default should the handler set no status: Koa would otherwise answer 404.
       ctx.status = rl.statusCode
       await rl.onLimited(ctx, check.decision)
       return
     }
-    const limited = await limitedResponse(rl, ctx, check)
-    ctx.status = limited.status
-    ctx.type = limited.contentType
-    ctx.body = limited.body
+    const response = await limitedResponse(rl, ctx, check)
+    ctx.status = response.status
+    ctx.type = response.contentType
+    ctx.body = response.body
+  }
+
+  const settle = (ctx: Ctx, next: Next, check: RateLimitCheck | undefined): unknown => {
+    if (check === undefined) return next()
+    ;(ctx.state as RateLimitState).rateLimit = check.decision
+    // Straight onto Node's response, which Koa answers from: merged with other limiters' headers.
+    const outcome = settleCheck(rl, check, ctx.res, ctx.res)
+    if (outcome === 'proceed') return next()
+    if (outcome === 'ended') return undefined
+    return limited(ctx, check)
+  }
+
+  // With synchronous callbacks and MemoryStore the check runs in this turn: straight on to next.
+  // (Koa's compose turns a synchronous throw into a rejection.)
+  const middleware: Middleware<StateT, ContextT> = (ctx, next) => {
+    const check = beginCheck(rl, ctx, routeScope(ctx, middleware))
+    if (!isThenable(check)) return settle(ctx, next, check)
+    return check.then((c) => settle(ctx, next, c))
   }
   return middleware
 }

@@ -5,7 +5,9 @@ import { MemoryStore } from '../stores/memory-store.js'
 import type { Store, StoreCall } from '../stores/store.js'
 import {
   applyHeaders,
+  beginCheck,
   checkRequest,
+  isThenable,
   limitedResponse,
   type RateLimitCheck,
   refundOnce,
@@ -330,5 +332,47 @@ describe('applyHeaders', () => {
     const t = target(true)
     expect(applyHeaders(t, [['RateLimit', '"b";r=2;t=2']])).toBe(false)
     expect(t.headers.get('ratelimit')).toBe('"a";r=1;t=1')
+  })
+})
+
+describe('beginCheck', () => {
+  it('answers in the same turn with synchronous callbacks and a MemoryStore', () => {
+    const rl = resolve({ limit: 2, window: '1m', skip: () => false, cost: () => 1 })
+    const first = beginCheck(rl, req)
+    expect(isThenable(first)).toBe(false)
+    expect((first as RateLimitCheck).decision).toMatchObject({ allowed: true, remaining: 1 })
+    beginCheck(rl, req)
+    expect((beginCheck(rl, req) as RateLimitCheck).decision.allowed).toBe(false)
+    expect(beginCheck(resolve({ limit: 2, window: '1m', skip: () => true }), req)).toBeUndefined()
+  })
+
+  it('returns a promise when a callback or the store is asynchronous', async () => {
+    const asyncKey = resolve({ limit: 2, window: '1m', key: async () => 'k' })
+    const pending = beginCheck(asyncKey, req)
+    expect(isThenable(pending)).toBe(true)
+    expect((await pending)?.key).toBe('k')
+    const storeBacked = resolve({ limit: 2, window: '1m', store: countingStore() })
+    const viaStore = beginCheck(storeBacked, req)
+    expect(isThenable(viaStore)).toBe(true)
+    expect((await viaStore)?.decision.remaining).toBe(1)
+  })
+
+  it('throws a synchronous callback failure at once, naming the option', () => {
+    const rl = resolve({
+      limit: 2,
+      window: '1m',
+      key: () => {
+        throw new Error('no user')
+      },
+    })
+    expect(() => beginCheck(rl, req)).toThrow(/rateLimit option `key` threw: no user/)
+    const badCost = resolve({ limit: 2, window: '1m', cost: () => 3 })
+    expect(() => beginCheck(badCost, req)).toThrow(/`cost` returned number 3/)
+  })
+
+  it('rejects, naming the option, when an asynchronous callback rejects', async () => {
+    const rl = resolve({ limit: 2, window: '1m', skip: async () => Promise.reject(new Error('x')) })
+    const error = await errorOf(Promise.resolve(beginCheck(rl, req)))
+    expect(error.message).toMatch(/rateLimit option `skip` threw: x/)
   })
 })

@@ -3,6 +3,7 @@ import { nowMs } from '../clock.js'
 import type { Decision } from '../decision.js'
 import { LimiterError, type LimiterErrorCode } from '../errors.js'
 import { failureOf } from '../failure.js'
+import { decideNow } from '../limiter.js'
 import { formatHeaders, type HeaderPair, type HeaderPolicy } from './headers.js'
 import { type HeaderValue, mergeHeaders } from './merge-headers.js'
 import type { LimitedBody, MessageBody, ResolvedRateLimit } from './options.js'
@@ -51,21 +52,43 @@ function misbehaved(
   )
 }
 
-async function invoke<T>(
+/** A value, or a promise of one: what each step of a check returns. */
+export type MaybePromise<T> = T | Promise<T>
+
+/** Whether `value` is a promise (or any thenable) rather than a plain value. */
+export function isThenable<T>(value: MaybePromise<T> | PromiseLike<T>): value is PromiseLike<T> {
+  return (
+    value !== null &&
+    (typeof value === 'object' || typeof value === 'function') &&
+    typeof (value as { then?: unknown }).then === 'function'
+  )
+}
+
+function threw(option: string, code: LimiterErrorCode, error: unknown): LimiterError {
+  return misbehaved(
+    option,
+    `threw: ${error instanceof Error ? error.message : String(error)}`,
+    code,
+    error,
+  )
+}
+
+// Runs a user callback; its throw or rejection becomes a LimiterError naming the option.
+function invoke<T>(
   option: string,
   code: LimiterErrorCode,
-  run: () => T | Promise<T>,
-): Promise<T> {
+  run: () => T | PromiseLike<T>,
+): MaybePromise<T> {
+  let value: T | PromiseLike<T>
   try {
-    return await run()
+    value = run()
   } catch (error) {
-    throw misbehaved(
-      option,
-      `threw: ${error instanceof Error ? error.message : String(error)}`,
-      code,
-      error,
-    )
+    throw threw(option, code, error)
   }
+  if (!isThenable(value)) return value
+  return Promise.resolve(value).then(undefined, (error: unknown) => {
+    throw threw(option, code, error)
+  })
 }
 
 /**
@@ -83,12 +106,43 @@ export async function checkRequest<Req>(
   req: Req,
   scope = '',
 ): Promise<RateLimitCheck | undefined> {
+  return beginCheck(rl, req, scope)
+}
+
+/**
+ * {@link checkRequest} without the promise when it is not needed: with synchronous (or no)
+ * `skip`, `key` and `cost` callbacks and an in-process store, the check is returned directly,
+ * so an adapter can go on in the same turn; otherwise a promise of it. A synchronous callback's
+ * failure throws (the adapter passes it on as it would a rejection).
+ */
+export function beginCheck<Req>(
+  rl: ResolvedRateLimit<Req, unknown>,
+  req: Req,
+  scope = '',
+): MaybePromise<RateLimitCheck | undefined> {
   const { skip } = rl
-  if (skip !== undefined && (await invoke('skip', 'ERR_LIMITER_OPTION', () => skip(req))))
-    return undefined
-  const userKey = rl.defaultKey
-    ? await rl.key(req)
-    : await invoke('key', 'ERR_LIMITER_KEY', () => rl.key(req))
+  if (skip === undefined) return keyStep(rl, req, scope)
+  const skipped = invoke('skip', 'ERR_LIMITER_OPTION', () => skip(req))
+  if (isThenable(skipped)) return skipped.then((yes) => (yes ? undefined : keyStep(rl, req, scope)))
+  return skipped ? undefined : keyStep(rl, req, scope)
+}
+
+function keyStep<Req>(
+  rl: ResolvedRateLimit<Req, unknown>,
+  req: Req,
+  scope: string,
+): MaybePromise<RateLimitCheck> {
+  const userKey = rl.defaultKey ? rl.key(req) : invoke('key', 'ERR_LIMITER_KEY', () => rl.key(req))
+  if (isThenable(userKey)) return Promise.resolve(userKey).then((k) => costStep(rl, req, scope, k))
+  return costStep(rl, req, scope, userKey)
+}
+
+function costStep<Req>(
+  rl: ResolvedRateLimit<Req, unknown>,
+  req: Req,
+  scope: string,
+  userKey: unknown,
+): MaybePromise<RateLimitCheck> {
   if (typeof userKey !== 'string' || userKey === '') {
     throw misbehaved(
       'key',
@@ -96,25 +150,49 @@ export async function checkRequest<Req>(
       'ERR_LIMITER_KEY',
     )
   }
-  let cost = rl.cost
-  if (typeof cost === 'function') {
-    const fn = cost
-    const value: unknown = await invoke('cost', 'ERR_LIMITER_COST', () => fn(req))
-    const { burst } = rl.limiter.policy
-    if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > burst) {
-      throw misbehaved(
-        'cost',
-        `returned ${describe(value)} (expected an integer from 1 to burst, ${burst})`,
-        'ERR_LIMITER_COST',
-      )
-    }
-    cost = value
+  const { cost } = rl
+  if (typeof cost !== 'function') return consumeStep(rl, scope, userKey, cost)
+  const value: unknown = invoke('cost', 'ERR_LIMITER_COST', () => cost(req))
+  if (isThenable(value))
+    return Promise.resolve(value).then((v) => consumeStep(rl, scope, userKey, checkedCost(rl, v)))
+  return consumeStep(rl, scope, userKey, checkedCost(rl, value))
+}
+
+function checkedCost(rl: ResolvedRateLimit<never, unknown>, value: unknown): number {
+  const { burst } = rl.limiter.policy
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > burst) {
+    throw misbehaved(
+      'cost',
+      `returned ${describe(value)} (expected an integer from 1 to burst, ${burst})`,
+      'ERR_LIMITER_COST',
+    )
   }
+  return value
+}
+
+function consumeStep(
+  rl: ResolvedRateLimit<never, unknown>,
+  scope: string,
+  userKey: string,
+  cost: number,
+): MaybePromise<RateLimitCheck> {
   const scoped = rl.scoped && scope !== ''
   // '#' never occurs in a route pattern or mount path, so scoped keys cannot collide.
   const key = scoped ? `${scope}#${userKey}` : userKey
-  const decision = await rl.limiter.consume(key, cost)
-  const policy = rl.headerPolicy(scoped ? scope : '')
+  const decision = decideNow(rl.limiter, key, cost)
+  if (isThenable(decision))
+    return decision.then((d) => checked(rl, scoped ? scope : '', key, cost, d))
+  return checked(rl, scoped ? scope : '', key, cost, decision)
+}
+
+function checked(
+  rl: ResolvedRateLimit<never, unknown>,
+  scope: string,
+  key: string,
+  cost: number,
+  decision: Decision,
+): RateLimitCheck {
+  const policy = rl.headerPolicy(scope)
   return {
     decision,
     key,
