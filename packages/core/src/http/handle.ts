@@ -216,8 +216,16 @@ function writeMerged(
   target: Omit<HeaderTarget, 'headersSent'>,
   headers: readonly HeaderPair[],
 ): void {
-  for (const [name, value] of mergeHeaders(headers, (n) => target.getHeader(n)))
-    target.setHeader(name, value)
+  // The usual case, one limiter: nothing to merge with, so the pairs go out as they are.
+  let fresh = true
+  for (const pair of headers) {
+    if (target.getHeader(pair[0]) !== undefined) {
+      fresh = false
+      break
+    }
+  }
+  const pairs = fresh ? headers : mergeHeaders(headers, (n) => target.getHeader(n))
+  for (const [name, value] of pairs) target.setHeader(name, value)
 }
 
 function bodyOf(value: unknown): LimitedBody {
