@@ -1,16 +1,19 @@
 --[[
 fixed-window.lua: at most `limit` cost per window; a key's window opens at its first
-admitted request and lasts `window_ms`.
+admitted request and lasts `window_ms` (a policy change to a shorter window ends an open one no
+later than the new length from now; a longer one applies from the next window).
 
 Decides a batch of n requests of one policy in order, at one Redis time. For request i
 (1-based):
-KEYS[i]    the counter: a string "<start_ms> <count>"
+KEYS[i]    the counter: its integer value is the count, its expiry (PEXPIRETIME, Redis 7.0+) the
+           window's end
 ARGV[5+i]  the request: its cost (integer >= 0; 0 peeks: decides for cost 1, writes nothing),
            or minus the cost to refund
            (a batch of consumes of cost 1 sends no ARGV[5+i] at all)
 and for the whole batch:
 ARGV[1]    now_ms: '' reads Redis TIME (always, in production); an integer only in tests
-ARGV[2]    ttl_slack_ms: added to every PX; 0 in production, a margin in clock-injected tests
+ARGV[2]    offset_ms: added to every expiry written, taken from every expiry read; 0 in
+           production (tests on an injected clock pass one that keeps keys alive in real time)
 ARGV[3]    limit: cost admitted per window (integer >= 1)
 ARGV[4]    window_ms: window length in ms (integer >= 1)
 ARGV[5]    burst: unused (equals limit for this algorithm)
@@ -25,31 +28,34 @@ if ARGV[1] == '' then
 else
   now_ms = tonumber(ARGV[1])
 end
-local ttl_slack_ms = tonumber(ARGV[2])
+local offset_ms = tonumber(ARGV[2])
 local limit = tonumber(ARGV[3])
 local window_ms = tonumber(ARGV[4])
 
 local function decide(key, limit, window_ms, cost, op)
-  -- check
-  local start_ms = now_ms
+  -- check: the window's end is the key's expiry, its count the key's integer value
+  local end_ms = now_ms + window_ms
   local count = 0
-  local current = false
+  local stored_end_ms = false
   local raw = redis.call('GET', key)
   if raw then
-    local s, c = string.match(raw, '^(%d+) (%d+)$')
-    s = tonumber(s)
-    if now_ms < s + window_ms then
-      start_ms = s
-      count = tonumber(c)
-      current = true
+    local n = tonumber(raw)
+    local expires_ms = redis.call('PEXPIRETIME', key) - offset_ms
+    -- a window shortened by a policy change ends no later than the new length from now
+    local e = math.min(expires_ms, end_ms)
+    if n and now_ms < e then
+      end_ms = e
+      count = n
+      stored_end_ms = expires_ms
     end
   end
-  local window_left_ms = start_ms + window_ms - now_ms
+  local window_left_ms = end_ms - now_ms
 
   if op == 'r' then
     -- a window refunded to zero is deleted: its key must not outlive an empty state
-    if current and count > cost then
-      redis.call('SET', key, string.format('%d %d', start_ms, count - cost), 'PX', window_left_ms + ttl_slack_ms)
+    if stored_end_ms and count > cost then
+      redis.call('DECRBY', key, cost)
+      if end_ms < stored_end_ms then redis.call('PEXPIREAT', key, end_ms + offset_ms) end
     else
       redis.call('DEL', key)
     end
@@ -64,7 +70,12 @@ local function decide(key, limit, window_ms, cost, op)
   -- commit
   if allowed and not peek then
     count = count + need
-    redis.call('SET', key, string.format('%d %d', start_ms, count), 'PX', window_left_ms + ttl_slack_ms)
+    if stored_end_ms then
+      redis.call('INCRBY', key, need)
+      if end_ms < stored_end_ms then redis.call('PEXPIREAT', key, end_ms + offset_ms) end
+    else
+      redis.call('SET', key, count, 'PXAT', end_ms + offset_ms)
+    end
   end
 
   local reset_ms = 0

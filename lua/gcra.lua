@@ -7,13 +7,15 @@ written, so adding c x T adds exactly c x window_ms to frac. Distances are in un
 
 Decides a batch of n requests of one policy in order, at one Redis time. For request i
 (1-based):
-KEYS[i]    the TAT: a string "<ms>" when frac is 0 (stored as an integer), else "<ms> <frac> <den>"
+KEYS[i]    the TAT, kept in the key's expiry (PEXPIRETIME, Redis 7.0+): '0' when frac is 0 (the
+           TAT is the expiry), else "<frac> <den>" (the TAT is the expiry - 1 ms + frac / den)
 ARGV[5+i]  the request: its cost (integer >= 0; 0 peeks: decides for cost 1, writes nothing),
            or minus the cost to refund (never earlier than now)
            (a batch of consumes of cost 1 sends no ARGV[5+i] at all)
 and for the whole batch:
 ARGV[1]    now_ms: '' reads Redis TIME (always, in production); an integer only in tests
-ARGV[2]    ttl_slack_ms: added to every PX; 0 in production
+ARGV[2]    offset_ms: added to every expiry written, taken from every expiry read; 0 in
+           production (tests on an injected clock pass one that keeps keys alive in real time)
 ARGV[3]    limit: requests per window (integer >= 1)
 ARGV[4]    window_ms: window length in ms (integer >= 1)
 ARGV[5]    burst: requests that may pass at once (integer >= 1)
@@ -28,19 +30,25 @@ if ARGV[1] == '' then
 else
   now_ms = tonumber(ARGV[1])
 end
-local ttl_slack_ms = tonumber(ARGV[2])
+local offset_ms = tonumber(ARGV[2])
 local limit = tonumber(ARGV[3])
 local window_ms = tonumber(ARGV[4])
 local burst = tonumber(ARGV[5])
 
-local function write(key, limit, ahead)
+-- The TAT lives in the key's expiry: the key expires exactly when the state is empty again.
+-- A whole-ms TAT expires at it and holds '0' (a shared integer: no memory for the value); a
+-- fractional one expires 1 ms after its whole part and holds "<frac> <den>".
+local function write(key, limit, ahead, raw)
   local ms = now_ms + math.floor(ahead / limit)
   local frac = ahead % limit
-  local ttl_ms = math.ceil(ahead / limit) + ttl_slack_ms
   if frac == 0 then
-    redis.call('SET', key, string.format('%d', ms), 'PX', ttl_ms)
+    if raw == '0' then
+      redis.call('PEXPIREAT', key, ms + offset_ms)
+    else
+      redis.call('SET', key, '0', 'PXAT', ms + offset_ms)
+    end
   else
-    redis.call('SET', key, string.format('%d %d %d', ms, frac, limit), 'PX', ttl_ms)
+    redis.call('SET', key, string.format('%d %d', frac, limit), 'PXAT', ms + 1 + offset_ms)
   end
 end
 
@@ -51,15 +59,20 @@ local function decide(key, limit, w, burst, cost, op)
   local tat_frac = 0
   local raw = redis.call('GET', key)
   if raw then
-    -- usually a plain integer (the emission interval is whole ms): skip the pattern match
-    local ms = tonumber(raw)
+    local expires_ms = redis.call('PEXPIRETIME', key) - offset_ms
+    local ms = expires_ms
     local frac = 0
     local den = limit
-    if not ms then
-      local a, b, c = string.match(raw, '^(%d+) (%d+) (%d+)$')
-      ms = tonumber(a)
-      frac = tonumber(b)
-      den = tonumber(c)
+    if raw ~= '0' then
+      local b, c = string.match(raw, '^(%d+) (%d+)$')
+      if b then
+        ms = expires_ms - 1
+        frac = tonumber(b)
+        den = tonumber(c)
+      else
+        -- not this format (a key written by something else): treat as empty
+        ms = now_ms - 1
+      end
     end
     if ms >= now_ms then
       if den ~= limit then
@@ -80,7 +93,7 @@ local function decide(key, limit, w, burst, cost, op)
     if ahead <= 0 then
       redis.call('DEL', key)
     else
-      write(key, limit, ahead)
+      write(key, limit, ahead, raw)
     end
     return 0, 0, 0, 0
   end
@@ -99,7 +112,7 @@ local function decide(key, limit, w, burst, cost, op)
   local used = (tat_ms - now_ms) * limit + tat_frac
   if allowed and not peek then
     used = ahead
-    write(key, limit, ahead)
+    write(key, limit, ahead, raw)
   end
 
   local remaining = math.max(0, math.floor((tolerance - used) / w))

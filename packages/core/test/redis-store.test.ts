@@ -44,6 +44,48 @@ describe('RedisStore', () => {
     }
   })
 
+  it.each(['gcra', 'fixed-window'] as const)(
+    '%s keeps its state in the key expiry: the value is a shared small integer',
+    async (algorithm) => {
+      const limiter = createLimiter({
+        algorithm,
+        limit: 100,
+        window: '1m',
+        prefix: `exp${algorithm}:`,
+        store: new RedisStore({ client: redis.client }),
+      })
+      await limiter.consume('a')
+      const second = await limiter.consume('a')
+      const [key] = redisKeys(algorithm, `exp${algorithm}:${limiter.name}:`, 'a') as [string]
+      // One request of 600 ms (gcra) or a count of 2 (fixed-window): no timestamp in the value.
+      expect(await redis.client.get(key)).toBe(algorithm === 'gcra' ? '0' : '2')
+      expect(await redis.client.object('ENCODING', key)).toBe('int')
+      const expiresAt = Number(await redis.client.call('PEXPIRETIME', key))
+      const [seconds, micros] = (await redis.client.time()) as unknown as [string, string]
+      const nowMs = Number(seconds) * 1000 + Math.floor(Number(micros) / 1000)
+      // The expiry is the state's end: within a few ms of what the decision reported.
+      expect(Math.abs(expiresAt - nowMs - second.resetMs)).toBeLessThan(50)
+    },
+  )
+
+  it.each(['gcra', 'fixed-window'] as const)(
+    '%s treats a key in another format as empty instead of failing',
+    async (algorithm) => {
+      const limiter = createLimiter({
+        algorithm,
+        limit: 3,
+        window: '1m',
+        prefix: `fmt${algorithm}:`,
+        store: new RedisStore({ client: redis.client }),
+      })
+      const [key] = redisKeys(algorithm, `fmt${algorithm}:${limiter.name}:`, 'a') as [string]
+      await redis.client.set(key, 'not a state', 'PX', 60_000)
+      const decision = await limiter.consume('a')
+      expect(decision).toMatchObject({ allowed: true, remaining: 2 })
+      expect(await limiter.consume('a')).toMatchObject({ allowed: true, remaining: 1 })
+    },
+  )
+
   it.each(ALGORITHMS)(
     '%s: every key has a TTL no longer than its time to empty, after a mixed workload',
     async (algorithm) => {
@@ -80,7 +122,7 @@ describe('RedisStore', () => {
 
   it('keys of one user key share one hash tag; braces cannot break it; long keys are hashed', () => {
     for (const key of ['plain', 'a}b{c', '}{', '{x}', 'k'.repeat(1_000_000)]) {
-      const keys = redisKeys('sliding-log', 'rl:sl5.1000:', key)
+      const keys = redisKeys('sliding-log', 'rl:sl5/1s:', key)
       const tags = keys.map((k) => /\{([^}]*)\}/.exec(k)?.[1])
       expect(new Set(tags).size).toBe(1)
       expect(tags[0]).toBe(encodeTag(key))

@@ -1,4 +1,5 @@
-import { describe, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
+import { definePolicy } from '../policy.js'
 import { fixedWindow } from './fixed-window.js'
 import { runTable } from './table.js'
 
@@ -19,5 +20,21 @@ describe('fixed-window', () => {
       { t: 1, cost: 2, allowed: false, remaining: 1, retryAfterMs: 99 },
       { t: 2, cost: 1, allowed: true, remaining: 0 },
     ])
+  })
+  it('ends an open window no later than a shortened window from now; a longer one waits', () => {
+    const long = definePolicy({ algorithm: 'fixed-window', limit: 2, window: 10_000 })
+    const short = definePolicy({ algorithm: 'fixed-window', limit: 2, window: 2_000 })
+    const first = fixedWindow.check(undefined, 0, long, 1)
+    expect(first.state).toEqual({ endMs: 10_000, count: 1 })
+    // At 1 s under a 2 s window the open window ends at 3 s, not 10 s; its count is kept.
+    const shrunk = fixedWindow.check(first.state, 1_000, short, 1)
+    expect(shrunk).toMatchObject({ allowed: true, remaining: 0, resetMs: 2_000, ttlMs: 2_000 })
+    expect(fixedWindow.check(shrunk.state, 2_999, short, 1)).toMatchObject({ allowed: false })
+    expect(fixedWindow.check(shrunk.state, 3_000, short, 1)).toMatchObject({
+      allowed: true,
+      remaining: 1,
+    })
+    // Back to the long window: the open window keeps its end.
+    expect(fixedWindow.check(shrunk.state, 2_000, long, 0)).toMatchObject({ resetMs: 1_000 })
   })
 })

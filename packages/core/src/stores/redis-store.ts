@@ -29,9 +29,10 @@ export interface RedisStoreOptions {
   readonly batch?: { readonly maxSize?: number } | false | undefined
 }
 
-// In clock-injected tests keys live this much longer in real time than the injected clock says,
-// so Redis never expires state the test's clock still considers live.
-const TEST_TTL_SLACK_MS = 3_600_000
+// In clock-injected tests (injected times are >= 0) every expiry is moved this far: past real
+// time by a day, so Redis never expires state the test's clock still considers live. One value
+// per process, so scripts that keep state in a key's expiry read back exactly what they wrote.
+const TEST_CLOCK_OFFSET_MS = Date.now() + 86_400_000
 
 // The batch group of each policy, built once (policies are frozen and live as long as limiters).
 const GROUPS = new WeakMap<Policy, string>()
@@ -198,7 +199,7 @@ export class RedisStore implements Store {
     const keys: string[] = []
     const args: Array<string | number> = [
       first.nowMs === undefined ? '' : first.nowMs,
-      first.nowMs === undefined ? 0 : TEST_TTL_SLACK_MS,
+      first.nowMs === undefined ? 0 : TEST_CLOCK_OFFSET_MS,
       policy.limit,
       policy.windowMs,
       policy.burst,
