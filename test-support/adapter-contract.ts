@@ -76,8 +76,8 @@ export function describeAdapterContract(name: string, harness: AdapterHarness): 
       it('sends draft-10 RateLimit-Policy and RateLimit by default', async () => {
         const res = await (await appWith({ limit: 3, window: '1m' }))('/')
         expect(res.status).toBe(200)
-        expect(res.headers['ratelimit-policy']).toBe('"sw3.60000";q=3;w=60')
-        expect(res.headers.ratelimit).toMatch(/^"sw3\.60000";r=2;t=\d+$/)
+        expect(res.headers['ratelimit-policy']).toBe('"sw3/1m";q=3;w=60')
+        expect(res.headers.ratelimit).toMatch(/^"sw3\/1m";r=2;t=\d+$/)
         expect(res.headers['retry-after']).toBeUndefined()
       })
 
@@ -111,7 +111,7 @@ export function describeAdapterContract(name: string, harness: AdapterHarness): 
         [
           'draft-10 + legacy',
           ['draft-10', 'legacy'],
-          { ratelimit: /^"sw3\.60000";r=2;t=\d+$/, 'x-ratelimit-remaining': /^2$/ },
+          { ratelimit: /^"sw3\/1m";r=2;t=\d+$/, 'x-ratelimit-remaining': /^2$/ },
         ],
         [
           'false',
@@ -145,12 +145,12 @@ export function describeAdapterContract(name: string, harness: AdapterHarness): 
         expect(res.headers['content-type']).toMatch(/^application\/problem\+json/)
         const retryAfter = Number(res.headers['retry-after'])
         expect(Number.isInteger(retryAfter) && retryAfter >= 1).toBe(true)
-        expect(res.headers.ratelimit).toBe(`"sw1.60000";r=0;t=${retryAfter}`)
+        expect(res.headers.ratelimit).toBe(`"sw1/1m";r=0;t=${retryAfter}`)
         const body = json(res)
         expect(body).toMatchObject({
           type: QUOTA_EXCEEDED,
           status: 429,
-          'violated-policies': ['sw1.60000'],
+          'violated-policies': ['sw1/1m'],
         })
         expect(body.title).toEqual(expect.any(String))
         expect(body.detail).toMatch(

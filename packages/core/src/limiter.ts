@@ -34,7 +34,7 @@ export interface LimiterOptions extends PolicyOptions {
   readonly store?: Store | undefined
   /**
    * Names this limiter's counters. Limiters with the same `prefix` and `name` share counters.
-   * Default: derived from the policy (e.g. `sw100.60000`), so the same definition in many
+   * Default: derived from the policy (e.g. `sw100/1m`), so the same definition in many
    * processes shares one counter. Set it to keep counters across a change of limit.
    */
   readonly name?: string | undefined

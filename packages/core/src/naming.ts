@@ -17,10 +17,26 @@ function hasForbiddenChar(value: string): boolean {
   return false
 }
 
-/** The default name: algorithm code, limit and window (and burst when it differs). */
+// The window in its largest whole unit: 86400000 -> '1d', 90000 -> '90s', 1500 -> '1500ms'.
+const UNITS: ReadonlyArray<readonly [string, number]> = [
+  ['d', 86_400_000],
+  ['h', 3_600_000],
+  ['m', 60_000],
+  ['s', 1000],
+]
+function compactWindow(ms: number): string {
+  for (const [unit, size] of UNITS) if (ms % size === 0) return `${ms / size}${unit}`
+  return `${ms}ms`
+}
+
+/**
+ * The default name: algorithm code, limit per window, and burst when it differs from the limit:
+ * `sw100/1m`, `gc10/1sb20`. Short, because it is part of every Redis key (and of the draft-10
+ * headers' policy name).
+ */
 export function defaultName(policy: Policy): string {
-  const base = `${ALGORITHM_CODE[policy.algorithm]}${policy.limit}.${policy.windowMs}`
-  return policy.burst === policy.limit ? base : `${base}.${policy.burst}`
+  const base = `${ALGORITHM_CODE[policy.algorithm]}${policy.limit}/${compactWindow(policy.windowMs)}`
+  return policy.burst === policy.limit ? base : `${base}b${policy.burst}`
 }
 
 /** Validates `name` or `prefix`. */

@@ -45,9 +45,9 @@ describe('createLimiter options', () => {
   it('derives a deterministic default name from the policy', () => {
     const a = createLimiter({ algorithm: 'gcra', limit: 10, window: '1s', burst: 20 })
     const b = createLimiter({ algorithm: 'gcra', limit: 10, window: 1000, burst: 20 })
-    expect(a.name).toBe('gc10.1000.20')
+    expect(a.name).toBe('gc10/1sb20')
     expect(b.name).toBe(a.name)
-    expect(createLimiter({ limit: 100, window: '1m' }).name).toBe('sw100.60000')
+    expect(createLimiter({ limit: 100, window: '1m' }).name).toBe('sw100/1m')
   })
 
   it('defaults to a MemoryStore', async () => {

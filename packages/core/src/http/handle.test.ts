@@ -60,9 +60,9 @@ describe('checkRequest', () => {
     const check = await checkRequest(resolve({ limit: 2, window: '1m', store }), req)
     expect(store.keys).toEqual(['10.0.0.1'])
     expect(check?.decision).toMatchObject({ allowed: true, limit: 2, remaining: 1 })
-    expect(check?.headers[0]).toEqual(['RateLimit-Policy', '"sw2.60000";q=2;w=60'])
+    expect(check?.headers[0]).toEqual(['RateLimit-Policy', '"sw2/1m";q=2;w=60'])
     // sliding-window: full again once this request's weight has left both windows (<= 2 windows)
-    expect(check?.headers[1]?.[1]).toMatch(/^"sw2\.60000";r=1;t=(\d+)$/)
+    expect(check?.headers[1]?.[1]).toMatch(/^"sw2\/1m";r=1;t=(\d+)$/)
     expect(check?.headers).toHaveLength(2)
   })
 
@@ -76,7 +76,7 @@ describe('checkRequest', () => {
       'POST /login',
     )
     expect(store.keys).toEqual(['POST /login#10.0.0.1', '10.0.0.1'])
-    expect(check?.policy.name).toBe('sw2.60000 POST /login')
+    expect(check?.policy.name).toBe('sw2/1m POST /login')
   })
 
   it('denies with Retry-After once the limit is used', async () => {
@@ -87,7 +87,7 @@ describe('checkRequest', () => {
     const retry = Number(check?.headers.find(([n]) => n === 'Retry-After')?.[1])
     expect(retry).toBeGreaterThanOrEqual(1)
     expect(retry).toBeLessThanOrEqual(20)
-    expect(check?.headers.find(([n]) => n === 'RateLimit')?.[1]).toBe(`"sw1.10000";r=0;t=${retry}`)
+    expect(check?.headers.find(([n]) => n === 'RateLimit')?.[1]).toBe(`"sw1/10s";r=0;t=${retry}`)
   })
 
   it('skips without counting', async () => {
@@ -203,7 +203,7 @@ describe('limitedResponse', () => {
     expect(body).toMatchObject({
       type: QUOTA_EXCEEDED_TYPE,
       status: 429,
-      'violated-policies': ['sw1.60000 GET /x'],
+      'violated-policies': ['sw1/1m GET /x'],
     })
     expect(body.title).toEqual(expect.any(String))
     expect(body.detail).toMatch(/^The limit is 1 request per 1 minute\. Retry in \d+ seconds?\.$/)

@@ -124,7 +124,7 @@ describe('formatHeaders', () => {
 
 describe('sfString', () => {
   it.each([
-    ['sw100.60000', '"sw100.60000"'],
+    ['sw100/1m', '"sw100/1m"'],
     ['a"b\\c', '"a\\"b\\\\c"'],
     ['POST /login', '"POST /login"'],
     ['café', '"caf%C3%A9"'],

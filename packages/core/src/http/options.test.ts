@@ -119,7 +119,7 @@ describe('resolveRateLimitOptions: defaults', () => {
   it('derives the name from the policy, the same in every process', () => {
     const a = resolve({ limit: 5, window: '15m', algorithm: 'sliding-log' })
     const b = resolve({ limit: 5, window: 900_000, algorithm: 'sliding-log' })
-    expect(a.limiter.name).toBe('sl5.900000')
+    expect(a.limiter.name).toBe('sl5/15m')
     expect(b.limiter.name).toBe(a.limiter.name)
   })
 
@@ -129,8 +129,8 @@ describe('resolveRateLimitOptions: defaults', () => {
 
   it('names scoped policies after the limiter and route, and caches them', () => {
     const rl = resolve({ limit: 5, window: '1s' })
-    expect(rl.headerPolicy('').name).toBe('sw5.1000')
-    expect(rl.headerPolicy('POST /login').name).toBe('sw5.1000 POST /login')
+    expect(rl.headerPolicy('').name).toBe('sw5/1s')
+    expect(rl.headerPolicy('POST /login').name).toBe('sw5/1s POST /login')
     expect(rl.headerPolicy('POST /login')).toBe(rl.headerPolicy('POST /login'))
   })
 
@@ -173,6 +173,6 @@ describe('resolveRateLimitOptions: defaults', () => {
         extraOptions: ['global'],
       },
     )
-    expect(rl.limiter.name).toBe('sw1.1000')
+    expect(rl.limiter.name).toBe('sw1/1s')
   })
 })
