@@ -1,5 +1,7 @@
 // Sections 1 and 4: decisions/s, latency and Node CPU with no HTTP, and Redis commands per decision.
 
+import { execFile } from 'node:child_process'
+import { fileURLToPath } from 'node:url'
 import { SCENARIOS } from './config.mjs'
 import { PEER_NAMES } from './contenders/index.mjs'
 import { drive } from './drive.mjs'
@@ -7,7 +9,28 @@ import { connect, sent } from './redis-client.mjs'
 import { callsDelta, commandCalls } from './redis-stats.mjs'
 import { median } from './stats.mjs'
 
+const MEMORY_CHILD = fileURLToPath(new URL('./memory-child.mjs', import.meta.url))
+
+// In-memory contenders run in a child process each time: a fresh heap, as in a real server.
+function measureInChild(contender, scenario, inFlight, runMs, warmupMs) {
+  const config = { id: contender.id, scenario: scenario.id, inFlight, runMs, warmupMs }
+  return new Promise((resolve, reject) => {
+    execFile(
+      process.execPath,
+      [MEMORY_CHILD, JSON.stringify(config)],
+      { timeout: 60_000, maxBuffer: 1 << 20 },
+      (error, stdout) => {
+        if (error) return reject(error)
+        const run = JSON.parse(stdout.trim().split('\n').at(-1))
+        resolve({ ...run, sentPerDecision: 0, executedPerDecision: 0, commands: {} })
+      },
+    )
+  })
+}
+
 async function measureOnce(contender, scenario, inFlight, { port, admin, runMs, warmupMs }) {
+  if (contender.store !== 'redis')
+    return measureInChild(contender, scenario, inFlight, runMs, warmupMs)
   const { limit, windowMs, keyAt } = scenario
   const instance = await contender.create({ connect: (o) => connect(port, o), limit, windowMs })
   const onRedis = contender.store === 'redis'
