@@ -8,7 +8,7 @@ import { asLimiterError, defaultOnError, FAILURES, parseBreaker } from './failur
 import { createGuard, type Handlers } from './guard.js'
 import { checkName, defaultName } from './naming.js'
 import { definePolicy, type Policy, type PolicyOptions } from './policy.js'
-import { MemoryStore } from './stores/memory-store.js'
+import { BIND, MemoryStore } from './stores/memory-store.js'
 import { checkKey } from './stores/redis-keys.js'
 import {
   isStore,
@@ -217,8 +217,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
 
   const guard = store.local === true ? undefined : createGuard(timeoutMs, breaker)
   // An in-process store that can answer synchronously skips a promise hop per decision.
-  const consumeSync =
-    store instanceof MemoryStore ? (c: StoreCall) => store.consumeSync(c) : undefined
+  const consumeSync = store instanceof MemoryStore ? store[BIND](namespace, policy) : undefined
   // Each failure domain of the store (a Cluster node) has its own circuit: a dead node only
   // sends its own keys to failureMode.
   const domainOf = (c: StoreCall): string => store.failureDomain?.(c) ?? ''
@@ -290,8 +289,8 @@ export function createLimiter(options: LimiterOptions): Limiter {
   const decide = (key: string, cost: number): Decision | Promise<Decision> => {
     checkKey(key)
     checkCost(cost, 0)
+    if (consumeSync !== undefined) return toDecision(consumeSync(key, cost, clock?.()))
     const c = call(key, cost)
-    if (consumeSync !== undefined) return toDecision(consumeSync(c))
     if (guard === undefined) {
       return store.consume(c).then(toDecision, (error: unknown) => failed(error, key, c))
     }

@@ -76,6 +76,19 @@ describe('store options', () => {
   })
 })
 
+describe('MemoryStore lifecycle', () => {
+  it('a limiter keeps deciding after its store is closed, from empty state', async () => {
+    const store = new MemoryStore()
+    const limiter = createLimiter({ limit: 3, window: '1m', store })
+    await limiter.consume('a')
+    expect((await limiter.consume('a')).remaining).toBe(1)
+    await store.close()
+    expect(store.size).toBe(0)
+    expect((await limiter.consume('a')).remaining).toBe(2)
+    expect(store.size).toBe(1)
+  })
+})
+
 describe('failure policy', () => {
   let server: RedisProcess
   let client: Redis

@@ -2,7 +2,17 @@
 import { TWINS } from '../algorithms/index.js'
 import { nowMs } from '../clock.js'
 import { LimiterRangeError } from '../errors.js'
+import type { Policy } from '../policy.js'
 import type { Store, StoreCall, StoreDecision } from './store.js'
+
+/**
+ * Internal: a consume bound to one namespace and policy, for the limiter's synchronous path
+ * (no call object, no namespace or algorithm lookup per decision).
+ */
+export const BIND: unique symbol = Symbol('@limiter/core.bind') as never
+
+/** What {@link BIND} returns: decides `cost` for `key` at `nowMs` (or the store's clock). */
+export type BoundConsume = (key: string, cost: number, nowMs: number | undefined) => StoreDecision
 
 /** Options for {@link MemoryStore}. */
 export interface MemoryStoreOptions {
@@ -77,6 +87,22 @@ export class MemoryStore implements Store {
     return outcome
   }
 
+  /** Internal: {@link BIND}. */
+  [BIND](namespace: string, policy: Policy): BoundConsume {
+    const twin = TWINS[policy.algorithm]
+    const space = this.#space(namespace)
+    return (key, cost, at) => {
+      const now = at ?? nowMs()
+      if (now > this.#latestMs) this.#latestMs = now
+      const entry = space.get(key)
+      const state = entry !== undefined && entry.expiresAtMs > now ? entry.state : undefined
+      const outcome = twin.check(state, now, policy, cost)
+      if (outcome.state !== undefined)
+        this.#write(space, key, entry, outcome.state, now + outcome.ttlMs)
+      return outcome
+    }
+  }
+
   refund(call: StoreCall): Promise<void> {
     const now = this.#now(call)
     const space = this.#space(call.namespace)
@@ -115,7 +141,8 @@ export class MemoryStore implements Store {
   close(): Promise<void> {
     if (this.#timer !== undefined) clearInterval(this.#timer)
     this.#timer = undefined
-    this.#spaces.clear()
+    // The namespace maps stay (empty): limiters bound to them keep working.
+    for (const space of this.#spaces.values()) space.clear()
     this.#size = 0
     return Promise.resolve()
   }
