@@ -6,7 +6,7 @@ import { SCENARIOS } from './config.mjs'
 import { PEER_NAMES } from './contenders/index.mjs'
 import { drive } from './drive.mjs'
 import { connect, sent } from './redis-client.mjs'
-import { callsDelta, commandCalls } from './redis-stats.mjs'
+import { callsDelta, commandCalls, serverCpuUs } from './redis-stats.mjs'
 import { median } from './stats.mjs'
 
 const MEMORY_CHILD = fileURLToPath(new URL('./memory-child.mjs', import.meta.url))
@@ -22,7 +22,13 @@ function measureInChild(contender, scenario, inFlight, runMs, warmupMs) {
       (error, stdout) => {
         if (error) return reject(error)
         const run = JSON.parse(stdout.trim().split('\n').at(-1))
-        resolve({ ...run, sentPerDecision: 0, executedPerDecision: 0, commands: {} })
+        resolve({
+          ...run,
+          sentPerDecision: 0,
+          executedPerDecision: 0,
+          redisCpuUsPerDecision: Number.NaN,
+          commands: {},
+        })
       },
     )
   })
@@ -37,14 +43,18 @@ async function measureOnce(contender, scenario, inFlight, { port, admin, runMs, 
   try {
     await drive(instance.decide, { keyAt, inFlight, durationMs: warmupMs })
     const callsBefore = onRedis ? await commandCalls(admin) : undefined
+    const redisCpuBefore = onRedis ? await serverCpuUs(admin) : 0
     const sentBefore = sent.commands
     const run = await drive(instance.decide, { keyAt, inFlight, durationMs: runMs })
     const sentDuring = sent.commands - sentBefore
+    const redisCpuUs = onRedis ? (await serverCpuUs(admin)) - redisCpuBefore : 0
     const commands = onRedis ? callsDelta(callsBefore, await commandCalls(admin)) : {}
     const executed = Object.values(commands).reduce((a, b) => a + b, 0)
     return {
       ...run,
       sentPerDecision: onRedis ? sentDuring / run.decisions : 0,
+      // Includes the harness's two INFO calls: negligible next to a run's decisions.
+      redisCpuUsPerDecision: onRedis ? redisCpuUs / run.decisions : Number.NaN,
       executedPerDecision: onRedis ? executed / run.decisions : 0,
       commands: Object.fromEntries(
         Object.entries(commands).map(([k, v]) => [k, v / run.decisions]),
@@ -63,6 +73,7 @@ function summarize(runs) {
     p50Ms: pick('p50Ms'),
     p99Ms: pick('p99Ms'),
     cpuUsPerDecision: pick('cpuUsPerDecision'),
+    redisCpuUsPerDecision: pick('redisCpuUsPerDecision'),
     allowedShare: pick('allowedShare'),
     sentPerDecision: pick('sentPerDecision'),
     executedPerDecision: pick('executedPerDecision'),

@@ -63,3 +63,9 @@ export async function sampleKeys(admin, samples) {
     ttlShare: seen === 0 ? Number.NaN : withTtl / seen,
   }
 }
+
+/** The Redis server's own CPU time so far, in µs (`INFO cpu`: user + system). */
+export async function serverCpuUs(admin) {
+  const fields = parseInfo(await admin.info('cpu'))
+  return (Number(fields.used_cpu_user) + Number(fields.used_cpu_sys)) * 1e6
+}
