@@ -1,6 +1,6 @@
 // RedisStore: decisions on any ioredis-compatible client (standalone or Cluster), batched per tick.
 import { LimiterError, LimiterRangeError, LimiterTypeError } from '../errors.js'
-import type { Policy } from '../policy.js'
+import type { Algorithm, Policy } from '../policy.js'
 import { clusterSlot } from './cluster-slot.js'
 import type { LuaScript } from './lua-script.js'
 import { baseKey, encodeTag, tallyKey } from './redis-keys.js'
@@ -33,6 +33,14 @@ export interface RedisStoreOptions {
 // time by a day, so Redis never expires state the test's clock still considers live. One value
 // per process, so scripts that keep state in a key's expiry read back exactly what they wrote.
 const TEST_CLOCK_OFFSET_MS = Date.now() + 86_400_000
+
+// The script of each algorithm: token-bucket and leaky-bucket make GCRA's decisions (see TWINS)
+// and run its script, under their own key names.
+const SCRIPT_OF: Readonly<Record<Algorithm, LuaScript>> = {
+  ...SCRIPTS,
+  'token-bucket': SCRIPTS.gcra,
+  'leaky-bucket': SCRIPTS.gcra,
+}
 
 // The batch group of each policy, built once (policies are frozen and live as long as limiters).
 const GROUPS = new WeakMap<Policy, string>()
@@ -145,7 +153,7 @@ export class RedisStore implements Store {
     const pending: Pending = { call, op, tag, sink }
     // Clock-injected calls (tests) carry their own time, so they travel alone.
     if (this.#maxBatch === 1 || call.nowMs !== undefined) {
-      this.#send(SCRIPTS[call.policy.algorithm], [pending])
+      this.#send(SCRIPT_OF[call.policy.algorithm], [pending])
       return
     }
     // One script call carries one policy: its numbers travel once per batch.
@@ -187,7 +195,7 @@ export class RedisStore implements Store {
     const queue = this.#queue
     this.#queue = new Map()
     for (const items of queue.values()) {
-      const script = SCRIPTS[(items[0] as Pending).call.policy.algorithm]
+      const script = SCRIPT_OF[(items[0] as Pending).call.policy.algorithm]
       for (let i = 0; i < items.length; i += this.#maxBatch)
         this.#send(script, items.slice(i, i + this.#maxBatch))
     }
