@@ -18,13 +18,12 @@ export interface GcraState {
   readonly den: number
 }
 
-/** The TAT in the current denominator (`limit`), never earlier than now. */
-function tatNow(
-  state: GcraState | undefined,
-  nowMs: number,
-  limit: number,
-): { ms: number; frac: number } {
-  if (state === undefined || state.ms < nowMs) return { ms: nowMs, frac: 0 }
+/**
+ * How far the TAT is ahead of now, in units of 1/`limit` ms (0 when it is not ahead), with the
+ * TAT in the current denominator (`limit`).
+ */
+function aheadOf(state: GcraState | undefined, nowMs: number, limit: number): number {
+  if (state === undefined || state.ms < nowMs) return 0
   let { ms, frac } = state
   if (state.den !== limit) {
     // A changed limit re-expresses the fraction, rounding the TAT later (never admits extra).
@@ -34,7 +33,12 @@ function tatNow(
       frac -= limit
     }
   }
-  return { ms, frac }
+  return (ms - nowMs) * limit + frac
+}
+
+// The state for a TAT `ahead` units after now.
+function stateAt(nowMs: number, ahead: number, limit: number): GcraState {
+  return { ms: nowMs + floorDiv(ahead, limit), frac: ahead % limit, den: limit }
 }
 
 /**
@@ -47,32 +51,23 @@ export const gcra: AlgorithmTwin<GcraState> = {
     const { limit, windowMs: w, burst } = policy
     const tolerance = burst * w
     const peek = cost === 0
-    const need = peek ? 1 : cost
-    const tat = tatNow(state, nowMs, limit)
-    const sum = tat.frac + need * w
-    const nextMs = tat.ms + floorDiv(sum, limit)
-    const nextFrac = sum % limit
-    // Distances from now, in units of 1/limit ms.
-    const ahead = (nextMs - nowMs) * limit + nextFrac
+    const before = aheadOf(state, nowMs, limit)
+    const ahead = before + (peek ? 1 : cost) * w
     const allowed = ahead <= tolerance
-    const used = allowed && !peek ? ahead : (tat.ms - nowMs) * limit + tat.frac
+    const used = allowed && !peek ? ahead : before
     return {
       allowed,
       remaining: Math.max(0, floorDiv(tolerance - used, w)),
       resetMs: ceilDiv(used, limit),
       retryAfterMs: allowed ? 0 : ceilDiv(ahead - tolerance, limit),
-      state: allowed && !peek ? { ms: nextMs, frac: nextFrac, den: limit } : undefined,
+      state: allowed && !peek ? stateAt(nowMs, ahead, limit) : undefined,
       ttlMs: ceilDiv(ahead, limit),
     }
   },
   refund(state, nowMs, policy, cost): RefundOutcome<GcraState> {
     const { limit, windowMs: w } = policy
-    const tat = tatNow(state, nowMs, limit)
-    const ahead = (tat.ms - nowMs) * limit + tat.frac - cost * w
+    const ahead = aheadOf(state, nowMs, limit) - cost * w
     if (ahead <= 0) return { state: null, ttlMs: 0 }
-    return {
-      state: { ms: nowMs + floorDiv(ahead, limit), frac: ahead % limit, den: limit },
-      ttlMs: ceilDiv(ahead, limit),
-    }
+    return { state: stateAt(nowMs, ahead, limit), ttlMs: ceilDiv(ahead, limit) }
   },
 }
