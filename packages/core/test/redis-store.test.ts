@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest'
 import { render } from '../scripts/embed-lua.mjs'
 import {
   ALGORITHMS,
+  type Algorithm,
   createLimiter,
   encodeTag,
   MAX_TAG_BYTES,
@@ -29,6 +30,14 @@ async function allKeys(match: string): Promise<string[]> {
   return keys
 }
 
+/** A limiter of `limit` a minute on the test Redis, and the Redis key of user key `a`. */
+function limiterOn(algorithm: Algorithm, limit: number, prefix: string) {
+  const store = new RedisStore({ client: redis.client })
+  const limiter = createLimiter({ algorithm, limit, window: '1m', prefix, store })
+  const [key] = redisKeys(algorithm, `${prefix}${limiter.name}:`, 'a') as [string]
+  return { limiter, key }
+}
+
 describe('RedisStore', () => {
   it('the generated script module is up to date with lua/', () => {
     const committed = readFileSync(
@@ -47,16 +56,9 @@ describe('RedisStore', () => {
   it.each(['gcra', 'fixed-window'] as const)(
     '%s keeps its state in the key expiry: the value is a shared small integer',
     async (algorithm) => {
-      const limiter = createLimiter({
-        algorithm,
-        limit: 100,
-        window: '1m',
-        prefix: `exp${algorithm}:`,
-        store: new RedisStore({ client: redis.client }),
-      })
+      const { limiter, key } = limiterOn(algorithm, 100, `exp${algorithm}:`)
       await limiter.consume('a')
       const second = await limiter.consume('a')
-      const [key] = redisKeys(algorithm, `exp${algorithm}:${limiter.name}:`, 'a') as [string]
       // One request of 600 ms (gcra) or a count of 2 (fixed-window): no timestamp in the value.
       expect(await redis.client.get(key)).toBe(algorithm === 'gcra' ? '0' : '2')
       expect(await redis.client.object('ENCODING', key)).toBe('int')
@@ -71,14 +73,7 @@ describe('RedisStore', () => {
   it.each(['gcra', 'fixed-window'] as const)(
     '%s treats a key in another format as empty instead of failing',
     async (algorithm) => {
-      const limiter = createLimiter({
-        algorithm,
-        limit: 3,
-        window: '1m',
-        prefix: `fmt${algorithm}:`,
-        store: new RedisStore({ client: redis.client }),
-      })
-      const [key] = redisKeys(algorithm, `fmt${algorithm}:${limiter.name}:`, 'a') as [string]
+      const { limiter, key } = limiterOn(algorithm, 3, `fmt${algorithm}:`)
       await redis.client.set(key, 'not a state', 'PX', 60_000)
       const decision = await limiter.consume('a')
       expect(decision).toMatchObject({ allowed: true, remaining: 2 })
