@@ -30,6 +30,16 @@ export interface Handlers<T> {
   submit(call: StoreCall, sink: Sink): void
   /** The result for the store's answer. */
   value(call: StoreCall, value: unknown, sentAtMs: number): T
+  /** The result for a consume's decision given as plain values (see `StoreSink.decided`). */
+  decided?(
+    call: StoreCall,
+    allowed: boolean,
+    remaining: number,
+    resetMs: number,
+    retryAfterMs: number,
+    ticket: string | undefined,
+    sentAtMs: number,
+  ): T
   /** The result for a failure: the store's error, the deadline, or an open circuit. */
   error(call: StoreCall, error: unknown): T | PromiseLike<T>
 }
@@ -71,6 +81,38 @@ class Waiter<T> implements Sink {
       result = this.handlers.value(this.call, value, this.sentAtMs)
     } catch (error) {
       result = this.handlers.error(this.call, error)
+    }
+    this.done(result)
+  }
+
+  decided(
+    allowed: boolean,
+    remaining: number,
+    resetMs: number,
+    retryAfterMs: number,
+    ticket: string | undefined,
+  ): void {
+    const { handlers } = this
+    if (handlers.decided === undefined) {
+      this.resolve({ allowed, remaining, resetMs, retryAfterMs, ticket })
+      return
+    }
+    if (this.settled) return
+    this.settled = true
+    this.circuits.succeed(this.domain)
+    let result: T | PromiseLike<T>
+    try {
+      result = handlers.decided(
+        this.call,
+        allowed,
+        remaining,
+        resetMs,
+        retryAfterMs,
+        ticket,
+        this.sentAtMs,
+      )
+    } catch (error) {
+      result = handlers.error(this.call, error)
     }
     this.done(result)
   }

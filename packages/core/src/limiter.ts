@@ -224,6 +224,22 @@ export function createLimiter(options: LimiterOptions): Limiter {
   // A store with the internal entry point settles the guard's entry itself; any other store's
   // promise is bridged to it.
   const submitting = SUBMIT in store ? (store as SubmittingStore) : undefined
+  // A store's answer to a consume, as the Decision the caller gets (and the blocked cache keeps).
+  const decided = (
+    c: StoreCall,
+    allowed: boolean,
+    remaining: number,
+    resetMs: number,
+    retryAfterMs: number,
+    ticket: string | undefined,
+    sentAtMs: number,
+  ): Decision => {
+    const decision: Decision = { allowed, limit: policy.limit, remaining, resetMs, retryAfterMs }
+    if (ticket !== undefined) tickets.set(decision, ticket)
+    if (blocked !== undefined && !allowed)
+      blocked.add(c.key, c.cost === 0 ? 1 : c.cost, sentAtMs, decision)
+    return decision
+  }
   const consumeHandlers: Handlers<Decision> = {
     submit:
       submitting === undefined
@@ -235,11 +251,10 @@ export function createLimiter(options: LimiterOptions): Limiter {
           }
         : (c, sink) => submitting[SUBMIT](c, 'c', sink),
     value(c, value, sentAtMs) {
-      const decision = toDecision(value as StoreDecision)
-      if (blocked !== undefined && !decision.allowed)
-        blocked.add(c.key, c.cost === 0 ? 1 : c.cost, sentAtMs, decision)
-      return decision
+      const d = value as StoreDecision
+      return decided(c, d.allowed, d.remaining, d.resetMs, d.retryAfterMs, d.ticket, sentAtMs)
     },
+    decided,
     error: (c, error) => failed(error, c.key, c),
   }
   const reported = (c: StoreCall, error: unknown): undefined => {

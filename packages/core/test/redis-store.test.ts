@@ -53,6 +53,19 @@ describe('RedisStore', () => {
     }
   })
 
+  it('answers through the public Store interface too (a store wrapping RedisStore)', async () => {
+    const store = new RedisStore({ client: redis.client })
+    const policy = createLimiter({ algorithm: 'sliding-log', limit: 2, window: '1m' }).policy
+    const call = { policy, namespace: 'pub:', key: 'k', cost: 1 }
+    const first = await store.consume(call)
+    expect(first).toMatchObject({ allowed: true, remaining: 1 })
+    expect(typeof first.ticket).toBe('string')
+    await store.consume(call)
+    expect(await store.consume(call)).toMatchObject({ allowed: false, remaining: 0 })
+    await expect(store.refund({ ...call, ticket: first.ticket })).resolves.toBeUndefined()
+    expect(await store.consume(call)).toMatchObject({ allowed: true, remaining: 0 })
+  })
+
   it.each(['gcra', 'fixed-window'] as const)(
     '%s keeps its state in the key expiry: the value is a shared small integer',
     async (algorithm) => {

@@ -249,14 +249,11 @@ export class RedisStore implements Store {
           const t = values[at++] as unknown as string
           if (t !== '') ticket = t
         }
-        const decision: StoreDecision = {
-          allowed,
-          remaining: allowed ? first : -1 - first,
-          resetMs,
-          retryAfterMs,
-          ticket,
-        }
-        item.sink.resolve(decision)
+        const remaining = allowed ? first : -1 - first
+        const { sink } = item
+        if (sink.decided !== undefined)
+          sink.decided(allowed, remaining, resetMs, retryAfterMs, ticket)
+        else sink.resolve({ allowed, remaining, resetMs, retryAfterMs, ticket })
       }
     }
     const fail = (error: unknown): void => {

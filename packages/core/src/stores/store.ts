@@ -47,6 +47,14 @@ export interface Store {
 export interface StoreSink {
   resolve(value: unknown): void
   reject(error: unknown): void
+  /** A consume's decision as plain values (spares the store building a StoreDecision). */
+  decided?(
+    allowed: boolean,
+    remaining: number,
+    resetMs: number,
+    retryAfterMs: number,
+    ticket: string | undefined,
+  ): void
 }
 
 /**
