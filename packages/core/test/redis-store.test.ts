@@ -10,6 +10,7 @@ import {
   type Algorithm,
   createLimiter,
   encodeTag,
+  type LimiterError,
   MAX_TAG_BYTES,
   RedisStore,
   redisKeys,
@@ -51,6 +52,30 @@ describe('RedisStore', () => {
     for (const script of Object.values(SCRIPTS)) {
       expect(await redis.client.script('LOAD', script.source)).toBe(script.sha1)
     }
+  })
+
+  it('names the Redis version it needs when the server lacks PEXPIRETIME (Redis 6.2)', async () => {
+    // A client that answers like Redis 6.2 running gcra.lua.
+    const old = new Error(
+      'ERR user_script:1: Unknown Redis command called from script script: 0123, on @user_script:1.',
+    )
+    const client = {
+      evalsha: () => Promise.reject(old),
+      eval: () => Promise.reject(old),
+      del: () => Promise.resolve(0),
+    }
+    const errors: LimiterError[] = []
+    const limiter = createLimiter({
+      algorithm: 'gcra',
+      limit: 5,
+      window: '1s',
+      store: new RedisStore({ client }),
+      onError: (error) => errors.push(error),
+    })
+    const decision = await limiter.consume('a')
+    expect(decision.allowed).toBe(true) // failureMode 'open'
+    expect(errors[0]?.message).toMatch(/use Redis 7\.0 or newer, or Valkey 7\.2 or newer/)
+    expect(errors[0]?.cause).toBe(old)
   })
 
   it('answers through the public Store interface too (a store wrapping RedisStore)', async () => {

@@ -257,7 +257,8 @@ export class RedisStore implements Store {
       }
     }
     const fail = (error: unknown): void => {
-      for (const item of items) item.sink.reject(error)
+      const reason = tooOld(error)
+      for (const item of items) item.sink.reject(reason)
     }
     this.client
       .evalsha(script.sha1, keys.length, ...keys, ...args)
@@ -267,6 +268,17 @@ export class RedisStore implements Store {
         this.client.eval(script.source, keys.length, ...keys, ...args).then(deliver, fail)
       })
   }
+}
+
+// A server without PEXPIRETIME (before Redis 7.0) fails every gcra-family and fixed-window
+// script: say what to do instead of only relaying Redis's words.
+function tooOld(error: unknown): unknown {
+  if (!(error instanceof Error) || !/unknown (redis )?command/i.test(error.message)) return error
+  return new LimiterError(
+    'ERR_LIMITER_STORE',
+    `Redis refused a command the limiter's scripts need (PEXPIRETIME, SET ... PXAT): use Redis 7.0 or newer, or Valkey 7.2 or newer (${error.message})`,
+    { cause: error },
+  )
 }
 
 function isNoScript(error: unknown): boolean {
