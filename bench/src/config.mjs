@@ -49,7 +49,7 @@ export const PROFILES = {
       { limit: 1000, keys: 200 },
     ],
     http: {
-      reps: 2,
+      reps: 3,
       durationS: 4,
       warmupS: 1,
       connections: 64,
