@@ -9,17 +9,19 @@ export {
 } from './errors.js'
 export { failureOf } from './failure.js'
 export {
-  applyHeaders,
   beginCheck,
-  type CheckOutcome,
   checkRequest,
-  type FinishTarget,
-  type HeaderTarget,
   isThenable,
-  type LimitedResponse,
-  limitedResponse,
   type MaybePromise,
   type RateLimitCheck,
+} from './http/check.js'
+export {
+  applyHeaders,
+  type CheckOutcome,
+  type FinishTarget,
+  type HeaderTarget,
+  type LimitedResponse,
+  limitedResponse,
   refundOnce,
   refundWhenDone,
   settleCheck,

@@ -1,71 +1,17 @@
 // createLimiter(): consume / peek / reset / refund over a store, with a deadline and failure policy.
 import { createBlockedCache } from './blocked-cache.js'
-import { CLOCK, monotonicMs } from './clock.js'
+import { monotonicMs } from './clock.js'
 import type { Decision } from './decision.js'
-import { type Duration, parseDuration } from './duration.js'
-import { LimiterError, LimiterRangeError, LimiterTypeError } from './errors.js'
-import { asLimiterError, defaultOnError, FAILURES, parseBreaker } from './failure.js'
+import { LimiterError, LimiterRangeError } from './errors.js'
+import { asLimiterError, defaultOnError, FAILURES } from './failure.js'
 import { createGuard, type Handlers } from './guard.js'
-import { checkName, defaultName } from './naming.js'
-import { definePolicy, type Policy, type PolicyOptions } from './policy.js'
+import { type LimiterOptions, limiterSettings } from './limiter-options.js'
+import type { Policy } from './policy.js'
 import { BIND, MemoryStore } from './stores/memory-store.js'
 import { checkKey } from './stores/redis-keys.js'
-import {
-  isStore,
-  type Store,
-  type StoreCall,
-  type StoreDecision,
-  SUBMIT,
-  type SubmittingStore,
-} from './stores/store.js'
+import { type StoreCall, type StoreDecision, SUBMIT, type SubmittingStore } from './stores/store.js'
 
-/** What the limiter does when its store fails or misses the deadline. */
-export type FailureMode = 'open' | 'closed' | 'local'
-
-/** What `onError` receives besides the error. */
-export interface ErrorContext {
-  readonly key: string
-  readonly limiter: Limiter
-}
-
-/** Options for {@link createLimiter}. */
-export interface LimiterOptions extends PolicyOptions {
-  /** Where state lives. Default: a new `MemoryStore`. */
-  readonly store?: Store | undefined
-  /**
-   * Names this limiter's counters. Limiters with the same `prefix` and `name` share counters.
-   * Default: derived from the policy (e.g. `sw100/1m`), so the same definition in many
-   * processes shares one counter. Set it to keep counters across a change of limit.
-   */
-  readonly name?: string | undefined
-  /** Prepended to every key (default `'rl:'`). */
-  readonly prefix?: string | undefined
-  /** Deadline for one store call (default 500 ms). Not applied to in-process stores. */
-  readonly timeout?: Duration | undefined
-  /**
-   * On a store error or timeout: `'open'` allows (default), `'closed'` denies, `'local'` decides
-   * with a process-local MemoryStore holding the same policy until the store answers again.
-   */
-  readonly failureMode?: FailureMode | undefined
-  /**
-   * Circuit breaker: after `failureThreshold` consecutive store failures (default 3) the limiter
-   * answers from `failureMode` without calling the store for `coolDown` (default 1 s), then
-   * lets one call probe it. `false` disables the breaker.
-   */
-  readonly circuitBreaker?:
-    | { readonly failureThreshold?: number; readonly coolDown?: Duration }
-    | false
-    | undefined
-  /**
-   * For remote stores: remember keys the store refused (with nothing remaining) until its
-   * Retry-After, and refuse them again without a round trip. It only refuses what the store
-   * would refuse; a `reset` or `refund` through this limiter clears the key. Default
-   * `{ maxKeys: 10_000 }`; `false` turns it off.
-   */
-  readonly blockedCache?: { readonly maxKeys?: number } | false | undefined
-  /** Called with each store failure (a `LimiterError` whose `cause` is the original). */
-  readonly onError?: ((error: LimiterError, context: ErrorContext) => void) | undefined
-}
+export type { ErrorContext, FailureMode, LimiterOptions } from './limiter-options.js'
 
 /** A rate limiter for one policy. Decisions are values: a denial resolves, it does not throw. */
 export interface Limiter {
@@ -103,8 +49,6 @@ export function decideNow(
   return decide === undefined ? limiter.consume(key, cost) : decide(key, cost)
 }
 
-const FAILURE_MODES: readonly FailureMode[] = ['open', 'closed', 'local']
-const DEFAULT_TIMEOUT_MS = 500
 /**
  * Creates a limiter. Options are validated here: a bad one throws a `TypeError`/`RangeError`
  * naming it.
@@ -114,47 +58,10 @@ const DEFAULT_TIMEOUT_MS = 500
  * const { allowed, retryAfterMs } = await limiter.consume(`user:${id}`)
  */
 export function createLimiter(options: LimiterOptions): Limiter {
-  const policy = definePolicy(options)
-  const store = options.store ?? new MemoryStore()
-  if (!isStore(store))
-    throw new LimiterTypeError(
-      'store',
-      store,
-      'a store (MemoryStore, RedisStore or one with consume, refund and reset)',
-    )
-  const name =
-    options.name === undefined ? defaultName(policy) : checkName('name', options.name, false)
-  const prefix = options.prefix === undefined ? 'rl:' : checkName('prefix', options.prefix, true)
-  const timeoutMs =
-    options.timeout === undefined ? DEFAULT_TIMEOUT_MS : parseDuration(options.timeout, 'timeout')
-  const failureMode = options.failureMode ?? 'open'
-  if (!FAILURE_MODES.includes(failureMode)) {
-    throw new LimiterRangeError('failureMode', failureMode, "must be 'open', 'closed' or 'local'")
-  }
-  if (options.onError !== undefined && typeof options.onError !== 'function') {
-    throw new LimiterTypeError('onError', options.onError, 'a function')
-  }
-  const breaker = parseBreaker(options.circuitBreaker)
-  const blockedCache: unknown = options.blockedCache
-  if (
-    blockedCache !== undefined &&
-    blockedCache !== false &&
-    (blockedCache === null || typeof blockedCache !== 'object')
-  ) {
-    throw new LimiterTypeError('blockedCache', blockedCache, 'an object { maxKeys? } or false')
-  }
-  const blockedMaxKeys =
-    options.blockedCache === false ? 0 : (options.blockedCache?.maxKeys ?? 10_000)
-  if (!Number.isInteger(blockedMaxKeys) || blockedMaxKeys < 0) {
-    throw new LimiterRangeError(
-      'blockedCache.maxKeys',
-      blockedMaxKeys,
-      'must be a non-negative integer',
-    )
-  }
+  const { policy, store, name, prefix, timeoutMs, failureMode, breaker, blockedMaxKeys, clock } =
+    limiterSettings(options)
   const blocked =
     store.local === true || blockedMaxKeys === 0 ? undefined : createBlockedCache(blockedMaxKeys)
-  const clock = (options as { [CLOCK]?: () => number })[CLOCK]
   const namespace = `${prefix}${name}:`
   const tickets = new WeakMap<Decision, string>()
   const onError = options.onError ?? defaultOnError()

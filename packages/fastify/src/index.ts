@@ -1,14 +1,9 @@
 // @limiter/fastify: a Fastify 4/5 plugin (app-wide through fastify-plugin) over @limiter/core's HTTP glue.
 import {
-  beginCheck,
   type RateLimitOptions as CoreOptions,
   type Decision,
-  isThenable,
-  limitedResponse,
-  type RateLimitCheck,
   type ResolvedRateLimit,
   resolveRateLimitOptions,
-  settleCheck,
 } from '@limiter/core'
 import type {
   FastifyPluginAsync,
@@ -17,6 +12,7 @@ import type {
   preHandlerAsyncHookHandler,
 } from 'fastify'
 import fp from 'fastify-plugin'
+import { callbackHook, limit } from './hooks.js'
 import {
   type LimitHook,
   pluginSettings,
@@ -89,94 +85,9 @@ declare module 'fastify' {
 
 type Resolved = ResolvedRateLimit<FastifyRequest, OnLimited>
 type Hook = (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>
-type CallbackHook = (
-  request: FastifyRequest,
-  reply: FastifyReply,
-  done: (error?: Error) => void,
-) => void
 
 const SPEC = { ip: (request: FastifyRequest) => request.ip }
 const resolve = (options: RateLimitOptions): Resolved => resolveRateLimitOptions(options, SPEC)
-
-// Called once a request is settled: with an error, or with whether the reply was sent.
-type Settled = (error: unknown, sent: boolean) => void
-
-// Runs a limiter for one request. With synchronous callbacks and MemoryStore it settles in this
-// turn, so a callback-style hook lets Fastify go straight on (no promise per request).
-function limit(
-  rl: Resolved,
-  scope: string,
-  request: FastifyRequest,
-  reply: FastifyReply,
-  settled: Settled,
-): void {
-  let check: ReturnType<typeof beginCheck<FastifyRequest>>
-  try {
-    check = beginCheck(rl, request, scope)
-  } catch (error) {
-    settled(error, false)
-    return
-  }
-  if (!isThenable(check)) {
-    proceed(rl, request, reply, check, settled)
-    return
-  }
-  check.then(
-    (c) => proceed(rl, request, reply, c, settled),
-    (error: unknown) => settled(error, false),
-  )
-}
-
-function proceed(
-  rl: Resolved,
-  request: FastifyRequest,
-  reply: FastifyReply,
-  check: RateLimitCheck | undefined,
-  settled: Settled,
-): void {
-  if (check === undefined) {
-    settled(undefined, false)
-    return
-  }
-  request.rateLimit = check.decision
-  // Headers go through the reply (Fastify writes them at send); several limiters append members.
-  const outcome = settleCheck(rl, check, reply.raw, {
-    getHeader: (name) => reply.getHeader(name),
-    setHeader: (name, value) => reply.header(name, value),
-  })
-  if (outcome !== 'limited') {
-    settled(undefined, outcome === 'ended')
-    return
-  }
-  respond(rl, request, reply, check).then(
-    () => settled(undefined, reply.sent),
-    (error: unknown) => settled(error, false),
-  )
-}
-
-async function respond(
-  rl: Resolved,
-  request: FastifyRequest,
-  reply: FastifyReply,
-  check: RateLimitCheck,
-): Promise<void> {
-  if (rl.onLimited !== undefined) {
-    await rl.onLimited(request, reply, check.decision)
-    return
-  }
-  const limited = await limitedResponse(rl, request, check)
-  reply.code(limited.status).type(limited.contentType).send(limited.body)
-}
-
-// The two hook styles over `limit`: a callback hook (routes) and an async one (app.rateLimit).
-function callbackHook(rl: Resolved, scope: string): CallbackHook {
-  return (request, reply, done) =>
-    limit(rl, scope, request, reply, (error, sent) => {
-      // A reply this hook sent ends the request: Fastify's callback hooks then skip done().
-      if (error !== undefined) done(error as Error)
-      else if (!sent) done()
-    })
-}
 
 // app.rateLimit() hooks learn their route per request: its scope is computed once per route.
 const scopes = new WeakMap<object, string>()

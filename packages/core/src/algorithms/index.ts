@@ -2,24 +2,21 @@
 import type { Algorithm } from '../policy.js'
 import { fixedWindow } from './fixed-window.js'
 import { gcra } from './gcra.js'
+import { leakyBucket } from './leaky-bucket.js'
 import type { AlgorithmTwin } from './outcome.js'
 import { slidingLog } from './sliding-log.js'
 import { slidingWindow } from './sliding-window.js'
+import { tokenBucket } from './token-bucket.js'
 
 /**
- * Each algorithm's TypeScript twin, keyed by its name.
- *
- * A token bucket of `burst` tokens refilled at `limit` per window and a leaky bucket (meter) of
- * `burst` draining at `limit` per window make exactly GCRA's decisions for the same numbers:
- * tokens = burst - level = burst - (TAT - now) x limit / window. A property test checks it. So
- * all three keep GCRA's state (one theoretical arrival time) and run its code and script; the
- * names stay for how you think about the policy.
+ * Each algorithm's TypeScript twin, keyed by its name. `token-bucket` and `leaky-bucket` are
+ * GCRA's twin under their own names: they make exactly its decisions (see their modules).
  */
 export const TWINS: Readonly<Record<Algorithm, AlgorithmTwin<unknown>>> = Object.freeze({
   'fixed-window': fixedWindow as AlgorithmTwin<unknown>,
   'sliding-window': slidingWindow as AlgorithmTwin<unknown>,
   'sliding-log': slidingLog as AlgorithmTwin<unknown>,
-  'token-bucket': gcra as AlgorithmTwin<unknown>,
-  'leaky-bucket': gcra as AlgorithmTwin<unknown>,
+  'token-bucket': tokenBucket as AlgorithmTwin<unknown>,
+  'leaky-bucket': leakyBucket as AlgorithmTwin<unknown>,
   gcra: gcra as AlgorithmTwin<unknown>,
 })

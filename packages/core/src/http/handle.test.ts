@@ -3,16 +3,8 @@ import { describe, expect, it } from 'vitest'
 import { LimiterError } from '../errors.js'
 import { MemoryStore } from '../stores/memory-store.js'
 import type { Store, StoreCall } from '../stores/store.js'
-import {
-  applyHeaders,
-  beginCheck,
-  checkRequest,
-  isThenable,
-  limitedResponse,
-  type RateLimitCheck,
-  refundOnce,
-  refundWhenDone,
-} from './handle.js'
+import { beginCheck, checkRequest, isThenable, type RateLimitCheck } from './check.js'
+import { applyHeaders, limitedResponse, refundOnce, refundWhenDone } from './handle.js'
 import type { HeaderValue } from './merge-headers.js'
 import { type RateLimitOptions, resolveRateLimitOptions } from './options.js'
 import { QUOTA_EXCEEDED_TYPE } from './problem.js'

@@ -1,0 +1,190 @@
+// The request check every adapter runs: skip, key, cost and consume, synchronously when it can be.
+import { nowMs } from '../clock.js'
+import type { Decision } from '../decision.js'
+import { LimiterError, type LimiterErrorCode } from '../errors.js'
+import { decideNow } from '../limiter.js'
+import { formatHeaders, type HeaderPair, type HeaderPolicy } from './headers.js'
+import type { ResolvedRateLimit } from './options.js'
+
+/** The outcome of {@link checkRequest} for a request that was counted. */
+export interface RateLimitCheck {
+  readonly decision: Decision
+  /** The store key (the route scope included). */
+  readonly key: string
+  readonly cost: number
+  /** The policy as clients see it (name, limit, window). */
+  readonly policy: HeaderPolicy
+  /** Header pairs to merge into the response (`Retry-After` included on a denial). */
+  readonly headers: HeaderPair[]
+}
+
+/** A short description of a callback's bad value, for error messages. */
+export function describe(value: unknown): string {
+  if (typeof value === 'string') return value === '' ? 'an empty string' : JSON.stringify(value)
+  if (value === null || value === undefined) return String(value)
+  return typeof value === 'object' ? 'an object' : `${typeof value} ${String(value)}`
+}
+
+/** The error for an option whose callback misbehaved. */
+export function misbehaved(
+  option: string,
+  what: string,
+  code: LimiterErrorCode,
+  cause?: unknown,
+): LimiterError {
+  return new LimiterError(
+    code,
+    `rateLimit option \`${option}\` ${what}`,
+    cause === undefined ? undefined : { cause },
+  )
+}
+
+/** A value, or a promise of one: what each step of a check returns. */
+export type MaybePromise<T> = T | Promise<T>
+
+/** Whether `value` is a promise (or any thenable) rather than a plain value. */
+export function isThenable<T>(value: MaybePromise<T> | PromiseLike<T>): value is PromiseLike<T> {
+  return (
+    value !== null &&
+    (typeof value === 'object' || typeof value === 'function') &&
+    typeof (value as { then?: unknown }).then === 'function'
+  )
+}
+
+function threw(option: string, code: LimiterErrorCode, error: unknown): LimiterError {
+  return misbehaved(
+    option,
+    `threw: ${error instanceof Error ? error.message : String(error)}`,
+    code,
+    error,
+  )
+}
+
+// Runs a user callback; its throw or rejection becomes a LimiterError naming the option.
+export function invoke<T>(
+  option: string,
+  code: LimiterErrorCode,
+  run: () => T | PromiseLike<T>,
+): MaybePromise<T> {
+  let value: T | PromiseLike<T>
+  try {
+    value = run()
+  } catch (error) {
+    throw threw(option, code, error)
+  }
+  if (!isThenable(value)) return value
+  return Promise.resolve(value).then(undefined, (error: unknown) => {
+    throw threw(option, code, error)
+  })
+}
+
+/**
+ * Runs the shared flow for one request: `skip`, then `key` and `cost` (a callback that throws or
+ * returns a bad value rejects with a `LimiterError` naming the option), then `consume`. Resolves
+ * `undefined` when the request is skipped. `scope` is the adapter's route scope (method and route
+ * pattern, or mount path; `''` for none): for a limiter with the default name it separates
+ * counters per route.
+ *
+ * @example
+ * const check = await checkRequest(rl, req, routeKey(req.method, pattern))
+ */
+export async function checkRequest<Req>(
+  rl: ResolvedRateLimit<Req, unknown>,
+  req: Req,
+  scope = '',
+): Promise<RateLimitCheck | undefined> {
+  return beginCheck(rl, req, scope)
+}
+
+/**
+ * {@link checkRequest} without the promise when it is not needed: with synchronous (or no)
+ * `skip`, `key` and `cost` callbacks and an in-process store, the check is returned directly,
+ * so an adapter can go on in the same turn; otherwise a promise of it. A synchronous callback's
+ * failure throws (the adapter passes it on as it would a rejection).
+ */
+export function beginCheck<Req>(
+  rl: ResolvedRateLimit<Req, unknown>,
+  req: Req,
+  scope = '',
+): MaybePromise<RateLimitCheck | undefined> {
+  const { skip } = rl
+  if (skip === undefined) return keyStep(rl, req, scope)
+  const skipped = invoke('skip', 'ERR_LIMITER_OPTION', () => skip(req))
+  if (isThenable(skipped)) return skipped.then((yes) => (yes ? undefined : keyStep(rl, req, scope)))
+  return skipped ? undefined : keyStep(rl, req, scope)
+}
+
+function keyStep<Req>(
+  rl: ResolvedRateLimit<Req, unknown>,
+  req: Req,
+  scope: string,
+): MaybePromise<RateLimitCheck> {
+  const userKey = rl.defaultKey ? rl.key(req) : invoke('key', 'ERR_LIMITER_KEY', () => rl.key(req))
+  if (isThenable(userKey)) return Promise.resolve(userKey).then((k) => costStep(rl, req, scope, k))
+  return costStep(rl, req, scope, userKey)
+}
+
+function costStep<Req>(
+  rl: ResolvedRateLimit<Req, unknown>,
+  req: Req,
+  scope: string,
+  userKey: unknown,
+): MaybePromise<RateLimitCheck> {
+  if (typeof userKey !== 'string' || userKey === '') {
+    throw misbehaved(
+      'key',
+      `returned ${describe(userKey)} (expected a non-empty string)`,
+      'ERR_LIMITER_KEY',
+    )
+  }
+  const { cost } = rl
+  if (typeof cost !== 'function') return consumeStep(rl, scope, userKey, cost)
+  const value: unknown = invoke('cost', 'ERR_LIMITER_COST', () => cost(req))
+  if (isThenable(value))
+    return Promise.resolve(value).then((v) => consumeStep(rl, scope, userKey, checkedCost(rl, v)))
+  return consumeStep(rl, scope, userKey, checkedCost(rl, value))
+}
+
+function checkedCost(rl: ResolvedRateLimit<never, unknown>, value: unknown): number {
+  const { burst } = rl.limiter.policy
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > burst) {
+    throw misbehaved(
+      'cost',
+      `returned ${describe(value)} (expected an integer from 1 to burst, ${burst})`,
+      'ERR_LIMITER_COST',
+    )
+  }
+  return value
+}
+
+function consumeStep(
+  rl: ResolvedRateLimit<never, unknown>,
+  scope: string,
+  userKey: string,
+  cost: number,
+): MaybePromise<RateLimitCheck> {
+  const scoped = rl.scoped && scope !== ''
+  // '#' never occurs in a route pattern or mount path, so scoped keys cannot collide.
+  const key = scoped ? `${scope}#${userKey}` : userKey
+  const decision = decideNow(rl.limiter, key, cost)
+  if (isThenable(decision))
+    return decision.then((d) => checked(rl, scoped ? scope : '', key, cost, d))
+  return checked(rl, scoped ? scope : '', key, cost, decision)
+}
+
+function checked(
+  rl: ResolvedRateLimit<never, unknown>,
+  scope: string,
+  key: string,
+  cost: number,
+  decision: Decision,
+): RateLimitCheck {
+  const policy = rl.headerPolicy(scope)
+  return {
+    decision,
+    key,
+    cost,
+    policy,
+    headers: formatHeaders(rl.headers, policy, decision, nowMs()),
+  }
+}
