@@ -9,7 +9,13 @@ import { type LimiterOptions, limiterSettings } from './limiter-options.js'
 import type { Policy } from './policy.js'
 import { BIND, MemoryStore } from './stores/memory-store.js'
 import { checkKey } from './stores/redis-keys.js'
-import { type StoreCall, type StoreDecision, SUBMIT, type SubmittingStore } from './stores/store.js'
+import {
+  type StoreCall,
+  type StoreDecision,
+  type StoreSink,
+  SUBMIT,
+  type SubmittingStore,
+} from './stores/store.js'
 
 export type { ErrorContext, FailureMode, LimiterOptions } from './limiter-options.js'
 
@@ -131,16 +137,24 @@ export function createLimiter(options: LimiterOptions): Limiter {
   // A store with the internal entry point settles the guard's entry itself; any other store's
   // promise is bridged to it.
   const submitting = SUBMIT in store ? (store as SubmittingStore) : undefined
+  const bridge =
+    (run: (c: StoreCall) => Promise<unknown>) =>
+    (c: StoreCall, sink: StoreSink): void => {
+      run(c).then(
+        (value) => sink.resolve(value),
+        (error: unknown) => sink.reject(error),
+      )
+    }
   // A store's answer to a consume, as the Decision the caller gets (and the blocked cache keeps).
-  const decided = (
-    c: StoreCall,
-    allowed: boolean,
-    remaining: number,
-    resetMs: number,
-    retryAfterMs: number,
-    ticket: string | undefined,
-    sentAtMs: number,
-  ): Decision => {
+  const decided: NonNullable<Handlers<Decision>['decided']> = (
+    c,
+    allowed,
+    remaining,
+    resetMs,
+    retryAfterMs,
+    ticket,
+    sentAtMs,
+  ) => {
     const decision: Decision = { allowed, limit: policy.limit, remaining, resetMs, retryAfterMs }
     if (ticket !== undefined) tickets.set(decision, ticket)
     if (blocked !== undefined && !allowed)
@@ -150,12 +164,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
   const consumeHandlers: Handlers<Decision> = {
     submit:
       submitting === undefined
-        ? (c, sink) => {
-            store.consume(c).then(
-              (d) => sink.resolve(d),
-              (error: unknown) => sink.reject(error),
-            )
-          }
+        ? bridge((c) => store.consume(c))
         : (c, sink) => submitting[SUBMIT](c, 'c', sink),
     value(c, value, sentAtMs) {
       const d = value as StoreDecision
@@ -171,23 +180,13 @@ export function createLimiter(options: LimiterOptions): Limiter {
   const refundHandlers: Handlers<void> = {
     submit:
       submitting === undefined
-        ? (c, sink) => {
-            store.refund(c).then(
-              () => sink.resolve(undefined),
-              (error: unknown) => sink.reject(error),
-            )
-          }
+        ? bridge((c) => store.refund(c))
         : (c, sink) => submitting[SUBMIT](c, 'r', sink),
     value: () => undefined,
     error: reported,
   }
   const resetHandlers: Handlers<void> = {
-    submit: (c, sink) => {
-      store.reset(c).then(
-        () => sink.resolve(undefined),
-        (error: unknown) => sink.reject(error),
-      )
-    },
+    submit: bridge((c) => store.reset(c)),
     value: () => undefined,
     error: reported,
   }
