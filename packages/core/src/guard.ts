@@ -73,9 +73,7 @@ class Waiter<T> implements Sink {
   ) {}
 
   resolve(value: unknown): void {
-    if (this.settled) return
-    this.settled = true
-    this.circuits.succeed(this.domain)
+    if (!this.#claim(true)) return
     let result: T | PromiseLike<T>
     try {
       result = this.handlers.value(this.call, value, this.sentAtMs)
@@ -97,9 +95,7 @@ class Waiter<T> implements Sink {
       this.resolve({ allowed, remaining, resetMs, retryAfterMs, ticket })
       return
     }
-    if (this.settled) return
-    this.settled = true
-    this.circuits.succeed(this.domain)
+    if (!this.#claim(true)) return
     let result: T | PromiseLike<T>
     try {
       result = handlers.decided(
@@ -118,10 +114,18 @@ class Waiter<T> implements Sink {
   }
 
   reject(error: unknown): void {
-    if (this.settled) return
-    this.settled = true
-    this.circuits.failed(this.domain)
+    if (!this.#claim(false)) return
     this.done(this.handlers.error(this.call, error))
+  }
+
+  // The first outcome settles the call and counts toward its domain's circuit; later ones (a
+  // reply after the deadline, say) are dropped.
+  #claim(succeeded: boolean): boolean {
+    if (this.settled) return false
+    this.settled = true
+    if (succeeded) this.circuits.succeed(this.domain)
+    else this.circuits.failed(this.domain)
+    return true
   }
 }
 

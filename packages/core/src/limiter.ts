@@ -82,17 +82,20 @@ export function createLimiter(options: LimiterOptions): Limiter {
     nowMs: clock?.(),
   })
 
-  const toDecision = (d: StoreDecision): Decision => {
-    const decision: Decision = {
-      allowed: d.allowed,
-      limit: policy.limit,
-      remaining: d.remaining,
-      resetMs: d.resetMs,
-      retryAfterMs: d.retryAfterMs,
-    }
-    if (d.ticket !== undefined) tickets.set(decision, d.ticket)
+  // The Decision a caller gets; sliding-log's ticket is kept aside for an exact refund.
+  const decisionOf = (
+    allowed: boolean,
+    remaining: number,
+    resetMs: number,
+    retryAfterMs: number,
+    ticket: string | undefined,
+  ): Decision => {
+    const decision: Decision = { allowed, limit: policy.limit, remaining, resetMs, retryAfterMs }
+    if (ticket !== undefined) tickets.set(decision, ticket)
     return decision
   }
+  const toDecision = (d: StoreDecision): Decision =>
+    decisionOf(d.allowed, d.remaining, d.resetMs, d.retryAfterMs, d.ticket)
 
   const report = (cause: unknown, key: string): void => {
     // Skipped calls are the consequence of failures already reported, not new ones.
@@ -155,8 +158,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
     ticket,
     sentAtMs,
   ) => {
-    const decision: Decision = { allowed, limit: policy.limit, remaining, resetMs, retryAfterMs }
-    if (ticket !== undefined) tickets.set(decision, ticket)
+    const decision = decisionOf(allowed, remaining, resetMs, retryAfterMs, ticket)
     if (blocked !== undefined && !allowed)
       blocked.add(c.key, c.cost === 0 ? 1 : c.cost, sentAtMs, decision)
     return decision

@@ -8,11 +8,15 @@ export interface FixedWindowState {
   readonly count: number
 }
 
-// The open window's end: never later than a (possibly shortened) window from now.
-function openEnd(state: FixedWindowState | undefined, nowMs: number, windowMs: number): number {
-  if (state === undefined) return nowMs
+// The open window's end (never later than a possibly shortened window from now), or undefined.
+function openEnd(
+  state: FixedWindowState | undefined,
+  nowMs: number,
+  windowMs: number,
+): number | undefined {
+  if (state === undefined) return undefined
   const endMs = Math.min(state.endMs, nowMs + windowMs)
-  return Math.max(nowMs, endMs)
+  return endMs > nowMs ? endMs : undefined
 }
 
 /**
@@ -26,9 +30,8 @@ export const fixedWindow: AlgorithmTwin<FixedWindowState> = {
     const peek = cost === 0
     const need = peek ? 1 : cost
     const openMs = openEnd(state, nowMs, windowMs)
-    const open = openMs > nowMs
-    const endMs = open ? openMs : nowMs + windowMs
-    let count = open ? (state as FixedWindowState).count : 0
+    const endMs = openMs ?? nowMs + windowMs
+    let count = openMs === undefined ? 0 : (state as FixedWindowState).count
     const allowed = count + need <= limit
     if (allowed && !peek) count += need
     const windowLeftMs = endMs - nowMs
@@ -43,7 +46,7 @@ export const fixedWindow: AlgorithmTwin<FixedWindowState> = {
   },
   refund(state, nowMs, policy, cost): RefundOutcome<FixedWindowState> {
     const endMs = openEnd(state, nowMs, policy.windowMs)
-    if (state === undefined || endMs <= nowMs || state.count <= cost)
+    if (state === undefined || endMs === undefined || state.count <= cost)
       return { state: null, ttlMs: 0 }
     return { state: { endMs, count: state.count - cost }, ttlMs: endMs - nowMs }
   },

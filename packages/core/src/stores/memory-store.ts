@@ -1,5 +1,6 @@
 // MemoryStore: the embedded default. Runs each algorithm's TypeScript twin in process.
 import { TWINS } from '../algorithms/index.js'
+import type { AlgorithmTwin } from '../algorithms/outcome.js'
 import { nowMs } from '../clock.js'
 import { LimiterRangeError } from '../errors.js'
 import type { Policy } from '../policy.js'
@@ -77,14 +78,9 @@ export class MemoryStore implements Store {
 
   /** The synchronous core of {@link MemoryStore.consume}. */
   consumeSync(call: StoreCall): StoreDecision {
-    const now = this.#now(call)
+    const twin = TWINS[call.policy.algorithm]
     const space = this.#space(call.namespace)
-    const entry = space.get(call.key)
-    const state = entry !== undefined && entry.expiresAtMs > now ? entry.state : undefined
-    const outcome = TWINS[call.policy.algorithm].check(state, now, call.policy, call.cost)
-    if (outcome.state !== undefined)
-      this.#write(space, call.key, entry, outcome.state, now + outcome.ttlMs)
-    return outcome
+    return this.#check(space, twin, call.policy, call.key, call.cost, this.#now(call))
   }
 
   /** Internal: {@link BIND}. */
@@ -94,13 +90,25 @@ export class MemoryStore implements Store {
     return (key, cost, at) => {
       const now = at ?? nowMs()
       if (now > this.#latestMs) this.#latestMs = now
-      const entry = space.get(key)
-      const state = entry !== undefined && entry.expiresAtMs > now ? entry.state : undefined
-      const outcome = twin.check(state, now, policy, cost)
-      if (outcome.state !== undefined)
-        this.#write(space, key, entry, outcome.state, now + outcome.ttlMs)
-      return outcome
+      return this.#check(space, twin, policy, key, cost, now)
     }
+  }
+
+  // One consume: the key's live state through its twin, and the new state written back.
+  #check(
+    space: Map<string, Entry>,
+    twin: AlgorithmTwin<unknown>,
+    policy: Policy,
+    key: string,
+    cost: number,
+    now: number,
+  ): StoreDecision {
+    const entry = space.get(key)
+    const state = entry !== undefined && entry.expiresAtMs > now ? entry.state : undefined
+    const outcome = twin.check(state, now, policy, cost)
+    if (outcome.state !== undefined)
+      this.#write(space, key, entry, outcome.state, now + outcome.ttlMs)
+    return outcome
   }
 
   refund(call: StoreCall): Promise<void> {
