@@ -14,6 +14,7 @@ export {
   isThenable,
   type MaybePromise,
   type RateLimitCheck,
+  withCheck,
 } from './http/check.js'
 export {
   applyHeaders,

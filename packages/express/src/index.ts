@@ -1,14 +1,13 @@
 // @limiter/express: rateLimit(options) -> an Express 4/5 RequestHandler over @limiter/core's HTTP glue.
 import {
-  beginCheck,
   type RateLimitOptions as CoreOptions,
   type Decision,
-  isThenable,
   limitedResponse,
   type RateLimitCheck,
   resolveRateLimitOptions,
   routeKey,
   settleCheck,
+  withCheck,
 } from '@limiter/core'
 import type { NextFunction, Request, RequestHandler, Response } from 'express'
 
@@ -104,13 +103,6 @@ export function rateLimit(options: RateLimitOptions): RequestHandler {
 
   // With synchronous callbacks and MemoryStore the whole check runs in this turn: no promise.
   return (req, res, next) => {
-    let check: ReturnType<typeof beginCheck<Request>>
-    try {
-      check = beginCheck(rl, req, scopeOf(req))
-    } catch (error) {
-      return next(error)
-    }
-    if (!isThenable(check)) return settle(req, res, next, check)
-    check.then((c) => settle(req, res, next, c), next)
+    withCheck(rl, req, scopeOf(req), (check) => settle(req, res, next, check), next)
   }
 }

@@ -1,11 +1,10 @@
 // The request hook: runs one limiter for one request, as a callback hook or an async one.
 import {
-  beginCheck,
-  isThenable,
   limitedResponse,
   type RateLimitCheck,
   type ResolvedRateLimit,
   settleCheck,
+  withCheck,
 } from '@limiter/core'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { OnLimited } from './index.js'
@@ -31,20 +30,12 @@ export function limit(
   reply: FastifyReply,
   settled: Settled,
 ): void {
-  let check: ReturnType<typeof beginCheck<FastifyRequest>>
-  try {
-    check = beginCheck(rl, request, scope)
-  } catch (error) {
-    settled(error, false)
-    return
-  }
-  if (!isThenable(check)) {
-    proceed(rl, request, reply, check, settled)
-    return
-  }
-  check.then(
-    (c) => proceed(rl, request, reply, c, settled),
-    (error: unknown) => settled(error, false),
+  withCheck(
+    rl,
+    request,
+    scope,
+    (check) => proceed(rl, request, reply, check, settled),
+    (error) => settled(error, false),
   )
 }
 

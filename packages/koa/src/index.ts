@@ -1,13 +1,12 @@
 // @limiter/koa: rateLimit(options) -> Koa 2/3 middleware over @limiter/core's HTTP glue.
 import {
-  beginCheck,
   type RateLimitOptions as CoreOptions,
   type Decision,
-  isThenable,
   limitedResponse,
   type RateLimitCheck,
   resolveRateLimitOptions,
   settleCheck,
+  withCheck,
 } from '@limiter/core'
 import type { DefaultContext, DefaultState, Middleware, Next, ParameterizedContext } from 'koa'
 import { routeScope } from './route-scope.js'
@@ -96,10 +95,15 @@ export function rateLimit<StateT = DefaultState, ContextT = DefaultContext>(
 
   // With synchronous callbacks and MemoryStore the check runs in this turn: straight on to next.
   // (Koa's compose turns a synchronous throw into a rejection.)
-  const middleware: Middleware<StateT, ContextT> = (ctx, next) => {
-    const check = beginCheck(rl, ctx, routeScope(ctx, middleware))
-    if (!isThenable(check)) return settle(ctx, next, check)
-    return check.then((c) => settle(ctx, next, c))
-  }
+  const middleware: Middleware<StateT, ContextT> = (ctx, next) =>
+    withCheck(
+      rl,
+      ctx,
+      routeScope(ctx, middleware),
+      (check) => settle(ctx, next, check),
+      (error) => {
+        throw error
+      },
+    )
   return middleware
 }

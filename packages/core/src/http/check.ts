@@ -114,6 +114,31 @@ export function beginCheck<Req>(
   return skipped ? undefined : keyStep(rl, req, scope)
 }
 
+/**
+ * Runs {@link beginCheck} and passes its outcome on, in the same turn when every step was
+ * synchronous: `onCheck(check)` with the check (`undefined` when skipped), or `onError(error)`
+ * for a failing callback; after an asynchronous step, the same through a promise. The one branch
+ * every adapter needs around `beginCheck`.
+ *
+ * @example
+ * withCheck(rl, req, scope, (check) => settle(req, res, next, check), next)
+ */
+export function withCheck<Req, R>(
+  rl: ResolvedRateLimit<Req, unknown>,
+  req: Req,
+  scope: string,
+  onCheck: (check: RateLimitCheck | undefined) => R,
+  onError: (error: unknown) => R,
+): R | Promise<R> {
+  let check: MaybePromise<RateLimitCheck | undefined>
+  try {
+    check = beginCheck(rl, req, scope)
+  } catch (error) {
+    return onError(error)
+  }
+  return isThenable(check) ? Promise.resolve(check).then(onCheck, onError) : onCheck(check)
+}
+
 function keyStep<Req>(
   rl: ResolvedRateLimit<Req, unknown>,
   req: Req,

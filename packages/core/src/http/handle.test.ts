@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest'
 import { LimiterError } from '../errors.js'
 import { MemoryStore } from '../stores/memory-store.js'
 import type { Store, StoreCall } from '../stores/store.js'
-import { beginCheck, checkRequest, isThenable, type RateLimitCheck } from './check.js'
+import { beginCheck, checkRequest, isThenable, type RateLimitCheck, withCheck } from './check.js'
 import { applyHeaders, limitedResponse, refundOnce, refundWhenDone } from './handle.js'
 import type { HeaderValue } from './merge-headers.js'
 import { type RateLimitOptions, resolveRateLimitOptions } from './options.js'
@@ -366,5 +366,42 @@ describe('beginCheck', () => {
     const rl = resolve({ limit: 2, window: '1m', skip: async () => Promise.reject(new Error('x')) })
     const error = await errorOf(Promise.resolve(beginCheck(rl, req)))
     expect(error.message).toMatch(/rateLimit option `skip` threw: x/)
+  })
+})
+
+describe('withCheck', () => {
+  const onError = (error: unknown) => `error: ${(error as Error).message}`
+  const onCheck = (check: RateLimitCheck | undefined) => `remaining ${check?.decision.remaining}`
+
+  it('hands a synchronous check or failure on in the same turn', () => {
+    expect(withCheck(resolve({ limit: 2, window: '1m' }), req, '', onCheck, onError)).toBe(
+      'remaining 1',
+    )
+    const throwing = resolve({
+      limit: 2,
+      window: '1m',
+      key: () => {
+        throw new Error('no user')
+      },
+    })
+    expect(withCheck(throwing, req, '', onCheck, onError)).toMatch(/^error: .*no user/)
+  })
+
+  it('hands an asynchronous check or failure on through a promise', async () => {
+    const later = withCheck(
+      resolve({ limit: 2, window: '1m', key: async () => 'k' }),
+      req,
+      '',
+      onCheck,
+      onError,
+    )
+    expect(isThenable(later)).toBe(true)
+    expect(await later).toBe('remaining 1')
+    const rejecting = resolve({
+      limit: 2,
+      window: '1m',
+      key: async () => Promise.reject(new Error('x')),
+    })
+    expect(await withCheck(rejecting, req, '', onCheck, onError)).toMatch(/^error: .*threw: x/)
   })
 })
