@@ -17,3 +17,41 @@ export interface Decision {
   readonly resetMs: number
   readonly retryAfterMs: number
 }
+
+/**
+ * Internal: the Decision a limiter returns. It can carry sliding-log's refund ticket, in a
+ * private field that callers, `JSON.stringify` and deep equality never see; only the limiter
+ * that made it reads it back ({@link ticketOf}).
+ */
+export class LimiterDecision implements Decision {
+  readonly allowed: boolean
+  readonly limit: number
+  readonly remaining: number
+  readonly resetMs: number
+  readonly retryAfterMs: number
+  readonly #ticket: string | undefined
+  readonly #owner: object
+
+  constructor(
+    owner: object,
+    allowed: boolean,
+    limit: number,
+    remaining: number,
+    resetMs: number,
+    retryAfterMs: number,
+    ticket: string | undefined,
+  ) {
+    this.allowed = allowed
+    this.limit = limit
+    this.remaining = remaining
+    this.resetMs = resetMs
+    this.retryAfterMs = retryAfterMs
+    this.#ticket = ticket
+    this.#owner = owner
+  }
+
+  /** The ticket `decision` carries, if `owner` made it (else `undefined`). */
+  static ticketOf(decision: Decision, owner: object): string | undefined {
+    return #owner in decision && decision.#owner === owner ? decision.#ticket : undefined
+  }
+}

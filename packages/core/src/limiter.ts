@@ -1,7 +1,7 @@
 // createLimiter(): consume / peek / reset / refund over a store, with a deadline and failure policy.
 import { createBlockedCache } from './blocked-cache.js'
 import { monotonicMs } from './clock.js'
-import type { Decision } from './decision.js'
+import { type Decision, LimiterDecision } from './decision.js'
 import { LimiterError, LimiterRangeError } from './errors.js'
 import { asLimiterError, defaultOnError, FAILURES } from './failure.js'
 import { createGuard, type Handlers } from './guard.js'
@@ -69,7 +69,6 @@ export function createLimiter(options: LimiterOptions): Limiter {
   const blocked =
     store.local === true || blockedMaxKeys === 0 ? undefined : createBlockedCache(blockedMaxKeys)
   const namespace = `${prefix}${name}:`
-  const tickets = new WeakMap<Decision, string>()
   const onError = options.onError ?? defaultOnError()
   let fallback: MemoryStore | undefined
 
@@ -82,18 +81,16 @@ export function createLimiter(options: LimiterOptions): Limiter {
     nowMs: clock?.(),
   })
 
-  // The Decision a caller gets; sliding-log's ticket is kept aside for an exact refund.
+  // The Decision a caller gets; it carries sliding-log's ticket, unseen, for an exact refund.
+  const owner = {}
   const decisionOf = (
     allowed: boolean,
     remaining: number,
     resetMs: number,
     retryAfterMs: number,
     ticket: string | undefined,
-  ): Decision => {
-    const decision: Decision = { allowed, limit: policy.limit, remaining, resetMs, retryAfterMs }
-    if (ticket !== undefined) tickets.set(decision, ticket)
-    return decision
-  }
+  ): Decision =>
+    new LimiterDecision(owner, allowed, policy.limit, remaining, resetMs, retryAfterMs, ticket)
   const toDecision = (d: StoreDecision): Decision =>
     decisionOf(d.allowed, d.remaining, d.resetMs, d.retryAfterMs, d.ticket)
 
@@ -261,7 +258,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
         return Promise.reject(error)
       }
       blocked?.delete(key)
-      const ticket = decision === undefined ? undefined : tickets.get(decision)
+      const ticket = decision === undefined ? undefined : LimiterDecision.ticketOf(decision, owner)
       const c = call(key, cost, ticket)
       if (guard === undefined) return store.refund(c).catch((error: unknown) => report(error, key))
       return guard.run(c, domainOf(c), 0, refundHandlers)
