@@ -21,10 +21,19 @@ try {
   const decide = (key) => limiter.consume(key).then((d) => d.allowed)
   const opts = { keyAt: scenario.keyAt, inFlight: Number(inFlightArg) }
   await drive(decide, { ...opts, durationMs: 500 })
+  // Redis CPU seconds so far (user + sys), from INFO cpu.
+  const redisCpu = async () => {
+    if (!client) return 0
+    const info = await client.info('cpu')
+    const field = (name) => Number(new RegExp(`${name}:([\\d.]+)`).exec(info)?.[1] ?? 0)
+    return field('used_cpu_user') + field('used_cpu_sys')
+  }
   for (let i = 0; i < 3; i++) {
+    const cpuBefore = await redisCpu()
     const r = await drive(decide, { ...opts, durationMs: Number(msArg) })
+    const redisUs = (((await redisCpu()) - cpuBefore) * 1e6) / r.decisions
     console.log(
-      `${algorithm} ${storeKind} ${Math.round(r.perSecond / 1000)}k/s cpu ${r.cpuUsPerDecision.toFixed(2)}µs p99 ${r.p99Ms.toFixed(2)} allowed ${r.allowedShare}`,
+      `${algorithm} ${storeKind} ${Math.round(r.perSecond / 1000)}k/s cpu ${r.cpuUsPerDecision.toFixed(2)}µs${client ? ` redis ${redisUs.toFixed(2)}µs` : ''} p99 ${r.p99Ms.toFixed(2)} allowed ${r.allowedShare}`,
     )
   }
   await client?.quit()
