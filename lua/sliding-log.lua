@@ -1,30 +1,45 @@
 --[[
 sliding-log.lua: exact. A request of cost c at time t is admitted when the cost admitted in
-(t - window_ms, t] plus c is at most `limit`. One sorted-set member per admitted request;
-rejected requests are not recorded.
+(t - window_ms, t] plus c is at most `limit`. One record per millisecond in which requests
+were admitted; rejected requests are not recorded.
+
+State: one string per user key, read and written in place (GETRANGE, SETRANGE), so an
+admission costs the same whatever the log holds:
+  the older admissions, one 10-byte record each, oldest first: time in ms (6 bytes) and the
+  cost admitted at it (4), unsigned big-endian;
+  then a 28-byte trailer, unsigned big-endian: the total cost held (4 bytes), the offset
+  (1-based) of the first record still held (4), that record's time (6; the newest time when
+  none), the newest admission's time (6) and the cost admitted at it (4), and the length of
+  the whole string (4).
+Each time appears once: requests admitted in the newest millisecond add to the trailer's
+record; a request in a later millisecond writes that record over the old trailer and a new
+trailer after it (one SETRANGE). Records that left the window (time <= now - window) are
+skipped by moving the offset at the next admission; the string is rewritten without them when
+they are at least half of the records. A refusal or a peek writes nothing. Times never go
+backwards: an admission is recorded at max(now, newest time), so a clock that steps back keeps
+entries longer (never admits more). `limit` is at most 2^32 - 1 (checked by the library),
+which bounds every cost held. A key holding anything else (another type or shape) reads as
+empty and is replaced by the next admission.
 
 Decides a batch of n requests of one policy in order, at one Redis time. For request i
-(1-based), with k = 2 * (i - 1) and a = 5 + 2 * (i - 1):
-KEYS[k+1]  the log: a sorted set, score = admission time (ms), member = "<seq>" for cost 1
-           or "<seq>:<cost>"; seq is unique per key (it restarts only when the log is empty)
-KEYS[k+2]  the tally: a string "<sum> <seq> <oldest_ms>": total cost in the log, the last seq
-           used, and the oldest member's score (so the common call skips looking for expired
-           members when none can have expired)
+(1-based), with a = 5 + 2 * (i - 1):
+KEYS[i]    the log
 ARGV[a+1]  the request: its cost (integer >= 0; 0 peeks: decides for cost 1, writes nothing),
            or minus the cost to refund
-ARGV[a+2]  ticket (refund only): the member a consume returned; '' removes the newest members
-           whose costs fit in the refunded cost
+ARGV[a+2]  ticket (refund only): "<time>:<cost>" of the admission to take back (that much
+           cost, at most, from the record of that time; nothing once it has left the window);
+           '' takes the refunded cost back from the newest records
            (a batch of consumes of cost 1 sends no ARGV[a+1], ARGV[a+2] at all)
 and for the whole batch:
 ARGV[1]    now_ms: '' reads Redis TIME (always, in production); an integer only in tests
 ARGV[2]    ttl_slack_ms: added to every PX; 0 in production
-ARGV[3]    limit: cost admitted per window (integer >= 1)
+ARGV[3]    limit: cost admitted per window (integer from 1 to 2^32 - 1)
 ARGV[4]    window_ms: window length in ms (integer >= 1)
 ARGV[5]    burst: unused (equals limit for this algorithm)
 
-Reply, per consume in order (a refund adds nothing): allowed, `remaining, reset_ms, ticket`;
-refused, `-1 - remaining, reset_ms, retry_after_ms, ticket`. The ticket is the member added
-('' if none).
+Reply, per consume in order (a refund adds nothing): allowed, `remaining, reset_ms, at_ms`;
+refused, `-1 - remaining, reset_ms, retry_after_ms, -1`. at_ms is the time the admission was
+recorded at (-1 for a peek): with the request's cost it is the ticket of a later refund.
 ]]
 local now_ms
 if ARGV[1] == '' then
@@ -36,133 +51,197 @@ end
 local ttl_slack_ms = tonumber(ARGV[2])
 local limit = tonumber(ARGV[3])
 local window_ms = tonumber(ARGV[4])
+local cutoff_ms = now_ms - window_ms
 
-local function cost_of(member)
-  local c = string.match(member, ':(%d+)$')
-  if c then return tonumber(c) end
-  return 1
+local TRAIL = '>I4I4I6I6I4I4'
+local TRAIL_LEN = 28
+local REC = '>I6I4'
+local REC_LEN = 10
+local CHUNK = 32 * REC_LEN
+local pack = struct.pack
+local unpack = struct.unpack
+
+-- Calls visit(time, cost) for the records in bytes [from, stop] (1-based), oldest first, until
+-- it returns true; returns the offset of the record it stopped at (or stop + 1).
+local function walk(key, from, stop, visit)
+  while from < stop do
+    local chunk = redis.call('GETRANGE', key, from - 1, math.min(from + CHUNK - 1, stop) - 1)
+    if #chunk < REC_LEN then return from end
+    for j = 1, #chunk - REC_LEN + 1, REC_LEN do
+      local t, c = unpack(REC, chunk, j)
+      if visit(t, c) then return from end
+      from = from + REC_LEN
+    end
+  end
+  return from
 end
 
--- Writes the tally and both TTLs after members were removed; deletes both keys when empty.
-local function settle(log_key, tally_key, window_ms, sum, seq)
-  if sum <= 0 then
-    redis.call('DEL', log_key, tally_key)
+-- Writes a list of {time, cost} (oldest first, none empty) as the whole log, or deletes it.
+local function rewrite(key, list)
+  local n = #list
+  if n == 0 then
+    redis.call('DEL', key)
     return
   end
-  local first = redis.call('ZRANGE', log_key, 0, 0, 'WITHSCORES')
-  local last = redis.call('ZRANGE', log_key, -1, -1, 'WITHSCORES')
-  local ttl_ms = tonumber(last[2]) + window_ms - now_ms + ttl_slack_ms
-  redis.call('SET', tally_key, string.format('%d %d %d', sum, seq, tonumber(first[2])), 'PX', ttl_ms)
-  redis.call('PEXPIRE', log_key, ttl_ms)
+  local parts = {}
+  local sum = 0
+  for i = 1, n do
+    sum = sum + list[i][2]
+    if i < n then parts[i] = pack(REC, list[i][1], list[i][2]) end
+  end
+  local newest = list[n]
+  local size = (n - 1) * REC_LEN + TRAIL_LEN
+  parts[n] = pack(TRAIL, sum, 1, list[1][1], newest[1], newest[2], size)
+  redis.call('SET', key, table.concat(parts), 'PX', newest[1] + window_ms - now_ms + ttl_slack_ms)
 end
 
-local function refund(log_key, tally_key, window_ms, cost, ticket, cutoff_ms, expired, sum, seq)
-  if #expired > 0 then redis.call('ZREMRANGEBYSCORE', log_key, '-inf', cutoff_ms) end
+-- The log: sum, start, oldest, newest, newest_c, size, with the records that left the window
+-- skipped (sum is nil when the log is empty or holds nothing in the window).
+local function open(key)
+  local trail = redis.pcall('GETRANGE', key, -TRAIL_LEN, -1)
+  if type(trail) ~= 'string' or #trail ~= TRAIL_LEN then return nil end
+  local sum, start, oldest, newest, newest_c, size = unpack(TRAIL, trail)
+  local body_end = size - TRAIL_LEN
+  if sum <= 0 or start < 1 or start > body_end + 1 or (body_end + 1 - start) % REC_LEN ~= 0
+    or newest <= cutoff_ms then
+    return nil
+  end
+  if oldest <= cutoff_ms then
+    local found = false
+    start = walk(key, start, body_end, function(t, c)
+      if t > cutoff_ms then
+        oldest = t
+        found = true
+        return true
+      end
+      sum = sum - c
+      return false
+    end)
+    if not found then oldest = newest end
+  end
+  return sum, start, oldest, newest, newest_c, size
+end
+
+-- The log as a list of {time, cost}, oldest first, from `start` (all in the window).
+local function records_of(key, start, newest, newest_c, size)
+  local list = {}
+  local body_end = size - TRAIL_LEN
+  if start <= body_end then
+    local body = redis.call('GETRANGE', key, start - 1, body_end - 1)
+    for j = 1, #body - REC_LEN + 1, REC_LEN do
+      list[#list + 1] = {unpack(REC, body, j)}
+    end
+  end
+  list[#list + 1] = {newest, newest_c}
+  return list
+end
+
+local function refund(key, list, cost, ticket)
   if ticket ~= '' then
-    if redis.call('ZSCORE', log_key, ticket) then
-      redis.call('ZREM', log_key, ticket)
-      sum = sum - cost_of(ticket)
+    local t, c = string.match(ticket, '^(%d+):(%d+)$')
+    t = tonumber(t) or -1
+    c = tonumber(c) or 0
+    for i = #list, 1, -1 do
+      local r = list[i]
+      if r[1] == t then
+        r[2] = r[2] - math.min(c, r[2])
+        break
+      end
+      if r[1] < t then break end
     end
   else
     local left = cost
-    local newest = redis.call('ZREVRANGE', log_key, 0, -1)
-    for i = 1, #newest do
+    for i = #list, 1, -1 do
       if left == 0 then break end
-      local c = cost_of(newest[i])
-      if c <= left then
-        redis.call('ZREM', log_key, newest[i])
-        sum = sum - c
-        left = left - c
-      end
+      local r = list[i]
+      local take = math.min(left, r[2])
+      r[2] = r[2] - take
+      left = left - take
     end
   end
-  settle(log_key, tally_key, window_ms, sum, seq)
+  local kept = {}
+  for i = 1, #list do
+    if list[i][2] > 0 then kept[#kept + 1] = list[i] end
+  end
+  rewrite(key, kept)
 end
 
-local function decide(log_key, tally_key, limit, window_ms, cost, op, ticket)
-  local cutoff_ms = now_ms - window_ms
-  -- the tally, less what has left the window
-  local sum = 0
-  local seq = 0
-  local oldest_ms = 0
-  local tally = redis.call('GET', tally_key)
-  if tally then
-    local a, b, c = string.match(tally, '^(%d+) (%d+) (%d+)$')
-    sum = tonumber(a)
-    seq = tonumber(b)
-    oldest_ms = tonumber(c)
-  end
-  local expired = {}
-  if sum > 0 and oldest_ms <= cutoff_ms then
-    expired = redis.call('ZRANGEBYSCORE', log_key, '-inf', cutoff_ms)
-    for i = 1, #expired do sum = sum - cost_of(expired[i]) end
-  end
-  -- ids restart only when the log is empty (every member costs at least 1)
-  if sum == 0 then seq = 0 end
-
+local function decide(key, cost, op, ticket)
+  local sum, start, oldest, newest, newest_c, size = open(key)
   if op == 'r' then
-    refund(log_key, tally_key, window_ms, cost, ticket, cutoff_ms, expired, sum, seq)
-    return 0, 0, 0, 0, ''
+    -- a refund rewrites the log without what has left the window (nothing left: no key)
+    if sum then
+      refund(key, records_of(key, start, newest, newest_c, size), cost, ticket)
+    else
+      redis.call('DEL', key)
+    end
+    return 0, 0, 0, 0, -1
   end
+  local held = sum or 0
 
   -- check
   local peek = cost == 0
   local need = cost
   if peek then need = 1 end
-  local allowed = sum + need <= limit
+  local allowed = held + need <= limit
   local retry_after_ms = 0
-  if not allowed then
-    -- walk the oldest entries until enough cost has left the window
-    local excess = sum + need - limit
-    local oldest = redis.call('ZRANGEBYSCORE', log_key, '(' .. cutoff_ms, '+inf', 'WITHSCORES', 'LIMIT', 0, excess)
+  if not allowed and sum then
+    -- walk the oldest records until enough cost has left the window
+    local excess = held + need - limit
     local freed = 0
-    for i = 1, #oldest, 2 do
-      freed = freed + cost_of(oldest[i])
+    walk(key, start, size - TRAIL_LEN, function(t, c)
+      freed = freed + c
       if freed >= excess then
-        retry_after_ms = tonumber(oldest[i + 1]) + window_ms - now_ms
-        break
+        retry_after_ms = t + window_ms - now_ms
+        return true
       end
+      return false
+    end)
+    if freed < excess and freed + newest_c >= excess then
+      retry_after_ms = newest + window_ms - now_ms
     end
   end
 
   -- commit
-  local member = ''
-  local newest_ms = now_ms
+  local newest_ms = newest or now_ms
+  local at_ms = -1
   if allowed and not peek then
-    if sum == 0 then
-      -- an empty log: whatever is left has expired
-      if tally then redis.call('DEL', log_key) end
-      oldest_ms = now_ms
-    elseif #expired > 0 then
-      redis.call('ZREMRANGEBYSCORE', log_key, '-inf', cutoff_ms)
-      oldest_ms = tonumber(redis.call('ZRANGE', log_key, 0, 0, 'WITHSCORES')[2])
-    end
-    seq = seq + 1
-    if need == 1 then
-      member = string.format('%d', seq)
+    held = held + need
+    if not sum then
+      redis.call('SET', key, pack(TRAIL, need, 1, now_ms, now_ms, need, TRAIL_LEN), 'PX',
+        window_ms + ttl_slack_ms)
+      newest_ms = now_ms
+    elseif newest >= now_ms then
+      -- this millisecond (or a later one, after the clock stepped back) already has a record;
+      -- the key's expiry (newest + window) stays as it is
+      redis.call('SETRANGE', key, size - TRAIL_LEN,
+        pack(TRAIL, held, start, oldest, newest, newest_c + need, size))
+    elseif start - 1 >= size + REC_LEN - TRAIL_LEN - start + 1 and start > 1 then
+      -- the skipped records are at least half: rewrite without them
+      local list = records_of(key, start, newest, newest_c, size)
+      list[#list + 1] = {now_ms, need}
+      rewrite(key, list)
+      newest_ms = now_ms
     else
-      member = string.format('%d:%d', seq, need)
+      -- the trailer's record joins the others; a new trailer follows it
+      redis.call('SETRANGE', key, size - TRAIL_LEN, pack(REC, newest, newest_c)
+        .. pack(TRAIL, held, start, oldest, now_ms, need, size + REC_LEN))
+      redis.call('PEXPIRE', key, window_ms + ttl_slack_ms)
+      newest_ms = now_ms
     end
-    sum = sum + need
-    redis.call('ZADD', log_key, now_ms, member)
-    redis.call('PEXPIRE', log_key, window_ms + ttl_slack_ms)
-    redis.call('SET', tally_key, string.format('%d %d %d', sum, seq, oldest_ms), 'PX', window_ms + ttl_slack_ms)
-  elseif sum > 0 then
-    local last = redis.call('ZRANGE', log_key, -1, -1, 'WITHSCORES')
-    newest_ms = tonumber(last[2])
+    at_ms = newest_ms
   end
 
   local reset_ms = 0
-  if sum > 0 then reset_ms = newest_ms + window_ms - now_ms end
+  if held > 0 then reset_ms = newest_ms + window_ms - now_ms end
   local flag = 0
   if allowed then flag = 1 end
-  return flag, math.max(0, limit - sum), reset_ms, retry_after_ms, member
+  return flag, math.max(0, limit - held), reset_ms, retry_after_ms, at_ms
 end
 
 local reply = {}
 local n = 0
-for i = 1, #KEYS / 2 do
-  local k = 2 * (i - 1)
+for i = 1, #KEYS do
   local a = 5 + 2 * (i - 1)
   local cost = 1
   local ticket = ''
@@ -175,8 +254,7 @@ for i = 1, #KEYS / 2 do
     op = 'r'
     cost = -cost
   end
-  local allowed, remaining, reset_ms, retry_after_ms, member =
-    decide(KEYS[k + 1], KEYS[k + 2], limit, window_ms, cost, op, ticket)
+  local allowed, remaining, reset_ms, retry_after_ms, at_ms = decide(KEYS[i], cost, op, ticket)
   -- a refund replies nothing; a consume replies 2 integers when allowed, 3 when refused
   if op == 'c' then
     if allowed == 1 then
@@ -189,7 +267,7 @@ for i = 1, #KEYS / 2 do
       reply[n + 3] = retry_after_ms
       n = n + 3
     end
-    reply[n + 1] = member
+    reply[n + 1] = at_ms
     n = n + 1
   end
 end

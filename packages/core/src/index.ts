@@ -74,6 +74,7 @@ export {
   ALGORITHMS,
   type Algorithm,
   definePolicy,
+  MAX_LOG_LIMIT,
   MAX_UNITS,
   type Policy,
   type PolicyOptions,

@@ -40,10 +40,23 @@ describe('definePolicy', () => {
     [{ algorithm: 'gcra', limit: 1, window: 1, burst: 0 }, /`burst`.*0/, RangeError],
     [{ algorithm: 'fixed-window', limit: 5, window: 1, burst: 9 }, /`burst`.*9/, RangeError],
     [{ limit: 2 ** 40, window: '1d' }, /`limit`/, RangeError],
+    [
+      { algorithm: 'sliding-log', limit: 2 ** 32, window: 1 },
+      /`limit`.*2\^32 - 1.*got 4294967296/,
+      RangeError,
+    ],
   ])('rejects %j', (options, message, type) => {
     const attempt = () => definePolicy(options as never)
     expect(attempt).toThrow(type)
     expect(attempt).toThrow(message)
+  })
+  it("accepts sliding-log's largest limit, and any algorithm's above it", () => {
+    expect(definePolicy({ algorithm: 'sliding-log', limit: 2 ** 32 - 1, window: 1 }).limit).toBe(
+      2 ** 32 - 1,
+    )
+    expect(definePolicy({ algorithm: 'sliding-window', limit: 2 ** 32, window: 1 }).limit).toBe(
+      2 ** 32,
+    )
   })
   it('errors carry a code, the option and the value', () => {
     try {

@@ -41,6 +41,9 @@ export const ALGORITHM_CODE: Readonly<Record<Algorithm, string>> = Object.freeze
  */
 export const MAX_UNITS = 2 ** 50
 
+/** The largest `limit` of `sliding-log`, whose Redis log keeps costs in 32-bit fields. */
+export const MAX_LOG_LIMIT = 2 ** 32 - 1
+
 /** What a user writes to describe a policy. */
 export interface PolicyOptions {
   /** The algorithm. Default `'sliding-window'`. */
@@ -99,6 +102,13 @@ export function definePolicy(options: PolicyOptions): Policy {
       'burst',
       burst,
       `'${algorithm}' admits at most \`limit\` (${limit}) per window, so \`burst\` must be omitted or equal it; use 'token-bucket', 'leaky-bucket' or 'gcra' for a separate burst`,
+    )
+  }
+  if (algorithm === 'sliding-log' && limit > MAX_LOG_LIMIT) {
+    throw new LimiterRangeError(
+      'limit',
+      limit,
+      `'sliding-log' keeps a record per admission and takes a limit of at most 2^32 - 1 (4294967295); use 'sliding-window' for larger limits`,
     )
   }
   if (limit * windowMs > MAX_UNITS) {

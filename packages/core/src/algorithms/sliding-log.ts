@@ -1,52 +1,49 @@
-// sliding-log: one sorted-set member per admitted request; exact over any window-long interval.
+// sliding-log: one record per millisecond with admissions; exact over any window-long interval.
 import type { AlgorithmTwin, Outcome, RefundOutcome } from './outcome.js'
 
-/** One admitted request: when, its cost, and its member id (unique per key). */
+/** The cost admitted in one millisecond. */
 export interface LogEntry {
   readonly atMs: number
   readonly cost: number
-  readonly id: string
 }
 
-/** State: admitted requests oldest first, their total cost, and the id sequence. */
+/** State: one entry per admission time, oldest first (each time once), and their total cost. */
 export interface SlidingLogState {
   readonly entries: readonly LogEntry[]
   readonly sum: number
-  readonly seq: number
 }
 
-function memberId(seq: number, cost: number): string {
-  return cost === 1 ? String(seq) : `${seq}:${cost}`
+// The entries still in the window (their time is after `cutoffMs`), and their total cost.
+function active(state: SlidingLogState | undefined, cutoffMs: number): [LogEntry[], number] {
+  if (state === undefined) return [[], 0]
+  const { entries } = state
+  let from = 0
+  let sum = state.sum
+  while (from < entries.length && (entries[from] as LogEntry).atMs <= cutoffMs) {
+    sum -= (entries[from] as LogEntry).cost
+    from++
+  }
+  return [entries.slice(from), sum]
 }
 
-function active(state: SlidingLogState | undefined, cutoffMs: number): LogEntry[] {
-  if (state === undefined) return []
-  return state.entries.filter((e) => e.atMs > cutoffMs)
-}
-
-function total(entries: readonly LogEntry[]): number {
-  let sum = 0
-  for (const e of entries) sum += e.cost
-  return sum
-}
-
-// Redis orders members of equal score by their bytes; refunds walk newest first in that order.
-function newestFirst(a: LogEntry, b: LogEntry): number {
-  if (a.atMs !== b.atMs) return b.atMs - a.atMs
-  return a.id < b.id ? 1 : a.id > b.id ? -1 : 0
+// "<time>:<cost>": what a refund needs to take an admission back.
+function parseTicket(ticket: string): LogEntry | undefined {
+  const match = /^(\d+):(\d+)$/.exec(ticket)
+  return match === null ? undefined : { atMs: Number(match[1]), cost: Number(match[2]) }
 }
 
 /**
  * Sliding log: a request of cost `c` at time `t` is admitted when the cost admitted in
- * `(t - window, t]` plus `c` is at most `limit`. Rejected requests are not recorded.
+ * `(t - window, t]` plus `c` is at most `limit`. Rejected requests are not recorded. An admission
+ * is recorded at max(now, newest entry), so a clock stepping back never admits more.
  */
 export const slidingLog: AlgorithmTwin<SlidingLogState> = {
   check(state, nowMs, policy, cost): Outcome<SlidingLogState> {
     const { limit, windowMs } = policy
     const peek = cost === 0
     const need = peek ? 1 : cost
-    const entries = active(state, nowMs - windowMs)
-    let sum = total(entries)
+    const [entries, held] = active(state, nowMs - windowMs)
+    let sum = held
     const allowed = sum + need <= limit
     let retryAfterMs = 0
     if (!allowed) {
@@ -60,17 +57,21 @@ export const slidingLog: AlgorithmTwin<SlidingLogState> = {
         }
       }
     }
+    const newest = entries[entries.length - 1]
+    let newestMs = newest === undefined ? nowMs : newest.atMs
     let next: SlidingLogState | undefined
     let ticket: string | undefined
-    let newestMs = entries.length > 0 ? (entries[entries.length - 1] as LogEntry).atMs : nowMs
     if (allowed && !peek) {
-      // ids restart only when the log is empty, as in the Lua script
-      const seq = (entries.length === 0 ? 0 : (state?.seq ?? 0)) + 1
-      ticket = memberId(seq, need)
-      entries.push({ atMs: nowMs, cost: need, id: ticket })
+      if (newest !== undefined && newest.atMs >= nowMs) {
+        // this millisecond (or later, after the clock stepped back) already has an entry
+        entries[entries.length - 1] = { atMs: newest.atMs, cost: newest.cost + need }
+      } else {
+        newestMs = nowMs
+        entries.push({ atMs: nowMs, cost: need })
+      }
       sum += need
-      newestMs = nowMs
-      next = { entries, sum, seq }
+      ticket = `${newestMs}:${need}`
+      next = { entries, sum }
     }
     return {
       allowed,
@@ -78,33 +79,40 @@ export const slidingLog: AlgorithmTwin<SlidingLogState> = {
       resetMs: sum === 0 ? 0 : newestMs + windowMs - nowMs,
       retryAfterMs,
       state: next,
-      ttlMs: windowMs,
+      ttlMs: newestMs + windowMs - nowMs,
       ticket,
     }
   },
   refund(state, nowMs, policy, cost, ticket): RefundOutcome<SlidingLogState> {
     const { windowMs } = policy
-    const entries = active(state, nowMs - windowMs)
-    if (state === undefined || entries.length === 0) return { state: null, ttlMs: 0 }
-    const remove = new Set<string>()
+    const [entries, held] = active(state, nowMs - windowMs)
+    let sum = held
     if (ticket !== undefined) {
-      if (entries.some((e) => e.id === ticket)) remove.add(ticket)
-    } else {
-      let left = cost
-      for (const e of [...entries].sort(newestFirst)) {
-        if (left === 0) break
-        if (e.cost <= left) {
-          remove.add(e.id)
-          left -= e.cost
+      // at most the admission's cost, from the entry of its time (gone once out of the window)
+      const admitted = parseTicket(ticket)
+      for (let i = entries.length - 1; admitted !== undefined && i >= 0; i--) {
+        const e = entries[i] as LogEntry
+        if (e.atMs < admitted.atMs) break
+        if (e.atMs === admitted.atMs) {
+          const take = Math.min(admitted.cost, e.cost)
+          entries[i] = { atMs: e.atMs, cost: e.cost - take }
+          sum -= take
+          break
         }
       }
+    } else {
+      let left = cost
+      for (let i = entries.length - 1; left > 0 && i >= 0; i--) {
+        const e = entries[i] as LogEntry
+        const take = Math.min(left, e.cost)
+        entries[i] = { atMs: e.atMs, cost: e.cost - take }
+        sum -= take
+        left -= take
+      }
     }
-    const kept = entries.filter((e) => !remove.has(e.id))
-    if (kept.length === 0) return { state: null, ttlMs: 0 }
-    const newestMs = (kept[kept.length - 1] as LogEntry).atMs
-    return {
-      state: { entries: kept, sum: total(kept), seq: state.seq },
-      ttlMs: newestMs + windowMs - nowMs,
-    }
+    const kept = entries.filter((e) => e.cost > 0)
+    const newest = kept[kept.length - 1]
+    if (sum <= 0 || newest === undefined) return { state: null, ttlMs: 0 }
+    return { state: { entries: kept, sum }, ttlMs: newest.atMs + windowMs - nowMs }
   },
 }

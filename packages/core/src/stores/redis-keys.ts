@@ -49,18 +49,12 @@ export function checkKey(key: unknown): asserts key is string {
   }
 }
 
-/** The Redis keys one request touches: all share the `{tag}` of the user key. */
-export function redisKeys(algorithm: Algorithm, namespace: string, key: string): string[] {
-  const base = baseKey(namespace, encodeTag(key))
-  return algorithm === 'sliding-log' ? [base, tallyKey(base)] : [base]
+/** The Redis key of a user key's state: `namespace` + `{tag}`. */
+export function redisKeys(_algorithm: Algorithm, namespace: string, key: string): string[] {
+  return [baseKey(namespace, encodeTag(key))]
 }
 
-/** An algorithm's main key: `namespace` + `{tag}` (`tag` from {@link encodeTag}). */
+/** An algorithm's key: `namespace` + `{tag}` (`tag` from {@link encodeTag}). */
 export function baseKey(namespace: string, tag: string): string {
   return `${namespace}{${tag}}`
-}
-
-/** sliding-log's second key, beside its log: same hash tag, so same Cluster slot. */
-export function tallyKey(base: string): string {
-  return `${base}:t`
 }

@@ -4,7 +4,7 @@ import type { Algorithm, Policy } from '../policy.js'
 import { clusterSlot } from './cluster-slot.js'
 import type { LuaScript } from './lua-script.js'
 import { isNoScript, isRedisClient, type RedisClientLike, tooOld } from './redis-client.js'
-import { baseKey, encodeTag, tallyKey } from './redis-keys.js'
+import { baseKey, encodeTag } from './redis-keys.js'
 import { SCRIPTS } from './scripts.generated.js'
 import { type Store, type StoreCall, type StoreDecision, type StoreSink, SUBMIT } from './store.js'
 
@@ -128,10 +128,7 @@ export class RedisStore implements Store {
   }
 
   async reset(call: Omit<StoreCall, 'cost'>): Promise<void> {
-    const base = baseKey(call.namespace, this.#tagOf(call.key))
-    await (call.policy.algorithm === 'sliding-log'
-      ? this.client.del(base, tallyKey(base))
-      : this.client.del(base))
+    await this.client.del(baseKey(call.namespace, this.#tagOf(call.key)))
   }
 
   #enqueue(call: StoreCall, op: 'c' | 'r', sink: StoreSink): void {
@@ -208,9 +205,7 @@ export class RedisStore implements Store {
     // The common batch, consumes of cost 1, sends no per-request ARGV at all.
     let plain = true
     for (const { call, op, tag } of items) {
-      const base = baseKey(call.namespace, tag)
-      keys.push(base)
-      if (script.keysPerRequest === 2) keys.push(tallyKey(base))
+      keys.push(baseKey(call.namespace, tag))
       if (op === 'r' || call.cost !== 1) plain = false
     }
     if (!plain) {
@@ -222,7 +217,8 @@ export class RedisStore implements Store {
     }
     const withTicket = script.argsPerRequest === 2
     // Per consume, in order: `remaining, reset` when allowed, `-1 - remaining, reset, retry`
-    // when refused, then sliding-log's ticket; refunds reply nothing.
+    // when refused, then sliding-log's admission time (-1 if none), which with the request's cost
+    // is the ticket a refund takes back; refunds reply nothing.
     const deliver = (reply: unknown): void => {
       const values = reply as readonly number[]
       let at = 0
@@ -239,8 +235,8 @@ export class RedisStore implements Store {
         if (!allowed) retryAfterMs = values[at++] as number
         let ticket: string | undefined
         if (withTicket) {
-          const t = values[at++] as unknown as string
-          if (t !== '') ticket = t
+          const atMs = values[at++] as number
+          if (atMs >= 0) ticket = `${atMs}:${item.call.cost}`
         }
         const remaining = allowed ? first : -1 - first
         const { sink } = item
