@@ -57,6 +57,7 @@ local TRAIL = '>I4I4I6I6I4I4'
 local TRAIL_LEN = 28
 local REC = '>I6I4'
 local REC_LEN = 10
+local REC_TRAIL = '>I6I4I4I4I6I6I4I4'
 local CHUNK = 32 * REC_LEN
 local pack = struct.pack
 local unpack = struct.unpack
@@ -224,8 +225,8 @@ local function decide(key, cost, op, ticket)
       newest_ms = now_ms
     else
       -- the trailer's record joins the others; a new trailer follows it
-      redis.call('SETRANGE', key, size - TRAIL_LEN, pack(REC, newest, newest_c)
-        .. pack(TRAIL, held, start, oldest, now_ms, need, size + REC_LEN))
+      redis.call('SETRANGE', key, size - TRAIL_LEN,
+        pack(REC_TRAIL, newest, newest_c, held, start, oldest, now_ms, need, size + REC_LEN))
       redis.call('PEXPIRE', key, window_ms + ttl_slack_ms)
       newest_ms = now_ms
     end
