@@ -222,7 +222,7 @@ ${httpSection(results.http)}
 
 ${memorySection(results.memory)}
 
-### Sliding logs at their limit (one sorted-set member per admitted request)
+### Sliding logs at their limit (ours: a 10-byte record per millisecond with admissions; koa-ratelimit: a sorted-set member per request)
 
 ${slidingLogSection(results.slidingLog)}
 
