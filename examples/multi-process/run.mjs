@@ -128,7 +128,7 @@ async function main() {
     const keys = []
     for await (const batch of redis.scanStream({ match: `${PREFIX}*` })) keys.push(...batch)
     await redis.quit()
-    console.log(`\nthe one shared state in Redis (sliding-log keeps a log and a tally):`)
+    console.log(`\nthe one shared state in Redis (sliding-log keeps one log per client):`)
     for (const key of keys.sort()) console.log(`  ${key}`)
     if (!ok) process.exitCode = 1
   } finally {
