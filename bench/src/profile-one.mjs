@@ -1,12 +1,12 @@
 // Dev helper: one contender, one scenario, printed; run with --cpu-prof to profile.
-// node src/profile-one.mjs <algorithm> <redis|memory> [inFlight] [ms]
+// node src/profile-one.mjs <algorithm> <redis|memory> [inFlight] [ms] [batch.maxSize]
 import { createLimiter, MemoryStore, RedisStore } from '@limiter/core'
 import { SCENARIOS } from './config.mjs'
 import { drive } from './drive.mjs'
 import { connect } from './redis-client.mjs'
 import { startRedis } from './redis-server.mjs'
 
-const [algorithm = 'gcra', storeKind = 'redis', inFlightArg = '256', msArg = '3000'] =
+const [algorithm = 'gcra', storeKind = 'redis', inFlightArg = '256', msArg = '3000', batchArg] =
   process.argv.slice(2)
 const scenario = SCENARIOS[0]
 const server = storeKind === 'redis' ? await startRedis() : undefined
@@ -16,7 +16,9 @@ try {
     algorithm,
     limit: scenario.limit,
     window: scenario.windowMs,
-    store: client ? new RedisStore({ client }) : new MemoryStore({ maxKeys: 200_000 }),
+    store: client
+      ? new RedisStore({ client, batch: batchArg ? { maxSize: Number(batchArg) } : undefined })
+      : new MemoryStore({ maxKeys: 200_000 }),
   })
   const decide = (key) => limiter.consume(key).then((d) => d.allowed)
   const opts = { keyAt: scenario.keyAt, inFlight: Number(inFlightArg) }

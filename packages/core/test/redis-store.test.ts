@@ -180,6 +180,26 @@ describe('RedisStore', () => {
     for (const key of await allKeys('huge:*')) expect(key.length).toBeLessThan(120)
   })
 
+  it('a turn with more decisions than batch.maxSize goes out as several calls, in order', async () => {
+    await redis.client.script('LOAD', SCRIPTS['fixed-window'].source)
+    await redis.client.config('RESETSTAT')
+    const limiter = createLimiter({
+      algorithm: 'fixed-window',
+      limit: 50,
+      window: '1m',
+      prefix: 'split:',
+      store: new RedisStore({ client: redis.client }),
+    })
+    const decisions = await Promise.all(Array.from({ length: 100 }, () => limiter.consume('k')))
+    // The default maxSize (32): 32 + 32 + 32 + 4, decided in call order.
+    const stats = await redis.client.info('commandstats')
+    expect(Number(/cmdstat_evalsha:calls=(\d+)/.exec(stats)?.[1])).toBe(4)
+    expect(decisions.map((d) => d.allowed)).toEqual(Array.from({ length: 100 }, (_, i) => i < 50))
+    expect(decisions.slice(0, 50).map((d) => d.remaining)).toEqual(
+      Array.from({ length: 50 }, (_, i) => 49 - i),
+    )
+  })
+
   it('recovers from SCRIPT FLUSH transparently: zero failed decisions', async () => {
     const errors: unknown[] = []
     const limiter = createLimiter({

@@ -16,7 +16,8 @@ export interface RedisStoreOptions {
   readonly client: RedisClientLike
   /**
    * Decisions requested in the same event-loop turn go to Redis together, as one script call
-   * per algorithm (per hash slot on a Cluster) of at most `maxSize` requests (default 100).
+   * per algorithm (per hash slot on a Cluster) of at most `maxSize` requests (default 32: a turn
+   * with more sends several calls, so Redis works on one while this process reads the last).
    * A batch never waits for later work. `false` sends each decision on its own.
    */
   readonly batch?: { readonly maxSize?: number } | false | undefined
@@ -76,7 +77,7 @@ export class RedisStore implements Store {
       )
     }
     const batch = options.batch
-    const maxBatch = batch === false ? 1 : (batch?.maxSize ?? 100)
+    const maxBatch = batch === false ? 1 : (batch?.maxSize ?? 32)
     if (!Number.isInteger(maxBatch) || maxBatch < 1 || maxBatch > 1000) {
       throw new LimiterRangeError('batch.maxSize', maxBatch, 'must be an integer from 1 to 1000')
     }
