@@ -129,6 +129,13 @@ class Waiter<T> implements Sink {
   }
 }
 
+// The executor every guarded call's promise shares: it leaves the promise's resolve here, for
+// the caller to take at once (executors run synchronously inside the Promise constructor).
+let captured: ((result: never) => void) | undefined
+function capture(resolve: (result: never) => void): void {
+  captured = resolve
+}
+
 /**
  * Creates a guard. After `failureThreshold` consecutive failures in one failure domain its
  * circuit opens: that domain's calls fail at once with `ERR_LIMITER_CIRCUIT_OPEN` (so nothing
@@ -226,24 +233,25 @@ export function createGuard(timeoutMs: number, breaker: BreakerOptions): Guard {
         }
         circuit.probing = true
       }
-      return new Promise<T>((done) => {
-        const waiter = new Waiter(
-          circuitState,
-          call,
-          domain,
-          monotonicMs() + timeoutMs,
-          sentAtMs,
-          handlers,
-          done,
-        )
-        waiting.push(waiter as Waiter<unknown>)
-        if (timer === undefined) arm()
-        try {
-          handlers.submit(call, waiter)
-        } catch (error) {
-          waiter.reject(error)
-        }
-      })
+      // A shared executor hands over the promise's resolve: no closure per call.
+      const promise = new Promise<T>(capture)
+      const waiter = new Waiter(
+        circuitState,
+        call,
+        domain,
+        monotonicMs() + timeoutMs,
+        sentAtMs,
+        handlers,
+        captured as (result: T | PromiseLike<T>) => void,
+      )
+      waiting.push(waiter as Waiter<unknown>)
+      if (timer === undefined) arm()
+      try {
+        handlers.submit(call, waiter)
+      } catch (error) {
+        waiter.reject(error)
+      }
+      return promise
     },
   }
 }

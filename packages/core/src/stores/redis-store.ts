@@ -39,12 +39,23 @@ const SCRIPT_OF: Readonly<Record<Algorithm, LuaScript>> = {
 // The batch group of each policy, built once (policies are frozen and live as long as limiters).
 const GROUPS = new WeakMap<Policy, string>()
 
-interface Pending {
-  readonly call: StoreCall
-  readonly op: 'c' | 'r'
-  readonly tag: string
-  // Settled with a consume's decision, or `undefined` for a refund.
-  readonly sink: StoreSink
+// The decisions gathered for one policy (and slot): parallel arrays, so queueing a decision
+// allocates nothing of its own. `ops[i]` is 'c' (consume) or 'r' (refund).
+class Batch {
+  readonly calls: StoreCall[] = []
+  readonly keys: string[] = []
+  readonly ops: Array<'c' | 'r'> = []
+  readonly sinks: StoreSink[] = []
+  // Only consumes of cost 1 so far: such a batch sends no per-request ARGV.
+  plain = true
+
+  add(call: StoreCall, op: 'c' | 'r', key: string, sink: StoreSink): void {
+    this.calls.push(call)
+    this.keys.push(key)
+    this.ops.push(op)
+    this.sinks.push(sink)
+    if (op === 'r' || call.cost !== 1) this.plain = false
+  }
 }
 
 /**
@@ -61,7 +72,7 @@ export class RedisStore implements Store {
   readonly client: RedisClientLike
   readonly #maxBatch: number
   readonly #cluster: boolean
-  #queue = new Map<string, Pending[]>()
+  #queue = new Map<string, Batch>()
   #scheduled = false
   #lastKey = ''
   #lastTag = ''
@@ -140,11 +151,12 @@ export class RedisStore implements Store {
       sink.reject(new LimiterError('ERR_LIMITER_STORE', `Redis client is ${status}`))
       return
     }
-    const tag = this.#tagOf(call.key)
-    const pending: Pending = { call, op, tag, sink }
+    const key = baseKey(call.namespace, this.#tagOf(call.key))
     // Clock-injected calls (tests) carry their own time, so they travel alone.
     if (this.#maxBatch === 1 || call.nowMs !== undefined) {
-      this.#send(SCRIPT_OF[call.policy.algorithm], [pending])
+      const alone = new Batch()
+      alone.add(call, op, key, sink)
+      this.#send(SCRIPT_OF[call.policy.algorithm], alone, 0, 1)
       return
     }
     // One script call carries one policy: its numbers travel once per batch.
@@ -155,9 +167,12 @@ export class RedisStore implements Store {
       GROUPS.set(policy, group)
     }
     if (this.#cluster) group = `${group}:${this.#slotOf(call.key)}`
-    const queued = this.#queue.get(group)
-    if (queued === undefined) this.#queue.set(group, [pending])
-    else queued.push(pending)
+    let batch = this.#queue.get(group)
+    if (batch === undefined) {
+      batch = new Batch()
+      this.#queue.set(group, batch)
+    }
+    batch.add(call, op, key, sink)
     if (!this.#scheduled) {
       this.#scheduled = true
       setImmediate(this.#flush)
@@ -185,51 +200,54 @@ export class RedisStore implements Store {
     this.#scheduled = false
     const queue = this.#queue
     this.#queue = new Map()
-    for (const items of queue.values()) {
-      const script = SCRIPT_OF[(items[0] as Pending).call.policy.algorithm]
-      for (let i = 0; i < items.length; i += this.#maxBatch)
-        this.#send(script, items.slice(i, i + this.#maxBatch))
+    for (const batch of queue.values()) {
+      const script = SCRIPT_OF[(batch.calls[0] as StoreCall).policy.algorithm]
+      const n = batch.calls.length
+      for (let from = 0; from < n; from += this.#maxBatch)
+        this.#send(script, batch, from, Math.min(n, from + this.#maxBatch))
     }
   }
 
-  #send(script: LuaScript, items: readonly Pending[]): void {
-    const first = (items[0] as Pending).call
+  // Sends the batch's decisions [from, to) as one script call.
+  #send(script: LuaScript, batch: Batch, from: number, to: number): void {
+    const { calls, ops, sinks } = batch
+    const first = calls[from] as StoreCall
     const { policy } = first
-    const keys: string[] = []
-    const args: Array<string | number> = [
+    const n = to - from
+    // KEYS (one per request), then ARGV
+    const args: Array<string | number> = []
+    for (let i = from; i < to; i++) args.push(batch.keys[i] as string)
+    args.push(
       first.nowMs === undefined ? '' : first.nowMs,
       first.nowMs === undefined ? 0 : TEST_CLOCK_OFFSET_MS,
       policy.limit,
       policy.windowMs,
       policy.burst,
-    ]
+    )
     // The common batch, consumes of cost 1, sends no per-request ARGV at all.
-    let plain = true
-    for (const { call, op, tag } of items) {
-      keys.push(baseKey(call.namespace, tag))
-      if (op === 'r' || call.cost !== 1) plain = false
-    }
-    if (!plain) {
-      for (const { call, op } of items) {
+    const withTicket = script.argsPerRequest === 2
+    if (!batch.plain) {
+      for (let i = from; i < to; i++) {
+        const call = calls[i] as StoreCall
         // A refund travels as minus its cost.
-        args.push(op === 'r' ? -call.cost : call.cost)
-        if (script.argsPerRequest === 2) args.push(call.ticket ?? '')
+        args.push(ops[i] === 'r' ? -call.cost : call.cost)
+        if (withTicket) args.push(call.ticket ?? '')
       }
     }
-    const withTicket = script.argsPerRequest === 2
     // Per consume, in order: `remaining, reset` when allowed, `-1 - remaining, reset, retry`
     // when refused, then sliding-log's admission time (-1 if none), which with the request's cost
     // is the ticket a refund takes back; refunds reply nothing.
     const deliver = (reply: unknown): void => {
       const values = reply as readonly number[]
       let at = 0
-      for (const item of items) {
-        if (item.op === 'r') {
-          item.sink.resolve(undefined)
+      for (let i = from; i < to; i++) {
+        const sink = sinks[i] as StoreSink
+        if (ops[i] === 'r') {
+          sink.resolve(undefined)
           continue
         }
-        const first = values[at] as number
-        const allowed = first >= 0
+        const head = values[at] as number
+        const allowed = head >= 0
         const resetMs = values[at + 1] as number
         let retryAfterMs = 0
         at += 2
@@ -237,10 +255,9 @@ export class RedisStore implements Store {
         let ticket: string | undefined
         if (withTicket) {
           const atMs = values[at++] as number
-          if (atMs >= 0) ticket = `${atMs}:${item.call.cost}`
+          if (atMs >= 0) ticket = `${atMs}:${(calls[i] as StoreCall).cost}`
         }
-        const remaining = allowed ? first : -1 - first
-        const { sink } = item
+        const remaining = allowed ? head : -1 - head
         if (sink.decided !== undefined)
           sink.decided(allowed, remaining, resetMs, retryAfterMs, ticket)
         else sink.resolve({ allowed, remaining, resetMs, retryAfterMs, ticket })
@@ -248,14 +265,12 @@ export class RedisStore implements Store {
     }
     const fail = (error: unknown): void => {
       const reason = tooOld(error)
-      for (const item of items) item.sink.reject(reason)
+      for (let i = from; i < to; i++) (sinks[i] as StoreSink).reject(reason)
     }
-    this.client
-      .evalsha(script.sha1, keys.length, ...keys, ...args)
-      .then(deliver, (error: unknown) => {
-        if (!isNoScript(error)) return fail(error)
-        // EVAL runs the script and caches it again; the next call's EVALSHA finds it.
-        this.client.eval(script.source, keys.length, ...keys, ...args).then(deliver, fail)
-      })
+    this.client.evalsha(script.sha1, n, ...args).then(deliver, (error: unknown) => {
+      if (!isNoScript(error)) return fail(error)
+      // EVAL runs the script and caches it again; the next call's EVALSHA finds it.
+      this.client.eval(script.source, n, ...args).then(deliver, fail)
+    })
   }
 }
