@@ -32,7 +32,9 @@ ARGV[a+2]  ticket (refund only): "<time>:<cost>" of the admission to take back (
            (a batch of consumes of cost 1 sends no ARGV[a+1], ARGV[a+2] at all)
 and for the whole batch:
 ARGV[1]    now_ms: '' reads Redis TIME (always, in production); an integer only in tests
-ARGV[2]    ttl_slack_ms: added to every PX; 0 in production
+ARGV[2]    offset_ms: added to every expiry written (PXAT, PEXPIREAT: absolute ms, which Redis
+           propagates as is); 0 in production (tests on an injected clock pass one that keeps
+           keys alive in real time)
 ARGV[3]    limit: cost admitted per window (integer from 1 to 2^32 - 1)
 ARGV[4]    window_ms: window length in ms (integer >= 1)
 ARGV[5]    burst: unused (equals limit for this algorithm)
@@ -48,7 +50,7 @@ if ARGV[1] == '' then
 else
   now_ms = tonumber(ARGV[1])
 end
-local ttl_slack_ms = tonumber(ARGV[2])
+local offset_ms = tonumber(ARGV[2])
 local limit = tonumber(ARGV[3])
 local window_ms = tonumber(ARGV[4])
 local cutoff_ms = now_ms - window_ms
@@ -93,7 +95,7 @@ local function rewrite(key, list)
   local newest = list[n]
   local size = (n - 1) * REC_LEN + TRAIL_LEN
   parts[n] = pack(TRAIL, sum, 1, list[1][1], newest[1], newest[2], size)
-  redis.call('SET', key, table.concat(parts), 'PX', newest[1] + window_ms - now_ms + ttl_slack_ms)
+  redis.call('SET', key, table.concat(parts), 'PXAT', newest[1] + window_ms + offset_ms)
 end
 
 -- The log: sum, start, oldest, newest, newest_c, size, with the records that left the window
@@ -209,8 +211,8 @@ local function decide(key, cost, op, ticket)
   if allowed and not peek then
     held = held + need
     if not sum then
-      redis.call('SET', key, pack(TRAIL, need, 1, now_ms, now_ms, need, TRAIL_LEN), 'PX',
-        window_ms + ttl_slack_ms)
+      redis.call('SET', key, pack(TRAIL, need, 1, now_ms, now_ms, need, TRAIL_LEN), 'PXAT',
+        now_ms + window_ms + offset_ms)
       newest_ms = now_ms
     elseif newest >= now_ms then
       -- this millisecond (or a later one, after the clock stepped back) already has a record;
@@ -227,7 +229,7 @@ local function decide(key, cost, op, ticket)
       -- the trailer's record joins the others; a new trailer follows it
       redis.call('SETRANGE', key, size - TRAIL_LEN,
         pack(REC_TRAIL, newest, newest_c, held, start, oldest, now_ms, need, size + REC_LEN))
-      redis.call('PEXPIRE', key, window_ms + ttl_slack_ms)
+      redis.call('PEXPIREAT', key, now_ms + window_ms + offset_ms)
       newest_ms = now_ms
     end
     at_ms = newest_ms

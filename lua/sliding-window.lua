@@ -13,7 +13,9 @@ ARGV[5+i]  the request: its cost (integer >= 0; 0 peeks: decides for cost 1, wri
            (a batch of consumes of cost 1 sends no ARGV[5+i] at all)
 and for the whole batch:
 ARGV[1]    now_ms: '' reads Redis TIME (always, in production); an integer only in tests
-ARGV[2]    ttl_slack_ms: added to every PX; 0 in production
+ARGV[2]    offset_ms: added to every expiry written (SET ... PXAT, absolute ms, which Redis
+           propagates as is); 0 in production (tests on an injected clock pass one that keeps
+           keys alive in real time)
 ARGV[3]    limit: cost admitted per window (integer >= 1)
 ARGV[4]    window_ms: window length in ms (integer >= 1)
 ARGV[5]    burst: unused (equals limit for this algorithm)
@@ -28,7 +30,7 @@ if ARGV[1] == '' then
 else
   now_ms = tonumber(ARGV[1])
 end
-local ttl_slack_ms = tonumber(ARGV[2])
+local offset_ms = tonumber(ARGV[2])
 local limit = tonumber(ARGV[3])
 local window_ms = tonumber(ARGV[4])
 
@@ -72,7 +74,7 @@ local function decide(key, limit, w, cost, op)
       -- the state matters until its last non-zero count leaves the estimate
       local ttl_ms = state_start + w - now_ms
       if count > 0 then ttl_ms = ttl_ms + w end
-      redis.call('SET', key, string.format('%d %d %d', state_start, count, state_previous), 'PX', ttl_ms + ttl_slack_ms)
+      redis.call('SET', key, string.format('%d %d %d', state_start, count, state_previous), 'PXAT', now_ms + ttl_ms + offset_ms)
     end
     return 0, 0, 0, 0
   end
@@ -100,7 +102,7 @@ local function decide(key, limit, w, cost, op)
   -- commit
   local window_left_ms = w - elapsed
   if allowed and not peek then
-    redis.call('SET', key, string.format('%d %d %d', start_ms, current, previous), 'PX', window_left_ms + w + ttl_slack_ms)
+    redis.call('SET', key, string.format('%d %d %d', start_ms, current, previous), 'PXAT', start_ms + 2 * w + offset_ms)
   end
 
   local used = previous * (w - elapsed) + current * w

@@ -180,6 +180,25 @@ describe('RedisStore', () => {
     for (const key of await allKeys('huge:*')) expect(key.length).toBeLessThan(120)
   })
 
+  it('scripts write absolute expiries only (a relative one costs Redis a command rewrite)', async () => {
+    await redis.client.config('RESETSTAT')
+    for (const algorithm of ALGORITHMS) {
+      const limiter = createLimiter({
+        algorithm,
+        limit: 3,
+        window: '1m',
+        prefix: 'abs:',
+        store: new RedisStore({ client: redis.client }),
+        blockedCache: false,
+      })
+      for (let i = 0; i < 5; i++) await Promise.all([limiter.consume('a'), limiter.consume('b', 2)])
+      await limiter.refund('a', 1)
+    }
+    const stats = await redis.client.info('commandstats')
+    expect(stats).toMatch(/cmdstat_(pexpireat|set):/)
+    expect(stats).not.toMatch(/cmdstat_(pexpire|expire|setex|psetex):/)
+  })
+
   it('a turn with more decisions than batch.maxSize goes out as several calls, in order', async () => {
     await redis.client.script('LOAD', SCRIPTS['fixed-window'].source)
     await redis.client.config('RESETSTAT')
