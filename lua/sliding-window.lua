@@ -56,9 +56,13 @@ local function decide(key, limit, w, cost, op)
   local state_start, state_count, state_previous
   if raw then
     local a, b, c = string.match(raw, '^(%d+) (%d+) (%d+)$')
-    state_start = tonumber(a)
-    state_count = tonumber(b)
-    state_previous = tonumber(c)
+    if a then
+      state_start = tonumber(a)
+      state_count = tonumber(b)
+      state_previous = tonumber(c)
+    else
+      raw = false -- another shape: read as empty, replaced by the next write
+    end
   end
 
   if op == 'r' then
