@@ -108,7 +108,7 @@ describe('RedisStore', () => {
     },
   )
 
-  it.each(['gcra', 'fixed-window'] as const)(
+  it.each(ALGORITHMS)(
     '%s treats a key in another format as empty instead of failing',
     async (algorithm) => {
       const { limiter, key } = limiterOn(algorithm, 3, `fmt${algorithm}:`)
@@ -178,6 +178,32 @@ describe('RedisStore', () => {
     expect((await limiter.consume(huge)).allowed).toBe(false)
     expect((await limiter.consume(`${huge}!`)).allowed).toBe(true)
     for (const key of await allKeys('huge:*')) expect(key.length).toBeLessThan(120)
+  })
+
+  it('sends a full batch at once, in the turn that filled it', async () => {
+    let sent = 0
+    const real = redis.client
+    const counting = {
+      evalsha: (...args: unknown[]) => {
+        sent++
+        return (real.evalsha as (...a: unknown[]) => Promise<unknown>)(...args)
+      },
+      eval: (...args: unknown[]) => (real.eval as (...a: unknown[]) => Promise<unknown>)(...args),
+      del: (...args: unknown[]) => (real.del as (...a: unknown[]) => Promise<number>)(...args),
+    }
+    const limiter = createLimiter({
+      algorithm: 'gcra',
+      limit: 1000,
+      window: '1m',
+      prefix: 'early:',
+      store: new RedisStore({ client: counting as never }),
+    })
+    const pending = Array.from({ length: 70 }, (_, i) => limiter.consume(`k${i}`))
+    // Two full batches of 32 are on their way already; the last 6 go at the end of the turn.
+    expect(sent).toBe(2)
+    const decisions = await Promise.all(pending)
+    expect(sent).toBe(3)
+    expect(decisions.every((d) => d.allowed && d.remaining === 999)).toBe(true)
   })
 
   it('scripts write absolute expiries only (a relative one costs Redis a command rewrite)', async () => {

@@ -16,8 +16,8 @@ export interface RedisStoreOptions {
   readonly client: RedisClientLike
   /**
    * Decisions requested in the same event-loop turn go to Redis together, as one script call
-   * per algorithm (per hash slot on a Cluster) of at most `maxSize` requests (default 32: a turn
-   * with more sends several calls, so Redis works on one while this process reads the last).
+   * per algorithm (per hash slot on a Cluster) of at most `maxSize` requests (default 32). A full
+   * batch goes at once, so Redis decides it while this process gathers the next.
    * A batch never waits for later work. `false` sends each decision on its own.
    */
   readonly batch?: { readonly maxSize?: number } | false | undefined
@@ -173,6 +173,12 @@ export class RedisStore implements Store {
       this.#queue.set(group, batch)
     }
     batch.add(call, op, key, sink)
+    // A full batch goes now: Redis starts on it while this turn is still gathering the next.
+    if (batch.calls.length === this.#maxBatch) {
+      this.#queue.delete(group)
+      this.#send(SCRIPT_OF[policy.algorithm], batch, 0, this.#maxBatch)
+      return
+    }
     if (!this.#scheduled) {
       this.#scheduled = true
       setImmediate(this.#flush)
