@@ -57,6 +57,8 @@ const MAX_CIRCUITS = 16_384
 interface Circuits {
   succeed(domain: string): void
   failed(domain: string): void
+  /** A call settled: let the deadline queue drop what has settled at its head. */
+  release(): void
 }
 
 // One call in flight: the store's sink, and the guard's entry in its deadline queue.
@@ -125,6 +127,7 @@ class Waiter<T> implements Sink {
     this.settled = true
     if (succeeded) this.circuits.succeed(this.domain)
     else this.circuits.failed(this.domain)
+    this.circuits.release()
     return true
   }
 }
@@ -214,7 +217,21 @@ export function createGuard(timeoutMs: number, breaker: BreakerOptions): Guard {
     }
   }
 
-  const circuitState: Circuits = { succeed, failed }
+  // Calls mostly settle in the order they were made (a batch's replies come in order), so the
+  // queue's settled head is dropped as it settles: the queue holds what is in flight, not every
+  // call of the last `timeoutMs` (which kept hundreds of thousands of settled calls, with their
+  // promises and decisions, alive until the timer fired: most of the GC work per decision).
+  const release = (): void => {
+    while (head < waiting.length && (waiting[head] as Waiter<unknown>).settled) head++
+    if (head === waiting.length) {
+      waiting.length = 0
+      head = 0
+    } else if (head > 1024 && head * 2 > waiting.length) {
+      waiting.splice(0, head)
+      head = 0
+    }
+  }
+  const circuitState: Circuits = { succeed, failed, release }
 
   return {
     run<T>(call: StoreCall, domain: string, sentAtMs: number, handlers: Handlers<T>): Promise<T> {
