@@ -171,52 +171,6 @@ export function createGuard(timeoutMs: number, breaker: BreakerOptions): Guard {
   const waiting: Waiter<unknown>[] = []
   let head = 0
   let timer: ReturnType<typeof setTimeout> | undefined
-  const expire = (): void => {
-    timer = undefined
-    const now = monotonicMs()
-    while (head < waiting.length) {
-      const waiter = waiting[head] as Waiter<unknown>
-      if (waiter.settled) {
-        head++
-        continue
-      }
-      if (waiter.deadlineMs > now) break
-      head++
-      waiter.reject(
-        new LimiterError(
-          'ERR_LIMITER_TIMEOUT',
-          `Rate limit store did not answer within ${timeoutMs} ms (key ${JSON.stringify(waiter.call.key.slice(0, 60))})`,
-        ),
-      )
-    }
-    if (head > 1024 && head * 2 > waiting.length) {
-      waiting.splice(0, head)
-      head = 0
-    }
-    arm()
-  }
-  // Each event-loop turn runs timers before it reads sockets. After a stall longer than the
-  // deadline (a GC pause, a busy CPU) the timer would fire first and expire calls whose replies
-  // are already waiting to be read; expiring in the check phase, after the reads, spares them.
-  const expireAfterIo = (): void => {
-    setImmediate(expire)
-  }
-  const arm = (): void => {
-    while (head < waiting.length && (waiting[head] as Waiter<unknown>).settled) head++
-    if (head === waiting.length) {
-      waiting.length = 0
-      head = 0
-      return
-    }
-    if (timer === undefined) {
-      timer = setTimeout(
-        expireAfterIo,
-        Math.max(1, (waiting[head] as Waiter<unknown>).deadlineMs - monotonicMs()),
-      )
-      timer.unref?.()
-    }
-  }
-
   // Calls mostly settle in the order they were made (a batch's replies come in order), so the
   // queue's settled head is dropped as it settles: the queue holds what is in flight, not every
   // call of the last `timeoutMs` (which kept hundreds of thousands of settled calls, with their
@@ -231,6 +185,41 @@ export function createGuard(timeoutMs: number, breaker: BreakerOptions): Guard {
       head = 0
     }
   }
+  const expire = (): void => {
+    timer = undefined
+    const now = monotonicMs()
+    // The head is always unsettled (release keeps it so); a rejection releases it in turn.
+    while (head < waiting.length) {
+      const waiter = waiting[head] as Waiter<unknown>
+      if (waiter.deadlineMs > now) break
+      head++
+      waiter.reject(
+        new LimiterError(
+          'ERR_LIMITER_TIMEOUT',
+          `Rate limit store did not answer within ${timeoutMs} ms (key ${JSON.stringify(waiter.call.key.slice(0, 60))})`,
+        ),
+      )
+    }
+    arm()
+  }
+  // Each event-loop turn runs timers before it reads sockets. After a stall longer than the
+  // deadline (a GC pause, a busy CPU) the timer would fire first and expire calls whose replies
+  // are already waiting to be read; expiring in the check phase, after the reads, spares them.
+  const expireAfterIo = (): void => {
+    setImmediate(expire)
+  }
+  const arm = (): void => {
+    release()
+    if (head === waiting.length) return
+    if (timer === undefined) {
+      timer = setTimeout(
+        expireAfterIo,
+        Math.max(1, (waiting[head] as Waiter<unknown>).deadlineMs - monotonicMs()),
+      )
+      timer.unref?.()
+    }
+  }
+
   const circuitState: Circuits = { succeed, failed, release }
 
   return {
