@@ -26,7 +26,11 @@ function active(state: SlidingLogState | undefined, cutoffMs: number): [LogEntry
   return [entries.slice(from), sum]
 }
 
-// "<time>:<cost>": what a refund needs to take an admission back.
+/** An admission's refund ticket, "<time>:<cost>" (the Lua script reads the same form). */
+export function logTicket(atMs: number, cost: number): string {
+  return `${atMs}:${cost}`
+}
+
 function parseTicket(ticket: string): LogEntry | undefined {
   const match = /^(\d+):(\d+)$/.exec(ticket)
   return match === null ? undefined : { atMs: Number(match[1]), cost: Number(match[2]) }
@@ -70,7 +74,7 @@ export const slidingLog: AlgorithmTwin<SlidingLogState> = {
         entries.push({ atMs: nowMs, cost: need })
       }
       sum += need
-      ticket = `${newestMs}:${need}`
+      ticket = logTicket(newestMs, need)
       next = { entries, sum }
     }
     return {

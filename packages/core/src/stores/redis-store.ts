@@ -1,4 +1,5 @@
 // RedisStore: decisions on any ioredis-compatible client (standalone or Cluster), batched per tick.
+import { logTicket } from '../algorithms/sliding-log.js'
 import { LimiterError, LimiterRangeError, LimiterTypeError } from '../errors.js'
 import type { Algorithm, Policy } from '../policy.js'
 import { clusterSlot } from './cluster-slot.js'
@@ -261,7 +262,7 @@ export class RedisStore implements Store {
         let ticket: string | undefined
         if (withTicket) {
           const atMs = values[at++] as number
-          if (atMs >= 0) ticket = `${atMs}:${(calls[i] as StoreCall).cost}`
+          if (atMs >= 0) ticket = logTicket(atMs, (calls[i] as StoreCall).cost)
         }
         const remaining = allowed ? head : -1 - head
         if (sink.decided !== undefined)
