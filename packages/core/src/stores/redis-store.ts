@@ -157,7 +157,7 @@ export class RedisStore implements Store {
     if (this.#maxBatch === 1 || call.nowMs !== undefined) {
       const alone = new Batch()
       alone.add(call, op, key, sink)
-      this.#send(SCRIPT_OF[call.policy.algorithm], alone, 0, 1)
+      this.#send(SCRIPT_OF[call.policy.algorithm], alone)
       return
     }
     // One script call carries one policy: its numbers travel once per batch.
@@ -177,7 +177,7 @@ export class RedisStore implements Store {
     // A full batch goes now: Redis starts on it while this turn is still gathering the next.
     if (batch.calls.length === this.#maxBatch) {
       this.#queue.delete(group)
-      this.#send(SCRIPT_OF[policy.algorithm], batch, 0, this.#maxBatch)
+      this.#send(SCRIPT_OF[policy.algorithm], batch)
       return
     }
     if (!this.#scheduled) {
@@ -207,23 +207,19 @@ export class RedisStore implements Store {
     this.#scheduled = false
     const queue = this.#queue
     this.#queue = new Map()
-    for (const batch of queue.values()) {
-      const script = SCRIPT_OF[(batch.calls[0] as StoreCall).policy.algorithm]
-      const n = batch.calls.length
-      for (let from = 0; from < n; from += this.#maxBatch)
-        this.#send(script, batch, from, Math.min(n, from + this.#maxBatch))
-    }
+    // A batch that filled up has gone already: what is left is smaller than maxSize.
+    for (const batch of queue.values())
+      this.#send(SCRIPT_OF[(batch.calls[0] as StoreCall).policy.algorithm], batch)
   }
 
-  // Sends the batch's decisions [from, to) as one script call.
-  #send(script: LuaScript, batch: Batch, from: number, to: number): void {
+  // Sends the batch as one script call.
+  #send(script: LuaScript, batch: Batch): void {
     const { calls, ops, sinks } = batch
-    const first = calls[from] as StoreCall
+    const first = calls[0] as StoreCall
     const { policy } = first
-    const n = to - from
+    const n = calls.length
     // KEYS (one per request), then ARGV
-    const args: Array<string | number> = []
-    for (let i = from; i < to; i++) args.push(batch.keys[i] as string)
+    const args: Array<string | number> = [...batch.keys]
     args.push(
       first.nowMs === undefined ? '' : first.nowMs,
       first.nowMs === undefined ? 0 : TEST_CLOCK_OFFSET_MS,
@@ -234,7 +230,7 @@ export class RedisStore implements Store {
     // The common batch, consumes of cost 1, sends no per-request ARGV at all.
     const withTicket = script.argsPerRequest === 2
     if (!batch.plain) {
-      for (let i = from; i < to; i++) {
+      for (let i = 0; i < n; i++) {
         const call = calls[i] as StoreCall
         // A refund travels as minus its cost.
         args.push(ops[i] === 'r' ? -call.cost : call.cost)
@@ -247,7 +243,7 @@ export class RedisStore implements Store {
     const deliver = (reply: unknown): void => {
       const values = reply as readonly number[]
       let at = 0
-      for (let i = from; i < to; i++) {
+      for (let i = 0; i < n; i++) {
         const sink = sinks[i] as StoreSink
         if (ops[i] === 'r') {
           sink.resolve(undefined)
@@ -272,7 +268,7 @@ export class RedisStore implements Store {
     }
     const fail = (error: unknown): void => {
       const reason = tooOld(error)
-      for (let i = from; i < to; i++) (sinks[i] as StoreSink).reject(reason)
+      for (const sink of sinks) sink.reject(reason)
     }
     this.client.evalsha(script.sha1, n, ...args).then(deliver, (error: unknown) => {
       if (!isNoScript(error)) return fail(error)
