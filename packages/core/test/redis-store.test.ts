@@ -228,13 +228,7 @@ describe('RedisStore', () => {
   it('a turn with more decisions than batch.maxSize goes out as several calls, in order', async () => {
     await redis.client.script('LOAD', SCRIPTS['fixed-window'].source)
     await redis.client.config('RESETSTAT')
-    const limiter = createLimiter({
-      algorithm: 'fixed-window',
-      limit: 50,
-      window: '1m',
-      prefix: 'split:',
-      store: new RedisStore({ client: redis.client }),
-    })
+    const { limiter } = limiterOn('fixed-window', 50, 'split:')
     const decisions = await Promise.all(Array.from({ length: 100 }, () => limiter.consume('k')))
     // The default maxSize (32): 32 + 32 + 32 + 4, decided in call order.
     const stats = await redis.client.info('commandstats')
