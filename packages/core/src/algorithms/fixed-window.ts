@@ -1,5 +1,5 @@
 // fixed-window: one counter per key; a window opens at the key's first admitted request.
-import type { AlgorithmTwin, Outcome, RefundOutcome } from './outcome.js'
+import type { AlgorithmTwin, Outcome, RefundOutcome, Writable } from './outcome.js'
 
 /** State: when the window closes, and the cost counted in it. */
 export interface FixedWindowState {
@@ -19,13 +19,26 @@ function openEnd(
   return endMs > nowMs ? endMs : undefined
 }
 
+// The state { endMs, count }, written into `reuse` when given.
+function written(
+  reuse: FixedWindowState | undefined,
+  endMs: number,
+  count: number,
+): FixedWindowState {
+  if (reuse === undefined) return { endMs, count }
+  const s = reuse as Writable<FixedWindowState>
+  s.endMs = endMs
+  s.count = count
+  return s
+}
+
 /**
  * Fixed window: at most `limit` cost per window. A key's window opens at its first admitted
  * request and lasts `window` ms; the next admitted request after that opens a new one. After a
  * policy change to a shorter window, an open window ends no later than the new length from now.
  */
 export const fixedWindow: AlgorithmTwin<FixedWindowState> = {
-  check(state, nowMs, policy, cost): Outcome<FixedWindowState> {
+  check(state, nowMs, policy, cost, reuse): Outcome<FixedWindowState> {
     const { limit, windowMs } = policy
     const peek = cost === 0
     const need = peek ? 1 : cost
@@ -40,7 +53,7 @@ export const fixedWindow: AlgorithmTwin<FixedWindowState> = {
       remaining: Math.max(0, limit - count),
       resetMs: count === 0 ? 0 : windowLeftMs,
       retryAfterMs: allowed ? 0 : windowLeftMs,
-      state: allowed && !peek ? { endMs, count } : undefined,
+      state: allowed && !peek ? written(reuse, endMs, count) : undefined,
       ttlMs: windowLeftMs,
     }
   },

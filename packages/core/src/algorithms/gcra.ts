@@ -5,6 +5,7 @@ import {
   floorDiv,
   type Outcome,
   type RefundOutcome,
+  type Writable,
 } from './outcome.js'
 
 /**
@@ -36,9 +37,16 @@ function aheadOf(state: GcraState | undefined, nowMs: number, limit: number): nu
   return (ms - nowMs) * limit + frac
 }
 
-// The state for a TAT `ahead` units after now.
-function stateAt(nowMs: number, ahead: number, limit: number): GcraState {
-  return { ms: nowMs + floorDiv(ahead, limit), frac: ahead % limit, den: limit }
+// The state for a TAT `ahead` units after now, written into `reuse` when given.
+function stateAt(nowMs: number, ahead: number, limit: number, reuse?: GcraState): GcraState {
+  const ms = nowMs + floorDiv(ahead, limit)
+  const frac = ahead % limit
+  if (reuse === undefined) return { ms, frac, den: limit }
+  const s = reuse as Writable<GcraState>
+  s.ms = ms
+  s.frac = frac
+  s.den = limit
+  return s
 }
 
 /**
@@ -47,7 +55,7 @@ function stateAt(nowMs: number, ahead: number, limit: number): GcraState {
  * `now + burst x T`. Decisions equal a token bucket's with the same numbers.
  */
 export const gcra: AlgorithmTwin<GcraState> = {
-  check(state, nowMs, policy, cost): Outcome<GcraState> {
+  check(state, nowMs, policy, cost, reuse): Outcome<GcraState> {
     const { limit, windowMs: w, burst } = policy
     const tolerance = burst * w
     const peek = cost === 0
@@ -60,7 +68,7 @@ export const gcra: AlgorithmTwin<GcraState> = {
       remaining: Math.max(0, floorDiv(tolerance - used, w)),
       resetMs: ceilDiv(used, limit),
       retryAfterMs: allowed ? 0 : ceilDiv(ahead - tolerance, limit),
-      state: allowed && !peek ? stateAt(nowMs, ahead, limit) : undefined,
+      state: allowed && !peek ? stateAt(nowMs, ahead, limit, reuse) : undefined,
       ttlMs: ceilDiv(ahead, limit),
     }
   },

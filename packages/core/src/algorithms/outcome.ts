@@ -17,6 +17,9 @@ export interface Outcome<S> {
   readonly ticket?: string | undefined
 }
 
+/** `T` with its fields writable: how a twin fills a `reuse` state object. */
+export type Writable<T> = { -readonly [K in keyof T]: T[K] }
+
 /** A refund's result: the state to write (`null` deletes it) and its time to live. */
 export interface RefundOutcome<S> {
   readonly state: S | null
@@ -26,9 +29,15 @@ export interface RefundOutcome<S> {
 /**
  * The TypeScript twin of one Lua script. `cost` 0 peeks: the decision for a cost-1 request,
  * with nothing written.
+ *
+ * `reuse` is a state object the caller gives up (MemoryStore passes the key's stored state, even
+ * an expired one): an admission may write the new state into it, after reading `state`, instead
+ * of allocating one. The decision is the same either way. A busy key's state then lives as long
+ * as the key, where a fresh object per decision would outlive the young generation and cost a
+ * full GC to reclaim.
  */
 export interface AlgorithmTwin<S> {
-  check(state: S | undefined, nowMs: number, policy: Policy, cost: number): Outcome<S>
+  check(state: S | undefined, nowMs: number, policy: Policy, cost: number, reuse?: S): Outcome<S>
   refund(
     state: S | undefined,
     nowMs: number,

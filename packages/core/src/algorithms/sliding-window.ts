@@ -1,5 +1,11 @@
 // sliding-window: two counters per key, weighted by the overlap of the previous window.
-import { type AlgorithmTwin, floorDiv, type Outcome, type RefundOutcome } from './outcome.js'
+import {
+  type AlgorithmTwin,
+  floorDiv,
+  type Outcome,
+  type RefundOutcome,
+  type Writable,
+} from './outcome.js'
 
 /** State: the start of the window `count` belongs to (a multiple of the window) and that count. */
 export interface SlidingWindowState {
@@ -16,7 +22,7 @@ export interface SlidingWindowState {
  * All arithmetic is on integers scaled by `window`, so both twins agree exactly.
  */
 export const slidingWindow: AlgorithmTwin<SlidingWindowState> = {
-  check(state, nowMs, policy, cost): Outcome<SlidingWindowState> {
+  check(state, nowMs, policy, cost, reuse): Outcome<SlidingWindowState> {
     const { limit, windowMs: w } = policy
     const peek = cost === 0
     const need = peek ? 1 : cost
@@ -43,7 +49,7 @@ export const slidingWindow: AlgorithmTwin<SlidingWindowState> = {
       remaining: Math.max(0, floorDiv(limit * w - used, w)),
       resetMs: current > 0 ? windowLeftMs + w : previous > 0 ? windowLeftMs : 0,
       retryAfterMs,
-      state: allowed && !peek ? { startMs, count: current, previous } : undefined,
+      state: allowed && !peek ? written(reuse, startMs, current, previous) : undefined,
       ttlMs: windowLeftMs + w,
     }
   },
@@ -60,6 +66,21 @@ export const slidingWindow: AlgorithmTwin<SlidingWindowState> = {
       ttlMs: state.startMs + (count > 0 ? 2 * w : w) - nowMs,
     }
   },
+}
+
+// The state { startMs, count, previous }, written into `reuse` when given.
+function written(
+  reuse: SlidingWindowState | undefined,
+  startMs: number,
+  count: number,
+  previous: number,
+): SlidingWindowState {
+  if (reuse === undefined) return { startMs, count, previous }
+  const s = reuse as Writable<SlidingWindowState>
+  s.startMs = startMs
+  s.count = count
+  s.previous = previous
+  return s
 }
 
 /** The smallest wait after which a request of cost `need` passes, given no other traffic. */

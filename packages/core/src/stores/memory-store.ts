@@ -105,7 +105,8 @@ export class MemoryStore implements Store {
   ): StoreDecision {
     const entry = space.get(key)
     const state = entry !== undefined && entry.expiresAtMs > now ? entry.state : undefined
-    const outcome = twin.check(state, now, policy, cost)
+    // The stored state object is handed back for reuse: a busy key keeps one object for life.
+    const outcome = twin.check(state, now, policy, cost, entry?.state)
     if (outcome.state !== undefined)
       this.#write(space, key, entry, outcome.state, now + outcome.ttlMs)
     return outcome
