@@ -210,6 +210,6 @@ function checked(
     key,
     cost,
     policy,
-    headers: formatHeaders(rl.headers, policy, decision, nowMs()),
+    headers: formatHeaders(rl.headers, policy, decision, nowMs),
   }
 }

@@ -109,6 +109,25 @@ describe('formatHeaders', () => {
     expect(formatHeaders(standards, policy, decision, NOW)).toEqual(expected)
   })
 
+  it('reads a clock passed as a function only for the legacy epoch reset', () => {
+    let reads = 0
+    const clock = () => {
+      reads++
+      return NOW
+    }
+    expect(formatHeaders(['draft-10'], policy, allowed, clock)).toEqual(
+      formatHeaders(['draft-10'], policy, allowed, NOW),
+    )
+    expect(formatHeaders(['draft-7', 'draft-6'], policy, denied, clock)).toEqual(
+      formatHeaders(['draft-7', 'draft-6'], policy, denied, NOW),
+    )
+    expect(reads).toBe(0)
+    expect(formatHeaders(['legacy'], policy, allowed, clock)).toEqual(
+      formatHeaders(['legacy'], policy, allowed, NOW),
+    )
+    expect(reads).toBe(1)
+  })
+
   it('rounds windows and resets up to whole seconds', () => {
     const p = headerPolicy('p', 3, 1500)
     expect(p.policyMember).toBe('"p";q=3;w=2')

@@ -146,29 +146,38 @@ export function retryAfterHeader(decision: Decision): HeaderPair {
   return ['Retry-After', String(retryAfterSeconds(decision))]
 }
 
+function headersOf(
+  standard: HeaderStandard,
+  policy: HeaderPolicy,
+  decision: Decision,
+  nowMs: number | (() => number),
+): HeaderPair[] {
+  if (standard === 'draft-10') return draft10Headers(policy, decision)
+  if (standard === 'draft-7') return draft7Headers(policy, decision)
+  if (standard === 'draft-6') return draft6Headers(policy, decision)
+  return legacyHeaders(policy, decision, typeof nowMs === 'number' ? nowMs : nowMs())
+}
+
 /**
  * All the headers for one decision: each standard in `standards`, plus `Retry-After` on a
- * denial (always, even with no standard). `nowMs` is only read by `'legacy'`.
+ * denial (always, even with no standard). `nowMs` is only read by `'legacy'`; pass the clock
+ * itself to read it only then.
  */
 export function formatHeaders(
   standards: readonly HeaderStandard[],
   policy: HeaderPolicy,
   decision: Decision,
-  nowMs: number,
+  nowMs: number | (() => number),
 ): HeaderPair[] {
-  const out: HeaderPair[] = []
-  for (const standard of standards) {
-    const pairs =
-      standard === 'draft-10'
-        ? draft10Headers(policy, decision)
-        : standard === 'draft-7'
-          ? draft7Headers(policy, decision)
-          : standard === 'draft-6'
-            ? draft6Headers(policy, decision)
-            : legacyHeaders(policy, decision, nowMs)
-    for (const pair of pairs) {
-      // draft-6 and draft-7 both send the same RateLimit-Policy: send it once.
-      if (!out.some(([n, v]) => n === pair[0] && v === pair[1])) out.push(pair)
+  // The usual case, one standard: its pairs are the answer.
+  const out =
+    standards.length === 1 ? headersOf(standards[0] as HeaderStandard, policy, decision, nowMs) : []
+  if (standards.length > 1) {
+    for (const standard of standards) {
+      for (const pair of headersOf(standard, policy, decision, nowMs)) {
+        // draft-6 and draft-7 both send the same RateLimit-Policy: send it once.
+        if (!out.some(([n, v]) => n === pair[0] && v === pair[1])) out.push(pair)
+      }
     }
   }
   if (!decision.allowed) out.push(retryAfterHeader(decision))
