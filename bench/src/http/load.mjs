@@ -5,6 +5,7 @@ import { createInterface } from 'node:readline'
 import { fileURLToPath } from 'node:url'
 import autocannon from 'autocannon'
 import { HTTP_MODES } from '../config.mjs'
+import { serverCpuUs } from '../redis-stats.mjs'
 import { median } from '../stats.mjs'
 import { VARIANTS } from './variants.mjs'
 
@@ -12,7 +13,7 @@ const SERVER = fileURLToPath(new URL('./server.mjs', import.meta.url))
 
 function startServer(config) {
   const child = spawn(process.execPath, [SERVER, JSON.stringify(config)], {
-    stdio: ['ignore', 'pipe', 'inherit'],
+    stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
   })
   const ready = new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error('server did not start within 15 s')), 15_000)
@@ -27,6 +28,18 @@ function startServer(config) {
     })
   })
   return { child, ready }
+}
+
+// The server process's CPU time so far (µs): it answers over the IPC channel.
+function serverCpu(child) {
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error('server did not report its CPU time')), 5000)
+    child.once('message', (message) => {
+      clearTimeout(timer)
+      resolve(message.cpuUs)
+    })
+    child.send('cpu')
+  })
 }
 
 function stopServer(child) {
@@ -50,14 +63,18 @@ function load(port, { connections, durationS }) {
   })
 }
 
-/** The (framework, variant, mode) runs for this profile; "bare" runs once, it has no limits. */
+/**
+ * The (framework, variant, mode) runs for this profile; "bare" and the floor run once, they have
+ * no limits.
+ */
 function plan(profile) {
   const runs = []
   for (const [framework, variants] of Object.entries(VARIANTS)) {
     for (const variant of Object.keys(variants)) {
-      const peer = variant !== 'bare' && !variant.startsWith('ours/')
+      const limits = variant !== 'bare' && variant !== 'reference/floor'
+      const peer = limits && !variant.startsWith('ours/')
       if (peer && profile.http.peers !== 'all' && !profile.http.peers.includes(variant)) continue
-      for (const mode of variant === 'bare' ? ['pass'] : profile.http.modes) {
+      for (const mode of limits ? profile.http.modes : ['pass']) {
         runs.push({ framework, variant, mode, results: [], skip: undefined })
       }
     }
@@ -95,9 +112,17 @@ export async function runHttp({ profile, port, admin, log, algorithm }) {
           connections: profile.http.connections,
           durationS: profile.http.warmupS,
         })
+        const cpuBefore = await serverCpu(child)
+        const redisBefore = await serverCpuUs(admin)
         const r = await load(status.port, profile.http)
+        const cpuUs = (await serverCpu(child)) - cpuBefore
+        const redisUs = (await serverCpuUs(admin)) - redisBefore
         const result = {
           perSecond: r.requests.total / r.duration,
+          // CPU per request: the server's process, and Redis's (idle for memory variants).
+          // Steadier than req/s when load generator and server share the cores.
+          cpuUsPerRequest: r.requests.total === 0 ? Number.NaN : cpuUs / r.requests.total,
+          redisCpuUsPerRequest: r.requests.total === 0 ? Number.NaN : redisUs / r.requests.total,
           p50Ms: r.latency.p50,
           p99Ms: r.latency.p99,
           non2xxShare: r.requests.total === 0 ? 0 : r.non2xx / r.requests.total,
@@ -105,7 +130,7 @@ export async function runHttp({ profile, port, admin, log, algorithm }) {
         }
         run.results.push(result)
         log(
-          `  rep ${rep}/${profile.http.reps}  ${run.framework.padEnd(8)} ${run.variant.padEnd(30)} ${run.mode.padEnd(8)} ${Math.round(result.perSecond)} req/s  p99 ${result.p99Ms} ms`,
+          `  rep ${rep}/${profile.http.reps}  ${run.framework.padEnd(8)} ${run.variant.padEnd(30)} ${run.mode.padEnd(8)} ${Math.round(result.perSecond)} req/s  p99 ${result.p99Ms} ms  server CPU ${result.cpuUsPerRequest.toFixed(1)} µs/req`,
         )
       } catch (error) {
         run.skip = `failed: ${error.message}`
@@ -121,6 +146,8 @@ export async function runHttp({ profile, port, admin, log, algorithm }) {
     mode,
     skip,
     perSecond: median(results.map((r) => r.perSecond)),
+    cpuUsPerRequest: median(results.map((r) => r.cpuUsPerRequest)),
+    redisCpuUsPerRequest: median(results.map((r) => r.redisCpuUsPerRequest)),
     p50Ms: median(results.map((r) => r.p50Ms)),
     p99Ms: median(results.map((r) => r.p99Ms)),
     non2xxShare: median(results.map((r) => r.non2xxShare)),

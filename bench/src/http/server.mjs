@@ -54,6 +54,13 @@ async function main() {
 }
 
 process.on('SIGTERM', () => process.exit(0))
+// The runner asks for this process's CPU time (user + system, µs) around a measured load.
+process.on('message', (message) => {
+  if (message === 'cpu') {
+    const { user, system } = process.cpuUsage()
+    process.send?.({ cpuUs: user + system })
+  }
+})
 main().catch((error) => {
   if (error instanceof Skip) {
     process.stdout.write(`${JSON.stringify({ skip: error.message })}\n`)

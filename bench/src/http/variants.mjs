@@ -59,6 +59,40 @@ async function fastifyPlugin(store, { limit, windowMs, redis }) {
   return { plugin, options }
 }
 
+// The floor under any limiter that sends headers: read the client's IP and set two header fields
+// the size of ours (draft-10 `RateLimit-Policy` and `RateLimit`, a number changing per request),
+// limiting nothing. What a variant costs over it is the limiter's own work.
+const POLICY = '"floor1000000000/1m";q=1000000000;w=60'
+function floorFields(ip) {
+  floorFields.left = (floorFields.left ?? 1e9) - 1
+  return ip === '' ? '' : `"floor1000000000/1m";r=${floorFields.left};t=60`
+}
+const floor = {
+  express: () => (req, res, next) => {
+    res.setHeader('RateLimit-Policy', POLICY)
+    res.setHeader('RateLimit', floorFields(req.ip))
+    next()
+  },
+  koa: () => (ctx, next) => {
+    ctx.res.setHeader('RateLimit-Policy', POLICY)
+    ctx.res.setHeader('RateLimit', floorFields(ctx.ip))
+    return next()
+  },
+  fastify: () => {
+    const plugin = (app, _options, done) => {
+      app.addHook('onRequest', (request, reply, next) => {
+        reply.header('RateLimit-Policy', POLICY)
+        reply.header('RateLimit', floorFields(request.ip))
+        next()
+      })
+      done()
+    }
+    // What fastify-plugin sets: the hook applies to the whole app, as a limiter's plugin does.
+    plugin[Symbol.for('skip-override')] = true
+    return { plugin, options: {} }
+  },
+}
+
 /**
  * Variant ids per framework, in table order. `ours/*` need our adapter; the rest are the
  * peers that fit that framework, each with its memory and Redis store.
@@ -66,6 +100,7 @@ async function fastifyPlugin(store, { limit, windowMs, redis }) {
 export const VARIANTS = {
   express: {
     bare: null,
+    'reference/floor': floor.express,
     'ours/memory': (o) => ours('express', o),
     'ours/redis': (o) => ours('express', o),
     'express-rate-limit/memory': (o) => erlMiddleware('memory', o),
@@ -75,6 +110,7 @@ export const VARIANTS = {
   },
   koa: {
     bare: null,
+    'reference/floor': floor.koa,
     'ours/memory': (o) => ours('koa', o),
     'ours/redis': (o) => ours('koa', o),
     'koa-ratelimit/memory': (o) => koaMiddleware('memory', o),
@@ -82,6 +118,7 @@ export const VARIANTS = {
   },
   fastify: {
     bare: null,
+    'reference/floor': floor.fastify,
     'ours/memory': (o) => ours('fastify', o),
     'ours/redis': (o) => ours('fastify', o),
     '@fastify/rate-limit/memory': (o) => fastifyPlugin('memory', o),

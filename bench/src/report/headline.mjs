@@ -90,9 +90,12 @@ function httpRatios(http) {
     if (!bare || !Number.isFinite(bare.perSecond)) continue
     const parts = http
       .filter((r) => r.framework === framework && r.variant !== 'bare' && r.mode === 'pass')
-      .map((r) => `${r.variant} ${r.skip ? 'skipped' : times(r.perSecond / bare.perSecond)}`)
+      .map(
+        (r) =>
+          `${r.variant} ${r.skip ? 'skipped' : `${times(r.perSecond / bare.perSecond)} (+${num(r.cpuUsPerRequest - bare.cpuUsPerRequest)} µs)`}`,
+      )
     lines.push(
-      `  HTTP ${framework} (bare ${rate(bare.perSecond)} req/s, limits passing): ${parts.join(', ')}`,
+      `  HTTP ${framework} (bare ${rate(bare.perSecond)} req/s, ${num(bare.cpuUsPerRequest)} µs server CPU/req; limits passing, x bare (+server CPU µs/req)): ${parts.join(', ')}`,
     )
   }
   return lines

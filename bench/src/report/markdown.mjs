@@ -106,16 +106,25 @@ function commandsSection(rows) {
   )
 }
 
+// "+3.1" / "-0.4": a difference in µs.
+const signed = (n) => (Number.isFinite(n) ? `${n >= 0 ? '+' : ''}${num(n)}` : '-')
+
 function httpSection(http) {
   if (http.length === 0) return NOT_RUN
   const body = http.map((r) => {
     const bare = http.find((b) => b.framework === r.framework && b.variant === 'bare')
+    const floor = http.find((b) => b.framework === r.framework && b.variant === 'reference/floor')
+    const limits = r.variant !== 'bare' && r.variant !== 'reference/floor'
     return [
       r.framework,
       r.variant.startsWith('ours/') ? `**${r.variant}**` : r.variant,
       r.mode,
       r.skip ? `skipped: ${r.skip.split('\n')[0]}` : rate(r.perSecond),
       r.skip ? '-' : times(ratio(r.perSecond, bare?.perSecond)),
+      r.skip ? '-' : num(r.cpuUsPerRequest),
+      r.skip || r.variant === 'bare' ? '-' : signed(r.cpuUsPerRequest - bare?.cpuUsPerRequest),
+      r.skip || !limits ? '-' : signed(r.cpuUsPerRequest - floor?.cpuUsPerRequest),
+      r.skip || !r.variant.endsWith('/redis') ? '-' : num(r.redisCpuUsPerRequest),
       r.skip ? '-' : ms(r.p50Ms),
       r.skip ? '-' : ms(r.p99Ms),
       r.skip ? '-' : pct(r.non2xxShare),
@@ -130,6 +139,10 @@ function httpSection(http) {
       'limits',
       'req/s',
       'x bare',
+      'server CPU µs/req',
+      'µs/req over bare',
+      'µs/req over floor',
+      'Redis CPU µs/req',
       'p50 ms',
       'p99 ms',
       'non-2xx',
@@ -217,6 +230,13 @@ ${ran ? decisionsSection(results.decisions) : NOT_RUN}
 ## 2. HTTP (autocannon, ${results.meta.httpConnections} connections; server in a child process)
 
 ${httpSection(results.http)}
+
+"server CPU" is the server process's CPU time (user + system) per request during the measured
+load, "over bare" its difference to the bare framework: what the limiter costs the server, which
+holds steadier than req/s when the load generator, the server and Redis share the machine's cores.
+"reference/floor" limits nothing: it reads the client IP and sets two header fields the size of
+ours, the least any limiter that sends headers does; "over floor" is what the limiter costs beyond
+that.
 
 ## 3. Redis memory per key (${keys ?? '-'} keys, one decision each)
 
