@@ -76,11 +76,15 @@ class TwinStore implements Store {
   readonly #states = new Map<string, unknown>()
   consume(call: StoreCall): Promise<StoreDecision> {
     const id = `${call.namespace}${call.key}`
+    // The state is also handed back for reuse, as MemoryStore does: the in-place path is the
+    // one compared with Lua.
+    const state = this.#states.get(id)
     const outcome = TWINS[call.policy.algorithm].check(
-      this.#states.get(id),
+      state,
       call.nowMs as number,
       call.policy,
       call.cost,
+      state,
     )
     if (outcome.state !== undefined) this.#states.set(id, outcome.state)
     return Promise.resolve(outcome)

@@ -4,6 +4,7 @@ import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { ALGORITHMS, definePolicy } from '../policy.js'
 import { TWINS } from './index.js'
+import type { SlidingLogState } from './sliding-log.js'
 
 const stepArb = fc.record({
   advanceMs: fc.nat({ max: 3000 }),
@@ -12,6 +13,14 @@ const stepArb = fc.record({
   // the store found the key expired: no state, but its old object is still there to reuse
   expired: fc.boolean(),
 })
+
+// What a state holds: a sliding log updated in place may keep entries that left the window
+// before its `head`; they are not part of it.
+function held(state: unknown): unknown {
+  if (state === undefined || !('entries' in (state as object))) return state
+  const { entries, sum, head = 0 } = state as SlidingLogState
+  return { entries: entries.slice(head), sum }
+}
 
 describe.each(ALGORITHMS)('%s', (algorithm) => {
   const twin = TWINS[algorithm]
@@ -34,7 +43,7 @@ describe.each(ALGORITHMS)('%s', (algorithm) => {
             const a = twin.check(expired ? undefined : fresh, now, policy, c)
             const b = twin.check(expired ? undefined : reused, now, policy, c, reused)
             expect({ ...b, state: undefined }).toEqual({ ...a, state: undefined })
-            expect(b.state).toEqual(a.state)
+            expect(held(b.state)).toEqual(held(a.state))
             // refused or peeked: nothing written, so the stored object must be as it was
             if (b.state === undefined) expect(reused).toEqual(before)
             if (a.state !== undefined) fresh = a.state
@@ -47,12 +56,9 @@ describe.each(ALGORITHMS)('%s', (algorithm) => {
   })
 })
 
-// MemoryStore relies on this so a busy key keeps one state object (sliding-log's rebuilds its log).
-it.each(['gcra', 'token-bucket', 'leaky-bucket', 'fixed-window', 'sliding-window'] as const)(
-  '%s writes an admission into the object it is given',
-  (algorithm) => {
-    const policy = definePolicy({ algorithm, limit: 5, window: 1000 })
-    const first = TWINS[algorithm].check(undefined, 0, policy, 1).state
-    expect(TWINS[algorithm].check(first, 10, policy, 1, first).state).toBe(first)
-  },
-)
+// MemoryStore relies on this so a busy key keeps one state object (and a sliding log its array).
+it.each(ALGORITHMS)('%s writes an admission into the object it is given', (algorithm) => {
+  const policy = definePolicy({ algorithm, limit: 5, window: 1000 })
+  const first = TWINS[algorithm].check(undefined, 0, policy, 1).state
+  expect(TWINS[algorithm].check(first, 10, policy, 1, first).state).toBe(first)
+})

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { definePolicy } from '../policy.js'
-import { slidingLog } from './sliding-log.js'
+import { type SlidingLogState, slidingLog } from './sliding-log.js'
 import { runTable } from './table.js'
 
 describe('sliding-log', () => {
@@ -28,5 +28,23 @@ describe('sliding-log', () => {
     const b = slidingLog.check(a.state, 500, policy, 1)
     const refunded = slidingLog.refund(b.state, 600, policy, 1, a.ticket)
     expect(refunded.state?.entries.map((e) => e.atMs)).toEqual([500])
+  })
+  it('a log updated in place keeps at most twice its live entries, and decides as a copied one', () => {
+    const policy = definePolicy({ algorithm: 'sliding-log', limit: 1000, window: 100 })
+    let copied: SlidingLogState | undefined
+    let inPlace: SlidingLogState | undefined
+    let longest = 0
+    for (let t = 0; t < 5000; t++) {
+      const a = slidingLog.check(copied, t, policy, 1)
+      const b = slidingLog.check(inPlace, t, policy, 1, inPlace)
+      expect(b.remaining).toBe(a.remaining)
+      copied = a.state ?? copied
+      if (inPlace !== undefined) expect(b.state).toBe(inPlace)
+      inPlace = b.state ?? inPlace
+      longest = Math.max(longest, inPlace?.entries.length ?? 0)
+    }
+    // 100 entries are live at a time (one per ms); the ones that left are dropped in batches
+    expect(longest).toBeLessThanOrEqual(2 * 100 + 1)
+    expect(copied?.entries.length).toBe(100)
   })
 })

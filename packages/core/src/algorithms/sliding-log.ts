@@ -1,5 +1,5 @@
 // sliding-log: one record per millisecond with admissions; exact over any window-long interval.
-import type { AlgorithmTwin, Outcome, RefundOutcome } from './outcome.js'
+import type { AlgorithmTwin, Outcome, RefundOutcome, Writable } from './outcome.js'
 
 /** The cost admitted in one millisecond. */
 export interface LogEntry {
@@ -7,23 +7,35 @@ export interface LogEntry {
   readonly cost: number
 }
 
-/** State: one entry per admission time, oldest first (each time once), and their total cost. */
+/**
+ * State: one entry per admission time, oldest first (each time once), and the total cost of the
+ * entries from `head` on. Entries before `head` (default 0) have left the window: a log updated
+ * in place skips them instead of copying the rest, and drops them once they are as many as the
+ * entries still held.
+ */
 export interface SlidingLogState {
   readonly entries: readonly LogEntry[]
   readonly sum: number
+  readonly head?: number
 }
 
-// The entries still in the window (their time is after `cutoffMs`), and their total cost.
+// Where the entries still in the window start (their time is after `cutoffMs`), and their total cost.
+function skipExpired(state: SlidingLogState, cutoffMs: number): [number, number] {
+  const { entries } = state
+  let head = state.head ?? 0
+  let sum = state.sum
+  while (head < entries.length && (entries[head] as LogEntry).atMs <= cutoffMs) {
+    sum -= (entries[head] as LogEntry).cost
+    head++
+  }
+  return [head, sum]
+}
+
+// The entries still in the window, as a new array, and their total cost.
 function active(state: SlidingLogState | undefined, cutoffMs: number): [LogEntry[], number] {
   if (state === undefined) return [[], 0]
-  const { entries } = state
-  let from = 0
-  let sum = state.sum
-  while (from < entries.length && (entries[from] as LogEntry).atMs <= cutoffMs) {
-    sum -= (entries[from] as LogEntry).cost
-    from++
-  }
-  return [entries.slice(from), sum]
+  const [head, sum] = skipExpired(state, cutoffMs)
+  return [state.entries.slice(head), sum]
 }
 
 /** An admission's refund ticket, "<time>:<cost>" (the Lua script reads the same form). */
@@ -42,18 +54,19 @@ function parseTicket(ticket: string): LogEntry | undefined {
  * is recorded at max(now, newest entry), so a clock stepping back never admits more.
  */
 export const slidingLog: AlgorithmTwin<SlidingLogState> = {
-  check(state, nowMs, policy, cost): Outcome<SlidingLogState> {
+  check(state, nowMs, policy, cost, reuse): Outcome<SlidingLogState> {
     const { limit, windowMs } = policy
     const peek = cost === 0
     const need = peek ? 1 : cost
-    const [entries, held] = active(state, nowMs - windowMs)
-    let sum = held
+    const all = state === undefined ? [] : state.entries
+    let [head, sum] = state === undefined ? [0, 0] : skipExpired(state, nowMs - windowMs)
     const allowed = sum + need <= limit
     let retryAfterMs = 0
     if (!allowed) {
       const excess = sum + need - limit
       let freed = 0
-      for (const e of entries) {
+      for (let i = head; i < all.length; i++) {
+        const e = all[i] as LogEntry
         freed += e.cost
         if (freed >= excess) {
           retryAfterMs = e.atMs + windowMs - nowMs
@@ -61,11 +74,25 @@ export const slidingLog: AlgorithmTwin<SlidingLogState> = {
         }
       }
     }
-    const newest = entries[entries.length - 1]
+    const newest = head < all.length ? all[all.length - 1] : undefined
     let newestMs = newest === undefined ? nowMs : newest.atMs
     let next: SlidingLogState | undefined
     let ticket: string | undefined
     if (allowed && !peek) {
+      // Given the state itself to reuse, the log grows in place (dropping what left the window
+      // once that is half of it); otherwise the entries still held are copied.
+      const inPlace = reuse !== undefined && reuse === state
+      let entries: LogEntry[]
+      if (inPlace) {
+        entries = all as LogEntry[]
+        if (head >= entries.length - head) {
+          entries.splice(0, head)
+          head = 0
+        }
+      } else {
+        entries = all.slice(head)
+        head = 0
+      }
       if (newest !== undefined && newest.atMs >= nowMs) {
         // this millisecond (or later, after the clock stepped back) already has an entry
         entries[entries.length - 1] = { atMs: newest.atMs, cost: newest.cost + need }
@@ -75,7 +102,12 @@ export const slidingLog: AlgorithmTwin<SlidingLogState> = {
       }
       sum += need
       ticket = logTicket(newestMs, need)
-      next = { entries, sum }
+      if (inPlace) {
+        const s = reuse as Writable<SlidingLogState>
+        s.sum = sum
+        s.head = head
+        next = s
+      } else next = { entries, sum }
     }
     return {
       allowed,
