@@ -169,10 +169,12 @@ export function formatHeaders(
   decision: Decision,
   nowMs: number | (() => number),
 ): HeaderPair[] {
+  let out: HeaderPair[]
   // The usual case, one standard: its pairs are the answer.
-  const out =
-    standards.length === 1 ? headersOf(standards[0] as HeaderStandard, policy, decision, nowMs) : []
-  if (standards.length > 1) {
+  if (standards.length === 1)
+    out = headersOf(standards[0] as HeaderStandard, policy, decision, nowMs)
+  else {
+    out = []
     for (const standard of standards) {
       for (const pair of headersOf(standard, policy, decision, nowMs)) {
         // draft-6 and draft-7 both send the same RateLimit-Policy: send it once.
