@@ -7,7 +7,7 @@ import autocannon from 'autocannon'
 import { HTTP_MODES } from '../config.mjs'
 import { serverCpuUs } from '../redis-stats.mjs'
 import { median } from '../stats.mjs'
-import { VARIANTS } from './variants.mjs'
+import { limitsRequests, VARIANTS } from './variants.mjs'
 
 const SERVER = fileURLToPath(new URL('./server.mjs', import.meta.url))
 
@@ -30,8 +30,8 @@ function startServer(config) {
   return { child, ready }
 }
 
-// The server process's CPU time so far (µs): it answers over the IPC channel.
-function serverCpu(child) {
+// The server process's own CPU time so far (µs): it answers over the IPC channel.
+function processCpuUs(child) {
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error('server did not report its CPU time')), 5000)
     child.once('message', (message) => {
@@ -71,7 +71,7 @@ function plan(profile) {
   const runs = []
   for (const [framework, variants] of Object.entries(VARIANTS)) {
     for (const variant of Object.keys(variants)) {
-      const limits = variant !== 'bare' && variant !== 'reference/floor'
+      const limits = limitsRequests(variant)
       const peer = limits && !variant.startsWith('ours/')
       if (peer && profile.http.peers !== 'all' && !profile.http.peers.includes(variant)) continue
       for (const mode of limits ? profile.http.modes : ['pass']) {
@@ -112,10 +112,10 @@ export async function runHttp({ profile, port, admin, log, algorithm }) {
           connections: profile.http.connections,
           durationS: profile.http.warmupS,
         })
-        const cpuBefore = await serverCpu(child)
+        const cpuBefore = await processCpuUs(child)
         const redisBefore = await serverCpuUs(admin)
         const r = await load(status.port, profile.http)
-        const cpuUs = (await serverCpu(child)) - cpuBefore
+        const cpuUs = (await processCpuUs(child)) - cpuBefore
         const redisUs = (await serverCpuUs(admin)) - redisBefore
         const result = {
           perSecond: r.requests.total / r.duration,

@@ -93,6 +93,9 @@ const floor = {
   },
 }
 
+/** Whether a variant limits requests: not the bare framework, not the floor (each runs once). */
+export const limitsRequests = (variant) => variant !== 'bare' && variant !== 'reference/floor'
+
 /**
  * Variant ids per framework, in table order. `ours/*` need our adapter; the rest are the
  * peers that fit that framework, each with its memory and Redis store.

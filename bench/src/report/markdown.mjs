@@ -1,6 +1,7 @@
 // The full results as markdown: headline, then one section per measurement.
 import { SCENARIOS } from '../config.mjs'
 import { bestPeer } from '../decisions.mjs'
+import { limitsRequests } from '../http/variants.mjs'
 import { ratio } from '../stats.mjs'
 import { ms, num, pct, rate, table, times } from './format.mjs'
 import { headlineTable } from './headline.mjs'
@@ -114,7 +115,7 @@ function httpSection(http) {
   const body = http.map((r) => {
     const bare = http.find((b) => b.framework === r.framework && b.variant === 'bare')
     const floor = http.find((b) => b.framework === r.framework && b.variant === 'reference/floor')
-    const limits = r.variant !== 'bare' && r.variant !== 'reference/floor'
+    const limits = limitsRequests(r.variant)
     return [
       r.framework,
       r.variant.startsWith('ours/') ? `**${r.variant}**` : r.variant,
