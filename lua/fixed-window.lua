@@ -1,14 +1,15 @@
 --[[
 fixed-window.lua: at most `limit` cost per window; a key's window opens at its first
 admitted request and lasts `window_ms` (a policy change to a shorter window ends an open one no
-later than the new length from now; a longer one applies from the next window).
+later than the new length from the first request that sees the change, which stores that end
+even when it is refused or peeks; a longer one applies from the next window).
 
 Decides a batch of n requests of one policy in order, at one Redis time. For request i
 (1-based):
 KEYS[i]    the counter: its integer value is the count, its expiry (PEXPIRETIME, Redis 7.0+) the
            window's end
-ARGV[5+i]  the request: its cost (integer >= 0; 0 peeks: decides for cost 1, writes nothing),
-           or minus the cost to refund
+ARGV[5+i]  the request: its cost (integer >= 0; 0 peeks: decides for cost 1, writes nothing but a
+           shortened window's end), or minus the cost to refund
            (a batch of consumes of cost 1 sends no ARGV[5+i] at all)
 and for the whole batch:
 ARGV[1]    now_ms: '' reads Redis TIME (always, in production); an integer only in tests
@@ -41,7 +42,8 @@ local function decide(key, limit, window_ms, cost, op)
   if raw then
     local n = tonumber(raw)
     local expires_ms = redis.call('PEXPIRETIME', key) - offset_ms
-    -- a window shortened by a policy change ends no later than the new length from now
+    -- a window shortened by a policy change ends no later than the new length from now (the
+    -- first request that sees the change stores that end)
     local e = math.min(expires_ms, end_ms)
     if n and now_ms < e then
       end_ms = e
@@ -76,6 +78,10 @@ local function decide(key, limit, window_ms, cost, op)
     else
       redis.call('SET', key, count, 'PXAT', end_ms + offset_ms)
     end
+  elseif stored_end_ms and end_ms < stored_end_ms then
+    -- a shortened window keeps the end its first request saw, refused or peeking: recomputed
+    -- from each later request, it would never end
+    redis.call('PEXPIREAT', key, end_ms + offset_ms)
   end
 
   local reset_ms = 0

@@ -104,6 +104,33 @@ export function describeStoreContract(name: string, makeStore: () => Store): voi
       expect((await large.consume('u')).allowed).toBe(true)
     })
 
+    it('after a change to a shorter window, a refused key is admitted once its retryAfterMs has passed', async () => {
+      const named = `shrink${unique++}`
+      const store = makeStore()
+      const make = (window: string) =>
+        createLimiter(withClock({ algorithm, limit: 2, window, name: named, store }, clock))
+      const long = make('1h')
+      const short = make('1s')
+      // The first request after the change is a consume for one key and a peek for the other.
+      for (const first of ['consume', 'peek'] as const) {
+        const key = `s-${first}`
+        await long.consume(key, 2)
+        now += 10
+        const refused = first === 'consume' ? await short.consume(key) : await short.peek(key)
+        // A fixed window ends no later than the new length from the first request that saw it.
+        if (algorithm === 'fixed-window') expect(refused).toMatchObject({ retryAfterMs: 1000 })
+        // sliding-window aligns windows to the new length: the old hour has left its estimate.
+        if (algorithm === 'sliding-window') expect(refused.allowed).toBe(true)
+        if (refused.allowed) continue
+        now += 400
+        const later = await short.consume(key)
+        expect(later.allowed).toBe(false)
+        expect(later.retryAfterMs).toBe(refused.retryAfterMs - 400)
+        now += later.retryAfterMs
+        expect((await short.consume(key)).allowed).toBe(true)
+      }
+    })
+
     it('rejects bad input with clear errors', async () => {
       const l = limiter({ limit: 3, window: '1m' })
       await expect(l.consume('')).rejects.toThrow(/`key`/)

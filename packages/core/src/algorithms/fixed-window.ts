@@ -35,7 +35,8 @@ function written(
 /**
  * Fixed window: at most `limit` cost per window. A key's window opens at its first admitted
  * request and lasts `window` ms; the next admitted request after that opens a new one. After a
- * policy change to a shorter window, an open window ends no later than the new length from now.
+ * policy change to a shorter window, an open window ends no later than the new length from the
+ * first request that sees the change (admitted, refused or a peek: that request stores the end).
  */
 export const fixedWindow: AlgorithmTwin<FixedWindowState> = {
   check(state, nowMs, policy, cost, reuse): Outcome<FixedWindowState> {
@@ -46,14 +47,18 @@ export const fixedWindow: AlgorithmTwin<FixedWindowState> = {
     const endMs = openMs ?? nowMs + windowMs
     let count = openMs === undefined ? 0 : (state as FixedWindowState).count
     const allowed = count + need <= limit
-    if (allowed && !peek) count += need
+    const admitted = allowed && !peek
+    if (admitted) count += need
     const windowLeftMs = endMs - nowMs
+    // A window shortened by a policy change keeps the end its first request saw, even when that
+    // request is refused or peeks: recomputed from each later request, it would never end.
+    const shortened = openMs !== undefined && openMs < (state as FixedWindowState).endMs
     return {
       allowed,
       remaining: Math.max(0, limit - count),
       resetMs: count === 0 ? 0 : windowLeftMs,
       retryAfterMs: allowed ? 0 : windowLeftMs,
-      state: allowed && !peek ? written(reuse, endMs, count) : undefined,
+      state: admitted || shortened ? written(reuse, endMs, count) : undefined,
       ttlMs: windowLeftMs,
     }
   },

@@ -68,7 +68,7 @@ describe.each(ALGORITHMS)('%s', (algorithm) => {
     )
   })
 
-  it('a rejected request or a peek writes nothing', () => {
+  it('under an unchanged policy, a rejected request or a peek writes nothing', () => {
     fc.assert(
       fc.property(
         policyArb(algorithm),

@@ -1,5 +1,5 @@
 // A twin given a state object to reuse (as MemoryStore gives it the key's stored state) decides
-// exactly as with fresh objects, and leaves that object alone unless it admits.
+// exactly as with fresh objects, and leaves that object alone unless it writes a state.
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { ALGORITHMS, definePolicy } from '../policy.js'
