@@ -33,34 +33,88 @@ local offset_ms = tonumber(ARGV[2])
 local limit = tonumber(ARGV[3])
 local window_ms = tonumber(ARGV[4])
 
+-- A key that occurs more than once in the batch (a busy client) is read once and written once,
+-- at the end of the batch, however many of its requests the batch holds: meanwhile its window
+-- (count, end; count 0: none open) is held in these tables, next to what Redis has (its count and
+-- end, false when it holds no open window) and whether it is to be written. Every other key is
+-- read and written in place. Only a batch where some key follows itself is searched for repeats
+-- (Lua compares interned strings at no cost), so distinct keys build no tables.
+local repeated = false
+local held_count, held_end, stored_count, stored_end, held_dirty, held_order
+for i = 2, #KEYS do
+  if KEYS[i] == KEYS[i - 1] then
+    repeated = {}
+    held_count, held_end, stored_count, stored_end, held_dirty, held_order = {}, {}, {}, {}, {}, {}
+    local seen = {}
+    for j = 1, #KEYS do
+      local key = KEYS[j]
+      if seen[key] then repeated[key] = true else seen[key] = true end
+    end
+    break
+  end
+end
+
+-- Makes Redis hold the window (count, end_ms) where it holds (was_count, was_end_ms), in the
+-- fewest commands: a count of 0 deletes the key.
+local function write(key, count, end_ms, was_count, was_end_ms)
+  if repeated and repeated[key] then
+    held_count[key] = count
+    held_end[key] = end_ms
+    if not held_dirty[key] then
+      held_dirty[key] = true
+      held_order[#held_order + 1] = key
+    end
+  elseif count == 0 then
+    -- a window refunded to zero is deleted: its key must not outlive an empty state
+    redis.call('DEL', key)
+  elseif was_end_ms == end_ms then
+    if count ~= was_count then redis.call('INCRBY', key, count - was_count) end
+  else
+    -- a new window, or one a policy change shortened
+    redis.call('SET', key, count, 'PXAT', end_ms + offset_ms)
+  end
+end
+
 local function decide(key, limit, window_ms, cost, op)
   -- check: the window's end is the key's expiry, its count the key's integer value
   local end_ms = now_ms + window_ms
   local count = 0
-  local stored_end_ms = false
-  local raw = redis.call('GET', key)
-  if raw then
-    local n = tonumber(raw)
-    local expires_ms = redis.call('PEXPIRETIME', key) - offset_ms
-    -- a window shortened by a policy change ends no later than the new length from now (the
-    -- first request that sees the change stores that end)
-    local e = math.min(expires_ms, end_ms)
-    if n and now_ms < e then
-      end_ms = e
-      count = n
-      stored_end_ms = expires_ms
+  local was_count = 0
+  local was_end_ms = false
+  if repeated and held_count[key] then
+    was_count = stored_count[key]
+    was_end_ms = stored_end[key]
+    if held_count[key] > 0 then
+      count = held_count[key]
+      end_ms = held_end[key]
+    end
+  else
+    local raw = redis.call('GET', key)
+    if raw then
+      local n = tonumber(raw)
+      local expires_ms = redis.call('PEXPIRETIME', key) - offset_ms
+      -- a window shortened by a policy change ends no later than the new length from now (the
+      -- first request that sees the change stores that end)
+      local e = math.min(expires_ms, end_ms)
+      if n and now_ms < e then
+        end_ms = e
+        count = n
+        was_count = n
+        was_end_ms = expires_ms
+      end
+    end
+    if repeated and repeated[key] then
+      held_count[key] = count
+      held_end[key] = end_ms
+      stored_count[key] = was_count
+      stored_end[key] = was_end_ms
     end
   end
   local window_left_ms = end_ms - now_ms
 
   if op == 'r' then
-    -- a window refunded to zero is deleted: its key must not outlive an empty state
-    if stored_end_ms and count > cost then
-      redis.call('DECRBY', key, cost)
-      if end_ms < stored_end_ms then redis.call('PEXPIREAT', key, end_ms + offset_ms) end
-    else
-      redis.call('DEL', key)
-    end
+    count = math.max(0, count - cost)
+    write(key, count, end_ms, was_count, was_end_ms)
     return 0, 0, 0, 0
   end
 
@@ -72,16 +126,11 @@ local function decide(key, limit, window_ms, cost, op)
   -- commit
   if allowed and not peek then
     count = count + need
-    if stored_end_ms then
-      redis.call('INCRBY', key, need)
-      if end_ms < stored_end_ms then redis.call('PEXPIREAT', key, end_ms + offset_ms) end
-    else
-      redis.call('SET', key, count, 'PXAT', end_ms + offset_ms)
-    end
-  elseif stored_end_ms and end_ms < stored_end_ms then
+    write(key, count, end_ms, was_count, was_end_ms)
+  elseif was_end_ms and end_ms < was_end_ms then
     -- a shortened window keeps the end its first request saw, refused or peeking: recomputed
     -- from each later request, it would never end
-    redis.call('PEXPIREAT', key, end_ms + offset_ms)
+    write(key, count, end_ms, was_count, was_end_ms)
   end
 
   local reset_ms = 0
@@ -113,6 +162,13 @@ for i = 1, #KEYS do
       reply[n + 3] = retry_after_ms
       n = n + 3
     end
+  end
+end
+if repeated then
+  repeated = false -- now write in place
+  for i = 1, #held_order do
+    local key = held_order[i]
+    write(key, held_count[key], held_end[key], stored_count[key], stored_end[key])
   end
 end
 return reply

@@ -35,10 +35,43 @@ local limit = tonumber(ARGV[3])
 local window_ms = tonumber(ARGV[4])
 local burst = tonumber(ARGV[5])
 
+-- A key that occurs more than once in the batch (a busy client) is read once and written once,
+-- at the end of the batch, however many of its requests the batch holds: meanwhile held_ahead[key]
+-- holds its TAT as distance from now in units of 1/limit ms (0 or less: empty), held_raw[key] the
+-- value Redis has and held_dirty[key] whether it is to be written. Every other key is read and written in place. Only a batch where some key follows
+-- itself is searched for repeats (Lua compares interned strings at no cost), so distinct keys
+-- build no tables.
+local repeated = false
+local held_ahead, held_raw, held_dirty, held_order
+for i = 2, #KEYS do
+  if KEYS[i] == KEYS[i - 1] then
+    repeated, held_ahead, held_raw, held_dirty, held_order = {}, {}, {}, {}, {}
+    local seen = {}
+    for j = 1, #KEYS do
+      local key = KEYS[j]
+      if seen[key] then repeated[key] = true else seen[key] = true end
+    end
+    break
+  end
+end
+
 -- The TAT lives in the key's expiry: the key expires exactly when the state is empty again.
 -- A whole-ms TAT expires at it and holds '0' (a shared integer: no memory for the value); a
--- fractional one expires 1 ms after its whole part and holds "<frac> <den>".
+-- fractional one expires 1 ms after its whole part and holds "<frac> <den>". A TAT not after now
+-- (ahead <= 0) deletes the key. `raw` is the value the key holds.
 local function write(key, limit, ahead, raw)
+  if repeated and repeated[key] then
+    if not held_dirty[key] then
+      held_dirty[key] = true
+      held_order[#held_order + 1] = key
+    end
+    held_ahead[key] = ahead
+    return
+  end
+  if ahead <= 0 then
+    redis.call('DEL', key)
+    return
+  end
   local ms = now_ms + math.floor(ahead / limit)
   local frac = ahead % limit
   if frac == 0 then
@@ -57,8 +90,18 @@ local function decide(key, limit, w, burst, cost, op)
   -- the TAT, never earlier than now, in the current denominator
   local tat_ms = now_ms
   local tat_frac = 0
-  local raw = redis.call('GET', key)
-  if raw then
+  local raw
+  local held = repeated and held_ahead[key]
+  if held then
+    raw = held_raw[key]
+    if held > 0 then
+      tat_ms = now_ms + math.floor(held / limit)
+      tat_frac = held % limit
+    end
+  else
+    raw = redis.call('GET', key)
+  end
+  if raw and not held then
     local expires_ms = redis.call('PEXPIRETIME', key) - offset_ms
     local ms = expires_ms
     local frac = 0
@@ -87,14 +130,13 @@ local function decide(key, limit, w, burst, cost, op)
       tat_frac = frac
     end
   end
+  if not held and repeated and repeated[key] then
+    held_ahead[key] = (tat_ms - now_ms) * limit + tat_frac
+    held_raw[key] = raw
+  end
 
   if op == 'r' then
-    local ahead = (tat_ms - now_ms) * limit + tat_frac - cost * w
-    if ahead <= 0 then
-      redis.call('DEL', key)
-    else
-      write(key, limit, ahead, raw)
-    end
+    write(key, limit, (tat_ms - now_ms) * limit + tat_frac - cost * w, raw)
     return 0, 0, 0, 0
   end
 
@@ -143,6 +185,13 @@ for i = 1, #KEYS do
       reply[n + 3] = retry_after_ms
       n = n + 3
     end
+  end
+end
+if repeated then
+  repeated = false -- now write in place
+  for i = 1, #held_order do
+    local key = held_order[i]
+    write(key, limit, held_ahead[key], held_raw[key])
   end
 end
 return reply

@@ -50,35 +50,72 @@ local function wait_ms(limit, w, elapsed, previous, current, need)
   return 2 * w - elapsed
 end
 
+-- A key that occurs more than once in the batch (a busy client) is read once and written once,
+-- at the end of the batch, however many of its requests the batch holds: its state is held in
+-- these tables meanwhile (held_start[key] false: empty; held_until[key] the expiry of a write to
+-- make, false to delete the key, nil if there is none). Every other key is read and written in
+-- place. Only a batch where some key follows itself is searched for repeats (Lua compares
+-- interned strings at no cost), so distinct keys build no tables.
+local repeated = false
+local held_start, held_count, held_previous, held_until, held_order
+for i = 2, #KEYS do
+  if KEYS[i] == KEYS[i - 1] then
+    repeated = {}
+    held_start, held_count, held_previous, held_until, held_order = {}, {}, {}, {}, {}
+    local seen = {}
+    for j = 1, #KEYS do
+      local key = KEYS[j]
+      if seen[key] then repeated[key] = true else seen[key] = true end
+    end
+    break
+  end
+end
+
+-- writes the state expiring at expires_ms, or deletes the key when state_start is false
+local function write(key, state_start, count, previous, expires_ms)
+  if repeated and repeated[key] then
+    if held_until[key] == nil then held_order[#held_order + 1] = key end
+    held_start[key] = state_start
+    held_count[key] = count
+    held_previous[key] = previous
+    held_until[key] = expires_ms or false
+  elseif state_start then
+    redis.call('SET', key, string.format('%d %d %d', state_start, count, previous), 'PXAT', expires_ms + offset_ms)
+  else
+    redis.call('DEL', key)
+  end
+end
+
 local function decide(key, limit, w, cost, op)
   local start_ms = now_ms - (now_ms % w)
-  local raw = redis.call('GET', key)
-  local state_start, state_count, state_previous
-  if raw then
-    local a, b, c = string.match(raw, '^(%d+) (%d+) (%d+)$')
-    if a then
-      state_start = tonumber(a)
-      state_count = tonumber(b)
-      state_previous = tonumber(c)
-    else
-      raw = false -- another shape: read as empty, replaced by the next write
+  local state_start, state_count, state_previous = false, 0, 0
+  if repeated and held_start[key] ~= nil then
+    state_start, state_count, state_previous = held_start[key], held_count[key], held_previous[key]
+  else
+    local raw = redis.call('GET', key)
+    local a, b, c
+    if raw then a, b, c = string.match(raw, '^(%d+) (%d+) (%d+)$') end
+    -- another shape reads as empty, replaced by the next write
+    if a then state_start, state_count, state_previous = tonumber(a), tonumber(b), tonumber(c) end
+    if repeated and repeated[key] then
+      held_start[key], held_count[key], held_previous[key] = state_start, state_count, state_previous
     end
   end
 
   if op == 'r' then
     local count = 0
     local previous = 0
-    if raw and state_start >= start_ms - w then
+    if state_start and state_start >= start_ms - w then
       count = math.max(0, state_count - cost)
       if state_start >= start_ms then previous = state_previous end
     end
     if count == 0 and previous == 0 then
-      redis.call('DEL', key)
+      write(key, false)
     else
       -- the state matters until its last non-zero count leaves the estimate
       local ttl_ms = state_start + w - now_ms
       if count > 0 then ttl_ms = ttl_ms + w end
-      redis.call('SET', key, string.format('%d %d %d', state_start, count, state_previous), 'PXAT', now_ms + ttl_ms + offset_ms)
+      write(key, state_start, count, state_previous, now_ms + ttl_ms)
     end
     return 0, 0, 0, 0
   end
@@ -86,7 +123,7 @@ local function decide(key, limit, w, cost, op)
   -- check
   local current = 0
   local previous = 0
-  if raw then
+  if state_start then
     if state_start >= start_ms then
       current = state_count
       previous = state_previous
@@ -105,9 +142,7 @@ local function decide(key, limit, w, cost, op)
 
   -- commit
   local window_left_ms = w - elapsed
-  if allowed and not peek then
-    redis.call('SET', key, string.format('%d %d %d', start_ms, current, previous), 'PXAT', start_ms + 2 * w + offset_ms)
-  end
+  if allowed and not peek then write(key, start_ms, current, previous, start_ms + 2 * w) end
 
   local used = previous * (w - elapsed) + current * w
   local reset_ms = 0
@@ -144,6 +179,13 @@ for i = 1, #KEYS do
       reply[n + 3] = retry_after_ms
       n = n + 3
     end
+  end
+end
+if repeated then
+  repeated = false -- now write in place
+  for i = 1, #held_order do
+    local key = held_order[i]
+    write(key, held_start[key], held_count[key], held_previous[key], held_until[key])
   end
 end
 return reply

@@ -1,0 +1,138 @@
+// A batch may carry several requests for one key (a busy client): the scripts then read that key
+// once and write it once, at the end of the batch. This checks, for random batches, that a batch
+// replies and leaves Redis exactly as the same requests sent one script call each, at the same
+// Redis time.
+import fc from 'fast-check'
+import type { Redis } from 'ioredis'
+import { describe, expect, it } from 'vitest'
+import { SCRIPTS } from '../src/stores/scripts.generated.js'
+import { useRedis } from './setup/redis.js'
+
+const redis = useRedis()
+
+type ScriptName = keyof typeof SCRIPTS
+
+// Far enough ahead of the real clock that nothing written expires while a run looks at it.
+const NOW_MS = 4_000_000_000_000
+
+// A request on one of three keys: a cost > 0 consumes, 0 peeks, < 0 refunds.
+const requestArb = fc.record({
+  key: fc.integer({ min: 0, max: 2 }),
+  cost: fc.oneof(
+    { weight: 6, arbitrary: fc.integer({ min: 1, max: 4 }) },
+    { weight: 2, arbitrary: fc.constant(0) },
+    { weight: 2, arbitrary: fc.integer({ min: -4, max: -1 }) },
+  ),
+})
+
+const caseArb = fc.record({
+  limit: fc.integer({ min: 1, max: 8 }),
+  windowMs: fc.oneof(fc.integer({ min: 1, max: 40 }), fc.integer({ min: 41, max: 5000 })),
+  burstExtra: fc.integer({ min: 0, max: 6 }),
+  // state built before the batch: one call per request, each `advanceMs` after the last
+  before: fc.array(fc.record({ request: requestArb, advanceMs: fc.nat({ max: 60 }) }), {
+    maxLength: 8,
+  }),
+  gapMs: fc.nat({ max: 60 }),
+  batch: fc.array(requestArb, { minLength: 2, maxLength: 14 }),
+})
+
+async function call(
+  client: Redis,
+  script: ScriptName,
+  keys: readonly string[],
+  costs: readonly number[],
+  nowMs: number,
+  policy: { limit: number; windowMs: number; burst: number },
+): Promise<unknown> {
+  const { source, argsPerRequest } = SCRIPTS[script]
+  const perRequest = costs.flatMap((cost) => (argsPerRequest === 2 ? [cost, ''] : [cost]))
+  return client.eval(
+    source,
+    keys.length,
+    ...keys,
+    nowMs,
+    0,
+    policy.limit,
+    policy.windowMs,
+    policy.burst,
+    ...perRequest,
+  )
+}
+
+// What Redis holds for a key: its value and absolute expiry.
+async function held(client: Redis, key: string): Promise<[string | null, number]> {
+  return [await client.get(key), await client.pexpiretime(key)]
+}
+
+let run = 0
+
+describe.each(Object.keys(SCRIPTS) as ScriptName[])('%s.lua', (script) => {
+  it('decides a batch with repeated keys as one call per request, and leaves the same state', async () => {
+    await fc.assert(
+      fc.asyncProperty(caseArb, async (c) => {
+        const client = redis.client
+        const counting = script !== 'gcra'
+        const policy = {
+          limit: c.limit,
+          windowMs: c.windowMs,
+          burst: counting ? c.limit : c.limit + c.burstExtra,
+        }
+        const id = run++
+        const keyOf = (side: string, k: number) => `br${id}:${side}:${k}`
+        const clamp = (cost: number) => Math.max(-policy.burst, Math.min(cost, policy.burst))
+        for (const side of ['batched', 'single']) {
+          let now = NOW_MS
+          for (const { request, advanceMs } of c.before) {
+            now += advanceMs
+            await call(
+              client,
+              script,
+              [keyOf(side, request.key)],
+              [clamp(request.cost)],
+              now,
+              policy,
+            )
+          }
+        }
+        let now = NOW_MS + c.before.reduce((sum, b) => sum + b.advanceMs, 0) + c.gapMs
+        const costs = c.batch.map((r) => clamp(r.cost))
+        const batched = await call(
+          client,
+          script,
+          c.batch.map((r) => keyOf('batched', r.key)),
+          costs,
+          now,
+          policy,
+        )
+        const single: unknown[] = []
+        for (const [i, r] of c.batch.entries()) {
+          const reply = await call(
+            client,
+            script,
+            [keyOf('single', r.key)],
+            [costs[i] as number],
+            now,
+            policy,
+          )
+          single.push(...(reply as unknown[]))
+        }
+        expect(batched).toEqual(single)
+        for (const k of [0, 1, 2]) {
+          expect(await held(client, keyOf('batched', k)), `key ${k}`).toEqual(
+            await held(client, keyOf('single', k)),
+          )
+        }
+        // and the next request decides alike on both
+        now += 1
+        for (const k of [0, 1, 2]) {
+          expect(await call(client, script, [keyOf('batched', k)], [1], now, policy)).toEqual(
+            await call(client, script, [keyOf('single', k)], [1], now, policy),
+          )
+        }
+        await client.del(...[0, 1, 2].flatMap((k) => [keyOf('batched', k), keyOf('single', k)]))
+      }),
+      { numRuns: 150 },
+    )
+  })
+})
