@@ -89,8 +89,9 @@ local function decide(key, limit, window_ms, cost, op)
       end_ms = held_end[key]
     end
   else
-    local raw = redis.call('GET', key)
-    if raw then
+    -- a key of another type (an error reply) reads as empty, like a value of another shape
+    local raw = redis.pcall('GET', key)
+    if type(raw) == 'string' then
       local n = tonumber(raw)
       local expires_ms = redis.call('PEXPIRETIME', key) - offset_ms
       -- a window shortened by a policy change ends no later than the new length from now (the

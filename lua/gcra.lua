@@ -99,7 +99,9 @@ local function decide(key, limit, w, burst, cost, op)
       tat_frac = held % limit
     end
   else
-    raw = redis.call('GET', key)
+    raw = redis.pcall('GET', key)
+    -- a key of another type (an error reply) reads as empty, like a value of another shape
+    if type(raw) ~= 'string' then raw = false end
   end
   if raw and not held then
     local expires_ms = redis.call('PEXPIRETIME', key) - offset_ms

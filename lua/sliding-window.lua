@@ -92,9 +92,10 @@ local function decide(key, limit, w, cost, op)
   if repeated and held_start[key] ~= nil then
     state_start, state_count, state_previous = held_start[key], held_count[key], held_previous[key]
   else
-    local raw = redis.call('GET', key)
+    -- a key of another type (an error reply) reads as empty, like a value of another shape
+    local raw = redis.pcall('GET', key)
     local a, b, c
-    if raw then a, b, c = string.match(raw, '^(%d+) (%d+) (%d+)$') end
+    if type(raw) == 'string' then a, b, c = string.match(raw, '^(%d+) (%d+) (%d+)$') end
     -- another shape reads as empty, replaced by the next write
     if a then state_start, state_count, state_previous = tonumber(a), tonumber(b), tonumber(c) end
     if repeated and repeated[key] then

@@ -120,6 +120,26 @@ describe('RedisStore', () => {
   )
 
   it.each(ALGORITHMS)(
+    '%s treats a key of another Redis type as empty, without failing the rest of its batch',
+    async (algorithm) => {
+      const { limiter, key } = limiterOn(algorithm, 3, `type${algorithm}:`)
+      await redis.client.hset(key, 'f', 'v')
+      // Same turn: one batch holding the foreign key, an ordinary key, then the foreign key again.
+      const [a, b, again] = await Promise.all([
+        limiter.consume('a'),
+        limiter.consume('b'),
+        limiter.consume('a'),
+      ])
+      expect(a).toMatchObject({ allowed: true, remaining: 2 })
+      expect(b).toMatchObject({ allowed: true, remaining: 2 })
+      expect(again).toMatchObject({ allowed: true, remaining: 1 })
+      expect(await redis.client.type(key)).toBe('string')
+      expect(await redis.client.pttl(key)).toBeGreaterThan(0)
+      expect(await limiter.peek('a')).toMatchObject({ remaining: 1 })
+    },
+  )
+
+  it.each(ALGORITHMS)(
     '%s: every key has a TTL no longer than its time to empty, after a mixed workload',
     async (algorithm) => {
       const prefix = `ttl${algorithm}:`
