@@ -92,6 +92,7 @@ function summarize(runs) {
 export async function runDecisions({ profile, port, admin, contenders, log }) {
   const plan = []
   for (const scenario of SCENARIOS) {
+    if (!profile.scenarios.includes(scenario.id)) continue
     for (const inFlight of profile.inFlight) {
       for (const contender of contenders) {
         if (contender.store === 'memory' && !profile.memoryStoreScenarios.includes(scenario.id))
