@@ -15,7 +15,8 @@ Each time appears once: requests admitted in the newest millisecond add to the t
 record; a request in a later millisecond writes that record over the old trailer and a new
 trailer after it (one SETRANGE). Records that left the window (time <= now - window) are
 skipped by moving the offset at the next admission; the string is rewritten without them when
-they are at least half of the records. A refusal or a peek writes nothing. Times never go
+they are at least half of the records. A refusal or a peek writes nothing. A key that recurs
+in the batch has its trailer written once, at the end of the batch (see below). Times never go
 backwards: an admission is recorded at max(now, newest time), so a clock that steps back keeps
 entries longer (never admits more). `limit` is at most 2^32 - 1 (checked by the library),
 which bounds every cost held. A key holding anything else (another type or shape) reads as
@@ -169,14 +170,62 @@ local function refund(key, list, cost, ticket)
   rewrite(key, kept)
 end
 
+-- A key that occurs more than once in the batch (a busy client) keeps its trailer in these
+-- tables between its requests (held_sum[key] false: empty), and an admission in a millisecond
+-- that already has a record (every admission after the first in one batch) updates only the
+-- held trailer: the trailer is written once, at the end of the batch. Writes that change the
+-- records (a new key, a new record, a rewrite) go to Redis at once, as for every other key.
+-- Only a batch where some key follows itself is searched for repeats (Lua compares interned
+-- strings at no cost), so distinct keys build no tables.
+local repeated = false
+local held_sum, held_start, held_oldest, held_newest, held_newest_c, held_size
+local held_dirty, held_order
+for i = 2, #KEYS do
+  if KEYS[i] == KEYS[i - 1] then
+    repeated = {}
+    held_sum, held_start, held_oldest, held_newest, held_newest_c, held_size = {}, {}, {}, {}, {}, {}
+    held_dirty, held_order = {}, {}
+    local seen = {}
+    for j = 1, #KEYS do
+      local key = KEYS[j]
+      if seen[key] then repeated[key] = true else seen[key] = true end
+    end
+    break
+  end
+end
+
+-- Holds a repeated key's trailer (sum false: empty, or unknown when nil); dirty: not yet in Redis.
+local function hold(key, sum, start, oldest, newest, newest_c, size, dirty)
+  if not repeated[key] then return end
+  held_sum[key] = sum or false
+  held_start[key], held_oldest[key], held_newest[key] = start, oldest, newest
+  held_newest_c[key], held_size[key] = newest_c, size
+  if dirty and not held_dirty[key] then held_order[#held_order + 1] = key end
+  held_dirty[key] = dirty
+end
+
 local function decide(key, cost, op, ticket)
-  local sum, start, oldest, newest, newest_c, size = open(key)
+  local sum, start, oldest, newest, newest_c, size
+  if repeated and held_sum[key] ~= nil then
+    if held_sum[key] then
+      sum, start, oldest = held_sum[key], held_start[key], held_oldest[key]
+      newest, newest_c, size = held_newest[key], held_newest_c[key], held_size[key]
+    end
+  else
+    sum, start, oldest, newest, newest_c, size = open(key)
+    if repeated then hold(key, sum, start, oldest, newest, newest_c, size, false) end
+  end
   if op == 'r' then
     -- a refund rewrites the log without what has left the window (nothing left: no key)
     if sum then
       refund(key, records_of(key, start, newest, newest_c, size), cost, ticket)
     else
       redis.call('DEL', key)
+    end
+    -- the rewrite holds everything: read the key afresh next time
+    if repeated and repeated[key] then
+      held_sum[key] = nil
+      held_dirty[key] = false
     end
     return 0, 0, 0, 0, -1
   end
@@ -214,23 +263,32 @@ local function decide(key, cost, op, ticket)
       redis.call('SET', key, pack(TRAIL, need, 1, now_ms, now_ms, need, TRAIL_LEN), 'PXAT',
         now_ms + window_ms + offset_ms)
       newest_ms = now_ms
+      if repeated then hold(key, need, 1, now_ms, now_ms, need, TRAIL_LEN, false) end
     elseif newest >= now_ms then
       -- this millisecond (or a later one, after the clock stepped back) already has a record;
       -- the key's expiry (newest + window) stays as it is
-      redis.call('SETRANGE', key, size - TRAIL_LEN,
-        pack(TRAIL, held, start, oldest, newest, newest_c + need, size))
+      if repeated and repeated[key] then
+        hold(key, held, start, oldest, newest, newest_c + need, size, true)
+      else
+        redis.call('SETRANGE', key, size - TRAIL_LEN,
+          pack(TRAIL, held, start, oldest, newest, newest_c + need, size))
+      end
     elseif start - 1 >= size + REC_LEN - TRAIL_LEN - start + 1 and start > 1 then
       -- the skipped records are at least half: rewrite without them
       local list = records_of(key, start, newest, newest_c, size)
       list[#list + 1] = {now_ms, need}
       rewrite(key, list)
       newest_ms = now_ms
+      if repeated then
+        hold(key, held, 1, list[1][1], now_ms, need, (#list - 1) * REC_LEN + TRAIL_LEN, false)
+      end
     else
       -- the trailer's record joins the others; a new trailer follows it
       redis.call('SETRANGE', key, size - TRAIL_LEN,
         pack(REC_TRAIL, newest, newest_c, held, start, oldest, now_ms, need, size + REC_LEN))
       redis.call('PEXPIREAT', key, now_ms + window_ms + offset_ms)
       newest_ms = now_ms
+      if repeated then hold(key, held, start, oldest, now_ms, need, size + REC_LEN, false) end
     end
     at_ms = newest_ms
   end
@@ -272,6 +330,16 @@ for i = 1, #KEYS do
     end
     reply[n + 1] = at_ms
     n = n + 1
+  end
+end
+if repeated then
+  for i = 1, #held_order do
+    local key = held_order[i]
+    if held_dirty[key] then
+      local size = held_size[key]
+      redis.call('SETRANGE', key, size - TRAIL_LEN, pack(TRAIL, held_sum[key], held_start[key],
+        held_oldest[key], held_newest[key], held_newest_c[key], size))
+    end
   end
 end
 return reply
