@@ -125,12 +125,11 @@ local function decide(key, limit, window_ms, cost, op)
   local allowed = count + need <= limit
 
   -- commit
-  if allowed and not peek then
-    count = count + need
-    write(key, count, end_ms, was_count, was_end_ms)
-  elseif was_end_ms and end_ms < was_end_ms then
-    -- a shortened window keeps the end its first request saw, refused or peeking: recomputed
-    -- from each later request, it would never end
+  local admitted = allowed and not peek
+  if admitted then count = count + need end
+  -- a shortened window keeps the end its first request saw, refused or peeking: recomputed
+  -- from each later request, it would never end
+  if admitted or (was_end_ms and end_ms < was_end_ms) then
     write(key, count, end_ms, was_count, was_end_ms)
   end
 

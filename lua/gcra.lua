@@ -38,9 +38,9 @@ local burst = tonumber(ARGV[5])
 -- A key that occurs more than once in the batch (a busy client) is read once and written once,
 -- at the end of the batch, however many of its requests the batch holds: meanwhile held_ahead[key]
 -- holds its TAT as distance from now in units of 1/limit ms (0 or less: empty), held_raw[key] the
--- value Redis has and held_dirty[key] whether it is to be written. Every other key is read and written in place. Only a batch where some key follows
--- itself is searched for repeats (Lua compares interned strings at no cost), so distinct keys
--- build no tables.
+-- value Redis has and held_dirty[key] whether it is to be written. Every other key is read and
+-- written in place. Only a batch where some key follows itself is searched for repeats (Lua
+-- compares interned strings at no cost), so distinct keys build no tables.
 local repeated = false
 local held_ahead, held_raw, held_dirty, held_order
 for i = 2, #KEYS do
@@ -102,39 +102,39 @@ local function decide(key, limit, w, burst, cost, op)
     raw = redis.pcall('GET', key)
     -- a key of another type (an error reply) reads as empty, like a value of another shape
     if type(raw) ~= 'string' then raw = false end
-  end
-  if raw and not held then
-    local expires_ms = redis.call('PEXPIRETIME', key) - offset_ms
-    local ms = expires_ms
-    local frac = 0
-    local den = limit
-    if raw ~= '0' then
-      local b, c = string.match(raw, '^(%d+) (%d+)$')
-      if b then
-        ms = expires_ms - 1
-        frac = tonumber(b)
-        den = tonumber(c)
-      else
-        -- not this format (a key written by something else): treat as empty
-        ms = now_ms - 1
-      end
-    end
-    if ms >= now_ms then
-      if den ~= limit then
-        -- a changed limit re-expresses the fraction, rounding the TAT later
-        frac = math.ceil(frac * limit / den)
-        if frac >= limit then
-          ms = ms + 1
-          frac = frac - limit
+    if raw then
+      local expires_ms = redis.call('PEXPIRETIME', key) - offset_ms
+      local ms = expires_ms
+      local frac = 0
+      local den = limit
+      if raw ~= '0' then
+        local b, c = string.match(raw, '^(%d+) (%d+)$')
+        if b then
+          ms = expires_ms - 1
+          frac = tonumber(b)
+          den = tonumber(c)
+        else
+          -- not this format (a key written by something else): treat as empty
+          ms = now_ms - 1
         end
       end
-      tat_ms = ms
-      tat_frac = frac
+      if ms >= now_ms then
+        if den ~= limit then
+          -- a changed limit re-expresses the fraction, rounding the TAT later
+          frac = math.ceil(frac * limit / den)
+          if frac >= limit then
+            ms = ms + 1
+            frac = frac - limit
+          end
+        end
+        tat_ms = ms
+        tat_frac = frac
+      end
     end
-  end
-  if not held and repeated and repeated[key] then
-    held_ahead[key] = (tat_ms - now_ms) * limit + tat_frac
-    held_raw[key] = raw
+    if repeated and repeated[key] then
+      held_ahead[key] = (tat_ms - now_ms) * limit + tat_frac
+      held_raw[key] = raw
+    end
   end
 
   if op == 'r' then

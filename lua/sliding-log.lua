@@ -336,6 +336,7 @@ if repeated then
   for i = 1, #held_order do
     local key = held_order[i]
     if held_dirty[key] then
+      held_dirty[key] = false -- a key listed twice (dirty again after an append) is written once
       local size = held_size[key]
       redis.call('SETRANGE', key, size - TRAIL_LEN, pack(TRAIL, held_sum[key], held_start[key],
         held_oldest[key], held_newest[key], held_newest_c[key], size))
