@@ -48,6 +48,8 @@ function waitForPing(port: number, timeoutMs: number): Promise<void> {
         const out = execFileSync('redis-cli', ['-h', '127.0.0.1', '-p', String(port), 'PING'], {
           encoding: 'utf8',
           timeout: 1000,
+          // A refused connection is expected while the server starts: keep redis-cli quiet.
+          stdio: ['ignore', 'pipe', 'pipe'],
         })
         if (out.trim() === 'PONG') {
           resolve()
@@ -162,6 +164,7 @@ export async function startCluster(masters = 3, replicasPerMaster = 1): Promise<
     for (;;) {
       const info = execFileSync('redis-cli', ['-p', String(node.port), 'CLUSTER', 'INFO'], {
         encoding: 'utf8',
+        stdio: ['ignore', 'pipe', 'pipe'],
       })
       if (info.includes('cluster_state:ok')) break
       if (Date.now() > deadline)
@@ -182,6 +185,7 @@ function cli(port: number, ...args: string[]): string {
   return execFileSync('redis-cli', ['-p', String(port), ...args], {
     encoding: 'utf8',
     timeout: 5000,
+    stdio: ['ignore', 'pipe', 'pipe'],
   })
 }
 

@@ -59,6 +59,7 @@ function cli(port: number, ...args: string[]): string {
   return execFileSync('redis-cli', ['-p', String(port), ...args], {
     encoding: 'utf8',
     timeout: 5000,
+    stdio: ['ignore', 'pipe', 'pipe'],
   })
 }
 

@@ -38,7 +38,7 @@ function masterPort(): number {
   const out = execFileSync(
     'redis-cli',
     ['-p', String(sentinel.sentinel.port), 'SENTINEL', 'GET-MASTER-ADDR-BY-NAME', sentinel.name],
-    { encoding: 'utf8', timeout: 2000 },
+    { encoding: 'utf8', timeout: 2000, stdio: ['ignore', 'pipe', 'pipe'] },
   )
   return Number(out.split('\n')[1])
 }
