@@ -220,6 +220,62 @@ export function describeAdapterContract(name: string, harness: AdapterHarness): 
       })
     })
 
+    describe('failing open claims no quota', () => {
+      const down = () => ({
+        consume: () => Promise.reject(new Error('connection refused')),
+        refund: () => Promise.resolve(),
+        reset: () => Promise.resolve(),
+      })
+      it.each<[string, ContractOptions['headers']]>([
+        ['draft-10', 'draft-10'],
+        ['draft-7', 'draft-7'],
+        ['draft-6 and legacy', ['draft-6', 'legacy']],
+      ])('%s: the policy stays, no remaining or reset field', async (_name, headers) => {
+        const send = await appWith({
+          limit: 5,
+          window: '1m',
+          store: down(),
+          failureMode: 'open',
+          onError: () => {},
+          headers,
+        })
+        const res = await send('/')
+        expect(res.status).toBe(200)
+        expect(res.headers['ratelimit-policy']).toBeDefined()
+        for (const field of [
+          'ratelimit',
+          'ratelimit-remaining',
+          'ratelimit-reset',
+          'x-ratelimit-remaining',
+          'x-ratelimit-reset',
+        ])
+          expect(res.headers[field], field).toBeUndefined()
+        if (headers !== 'draft-10' && headers !== 'draft-7')
+          expect(res.headers['x-ratelimit-limit']).toBe('5')
+        expect(json(res).rateLimit.source).toBe('fail-open')
+      })
+
+      it("failureMode 'local' decides in process and keeps its honest headers", async () => {
+        const send = await appWith({
+          limit: 5,
+          window: '1m',
+          store: down(),
+          failureMode: 'local',
+          onError: () => {},
+        })
+        await send('/')
+        const res = await send('/')
+        expect(res.status).toBe(200)
+        expect(res.headers.ratelimit).toMatch(/^"sw5\/1m";r=3;t=\d+$/)
+        expect(json(res).rateLimit.source).toBe('local')
+      })
+
+      it('a decision the store made says so', async () => {
+        const res = await (await appWith({ limit: 5, window: '1m' }))('/')
+        expect(json(res).rateLimit.source).toBe('store')
+      })
+    })
+
     describe('refunds', () => {
       it.each<[string, ContractOptions, number, number]>([
         ['skipSuccessfulRequests refunds a 200', { skipSuccessfulRequests: true }, 200, 3],

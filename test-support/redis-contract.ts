@@ -1,5 +1,5 @@
 // Test support: the shared adapter behaviour on a real Redis (see adapter-contract.ts).
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import type { AdapterHarness } from './adapter-contract.js'
 import { countingStore, freshPrefix, type StoreLike, until } from './adapter-helpers.js'
 
@@ -7,9 +7,35 @@ import { countingStore, freshPrefix, type StoreLike, until } from './adapter-hel
 export function describeRedisContract(
   name: string,
   harness: AdapterHarness,
-  redis: { readonly client: () => unknown; readonly store: () => StoreLike },
+  redis: {
+    readonly client: () => unknown
+    readonly store: () => StoreLike
+    /** A client of the same library for a port nothing listens on. */
+    readonly unreachable: () => Promise<{ client: unknown; address: string }>
+  },
 ): void {
   describe(name, () => {
+    it('a store failure warns once, naming the address, the error and what the limiter does', async () => {
+      const { client, address } = await redis.unreachable()
+      const warn = vi.spyOn(console, 'warn').mockImplementation(() => {})
+      try {
+        const send = await harness.app({ limit: 3, window: '1m', redis: client, timeout: 300 })
+        // The first connection attempt fails within a few ms on loopback.
+        await new Promise((r) => setTimeout(r, 100))
+        const res = await send('/')
+        expect(res.status).toBe(200)
+        expect((await send('/')).status).toBe(200)
+        expect(warn).toHaveBeenCalledTimes(1)
+        const line = String(warn.mock.calls[0]?.[0])
+        expect(line).toContain(`Redis at ${address}`)
+        expect(line).toContain('ECONNREFUSED')
+        expect(line).toContain('failing open')
+      } finally {
+        warn.mockRestore()
+        ;(client as { disconnect(): void }).disconnect()
+      }
+    })
+
     it('two app instances with the same definition share one counter', async () => {
       const options = { limit: 3, window: '1m', redis: redis.client(), prefix: freshPrefix() }
       const [a, b] = [await harness.app(options), await harness.app(options)]

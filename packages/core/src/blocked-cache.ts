@@ -41,6 +41,7 @@ export function createBlockedCache(maxKeys: number): BlockedCache {
         remaining: 0,
         resetMs: Math.max(0, Math.ceil(entry.resetAtMs - nowMs)),
         retryAfterMs: Math.ceil(entry.untilMs - nowMs),
+        source: 'blocked-cache',
       }
     },
     add(key, need, sentAtMs, decision) {

@@ -1,6 +1,16 @@
 // The Decision: what a limiter answers for one request.
 
 /**
+ * Who made a decision:
+ * - `'store'`: the limiter's store (Redis, or the MemoryStore it was given);
+ * - `'blocked-cache'`: the process-local cache of a refusal the store made moments ago;
+ * - `'local'`: the process-local fallback of `failureMode: 'local'` while the store failed;
+ * - `'fail-open'` / `'fail-closed'`: nobody; the store failed and `failureMode` answered. Such a
+ *   decision's `remaining` and `resetMs` are placeholders, and adapters send no quota for it.
+ */
+export type DecisionSource = 'store' | 'blocked-cache' | 'local' | 'fail-open' | 'fail-closed'
+
+/**
  * The answer to "may this request go ahead, and if not, when?". All times are milliseconds from now.
  *
  * - `allowed`: the request may proceed (its cost was counted).
@@ -9,6 +19,8 @@
  * - `resetMs`: ms until the key is back to full capacity (0 when it already is).
  * - `retryAfterMs`: 0 when allowed; otherwise ms until the same request would pass if nobody
  *   else consumed meanwhile.
+ * - `source`: who decided (see {@link DecisionSource}); only `'fail-open'` and `'fail-closed'`
+ *   decisions were made without counting.
  */
 export interface Decision {
   readonly allowed: boolean
@@ -16,6 +28,12 @@ export interface Decision {
   readonly remaining: number
   readonly resetMs: number
   readonly retryAfterMs: number
+  readonly source: DecisionSource
+}
+
+/** Whether `decision` was answered by `failureMode` `'open'` or `'closed'`, with no count behind it. */
+export function isUncounted(decision: Decision): boolean {
+  return decision.source === 'fail-open' || decision.source === 'fail-closed'
 }
 
 /**
@@ -29,6 +47,7 @@ export class LimiterDecision implements Decision {
   readonly remaining: number
   readonly resetMs: number
   readonly retryAfterMs: number
+  readonly source: DecisionSource
   readonly #ticket: string | undefined
   readonly #owner: object
 
@@ -40,12 +59,14 @@ export class LimiterDecision implements Decision {
     resetMs: number,
     retryAfterMs: number,
     ticket: string | undefined,
+    source: DecisionSource,
   ) {
     this.allowed = allowed
     this.limit = limit
     this.remaining = remaining
     this.resetMs = resetMs
     this.retryAfterMs = retryAfterMs
+    this.source = source
     this.#ticket = ticket
     this.#owner = owner
   }

@@ -68,9 +68,22 @@ export class LimiterRangeError extends RangeError {
  */
 export class LimiterError extends Error {
   readonly code: LimiterErrorCode
-  constructor(code: LimiterErrorCode, message: string, options?: { cause?: unknown }) {
-    super(message, options)
+  /** For a store failure: where the store is (`host:port`, a Cluster's seed nodes, a Sentinel name). */
+  readonly address: string | undefined
+  /** For a store failure: the client's last connection error (`ECONNREFUSED`, `NOAUTH`, ...), if any. */
+  readonly clientError: string | undefined
+  constructor(code: LimiterErrorCode, message: string, options?: LimiterErrorOptions) {
+    super(message, options?.cause === undefined ? undefined : { cause: options.cause })
     this.name = 'LimiterError'
     this.code = code
+    this.address = options?.address
+    this.clientError = options?.clientError
   }
+}
+
+/** What a {@link LimiterError} may carry besides its code and message. */
+export interface LimiterErrorOptions {
+  readonly cause?: unknown
+  readonly address?: string | undefined
+  readonly clientError?: string | undefined
 }

@@ -5,7 +5,8 @@ import type { Decision } from './decision.js'
 import { parseDuration } from './duration.js'
 import { LimiterError, LimiterRangeError, LimiterTypeError } from './errors.js'
 import type { BreakerOptions } from './guard.js'
-import type { LimiterOptions } from './limiter.js'
+import type { ErrorContext, FailureMode, LimiterOptions } from './limiter-options.js'
+import { errorCode } from './stores/redis-client.js'
 
 /** Decisions answered from `failureMode`, with the failure behind them. */
 export const FAILURES = new WeakMap<Decision, LimiterError>()
@@ -23,7 +24,10 @@ export function failureOf(decision: Decision): LimiterError | undefined {
 export function asLimiterError(cause: unknown): LimiterError {
   if (cause instanceof LimiterError) return cause
   const message = cause instanceof Error ? cause.message : String(cause)
-  return new LimiterError('ERR_LIMITER_STORE', `Rate limit store failed: ${message}`, { cause })
+  return new LimiterError('ERR_LIMITER_STORE', `Rate limit store failed: ${message}`, {
+    cause,
+    clientError: errorCode(cause),
+  })
 }
 
 /** Validates the `circuitBreaker` option. */
@@ -50,16 +54,23 @@ export function parseBreaker(value: LimiterOptions['circuitBreaker']): BreakerOp
   return { failureThreshold, coolDownMs }
 }
 
+// What each failure mode does, for the default warning.
+const DOING: Readonly<Record<FailureMode, string>> = {
+  open: 'failing open: requests pass unlimited until it answers',
+  closed: 'failing closed: requests are refused (503) until it answers',
+  local: 'deciding locally: each process limits on its own until it answers',
+}
+
 /** The default `onError`: one warning line at most every 30 s. */
-export function defaultOnError(): (error: LimiterError) => void {
+export function defaultOnError(): (error: LimiterError, context: ErrorContext) => void {
   let lastMs = 0
-  return (error) => {
+  return (error, context) => {
     // One line at most every 30 s: an outage must not flood the app's logs.
     const now = nowMs()
     if (now - lastMs < 30_000) return
     lastMs = now
     console.warn(
-      `[@limiter/core] ${error.message} (further store errors muted for 30 s; pass onError to handle them)`,
+      `[@limiter/core] ${error.message}; ${DOING[context.failureMode]} (limiter ${JSON.stringify(context.limiter.name)}; further store errors muted for 30 s; pass onError to handle them)`,
     )
   }
 }

@@ -1,9 +1,10 @@
 // @limiter/core public API.
-export type { Decision } from './decision.js'
+export type { Decision, DecisionSource } from './decision.js'
 export { type Duration, parseDuration } from './duration.js'
 export {
   LimiterError,
   type LimiterErrorCode,
+  type LimiterErrorOptions,
   LimiterRangeError,
   LimiterTypeError,
 } from './errors.js'

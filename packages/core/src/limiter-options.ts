@@ -17,6 +17,8 @@ export type FailureMode = 'open' | 'closed' | 'local'
 export interface ErrorContext {
   readonly key: string
   readonly limiter: Limiter
+  /** What the limiter does about the failure: its `failureMode`. */
+  readonly failureMode: FailureMode
 }
 
 /** Options for {@link createLimiter}. */

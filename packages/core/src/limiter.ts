@@ -1,7 +1,7 @@
 // createLimiter(): consume / peek / reset / refund over a store, with a deadline and failure policy.
 import { createBlockedCache } from './blocked-cache.js'
 import { monotonicMs } from './clock.js'
-import { type Decision, LimiterDecision } from './decision.js'
+import { type Decision, type DecisionSource, LimiterDecision } from './decision.js'
 import { LimiterError, LimiterRangeError } from './errors.js'
 import { asLimiterError, defaultOnError, FAILURES } from './failure.js'
 import { createGuard, type Handlers } from './guard.js'
@@ -89,44 +89,61 @@ export function createLimiter(options: LimiterOptions): Limiter {
     resetMs: number,
     retryAfterMs: number,
     ticket: string | undefined,
+    source: DecisionSource,
   ): Decision =>
-    new LimiterDecision(owner, allowed, policy.limit, remaining, resetMs, retryAfterMs, ticket)
-  const toDecision = (d: StoreDecision): Decision =>
-    decisionOf(d.allowed, d.remaining, d.resetMs, d.retryAfterMs, d.ticket)
+    new LimiterDecision(
+      owner,
+      allowed,
+      policy.limit,
+      remaining,
+      resetMs,
+      retryAfterMs,
+      ticket,
+      source,
+    )
+  const fromStore = (d: StoreDecision): Decision =>
+    decisionOf(d.allowed, d.remaining, d.resetMs, d.retryAfterMs, d.ticket, 'store')
+  const fromFallback = (d: StoreDecision): Decision =>
+    decisionOf(d.allowed, d.remaining, d.resetMs, d.retryAfterMs, d.ticket, 'local')
 
-  const report = (cause: unknown, key: string): void => {
-    // Skipped calls are the consequence of failures already reported, not new ones.
-    if (cause instanceof LimiterError && cause.code === 'ERR_LIMITER_CIRCUIT_OPEN') return
+  // A store failure, with where the store is when the error does not say already.
+  const storeFailure = (cause: unknown): LimiterError => {
     const error = asLimiterError(cause)
+    const address = (store as { address?: unknown }).address
+    if (error.address !== undefined || typeof address !== 'string') return error
+    return new LimiterError(error.code, error.message, {
+      cause: error.cause,
+      address,
+      clientError: error.clientError,
+    })
+  }
+
+  const report = (error: LimiterError, key: string): void => {
+    // Skipped calls are the consequence of failures already reported, not new ones.
+    if (error.code === 'ERR_LIMITER_CIRCUIT_OPEN') return
     try {
-      onError(error, { key, limiter })
+      onError(error, { key, limiter, failureMode })
     } catch {
       // A throwing hook must not turn a decision into a crash.
     }
   }
 
-  const fail = (
-    cause: unknown,
-    key: string,
-    c: StoreCall,
-  ): Promise<StoreDecision> | StoreDecision => {
-    report(cause, key)
-    if (failureMode === 'open')
-      return { allowed: true, remaining: policy.limit, resetMs: 0, retryAfterMs: 0 }
-    if (failureMode === 'closed')
-      return { allowed: false, remaining: 0, resetMs: 1000, retryAfterMs: 1000 }
-    fallback ??= new MemoryStore()
-    return fallback.consume(c)
+  // The decision for a failed store call: from failureMode, marked (except a local fallback's
+  // real decision) so adapters can tell "store down" from "over the limit".
+  const failed = (cause: unknown, key: string, c: StoreCall): Decision | Promise<Decision> => {
+    const error = storeFailure(cause)
+    report(error, key)
+    if (failureMode === 'local') {
+      fallback ??= new MemoryStore()
+      return fallback.consume(c).then(fromFallback)
+    }
+    const decision =
+      failureMode === 'open'
+        ? decisionOf(true, policy.limit, 0, 0, undefined, 'fail-open')
+        : decisionOf(false, 0, 1000, 1000, undefined, 'fail-closed')
+    FAILURES.set(decision, error)
+    return decision
   }
-
-  // The decision for a failed store call, marked (except a local fallback's real decision) so
-  // adapters can tell "store down" from "over the limit".
-  const failed = (cause: unknown, key: string, c: StoreCall): Promise<Decision> =>
-    Promise.resolve(fail(cause, key, c)).then((d) => {
-      const decision = toDecision(d)
-      if (failureMode !== 'local') FAILURES.set(decision, asLimiterError(cause))
-      return decision
-    })
 
   const guard = store.local === true ? undefined : createGuard(timeoutMs, breaker)
   // An in-process store that can answer synchronously skips a promise hop per decision.
@@ -155,7 +172,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
     ticket,
     sentAtMs,
   ) => {
-    const decision = decisionOf(allowed, remaining, resetMs, retryAfterMs, ticket)
+    const decision = decisionOf(allowed, remaining, resetMs, retryAfterMs, ticket, 'store')
     if (blocked !== undefined && !allowed)
       blocked.add(c.key, c.cost === 0 ? 1 : c.cost, sentAtMs, decision)
     return decision
@@ -173,7 +190,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
     error: (c, error) => failed(error, c.key, c),
   }
   const reported = (c: StoreCall, error: unknown): undefined => {
-    report(error, c.key)
+    report(storeFailure(error), c.key)
     return undefined
   }
   const refundHandlers: Handlers<void> = {
@@ -209,10 +226,10 @@ export function createLimiter(options: LimiterOptions): Limiter {
   const decide = (key: string, cost: number): Decision | Promise<Decision> => {
     checkKey(key)
     checkCost(cost, 0)
-    if (consumeSync !== undefined) return toDecision(consumeSync(key, cost, clock?.()))
+    if (consumeSync !== undefined) return fromStore(consumeSync(key, cost, clock?.()))
     const c = call(key, cost)
     if (guard === undefined) {
-      return store.consume(c).then(toDecision, (error: unknown) => failed(error, key, c))
+      return store.consume(c).then(fromStore, (error: unknown) => failed(error, key, c))
     }
     let sentAtMs = 0
     if (blocked !== undefined) {
@@ -247,7 +264,8 @@ export function createLimiter(options: LimiterOptions): Limiter {
       }
       blocked?.delete(key)
       const c = call(key, 0)
-      if (guard === undefined) return store.reset(c).catch((error: unknown) => report(error, key))
+      if (guard === undefined)
+        return store.reset(c).catch((error: unknown) => report(storeFailure(error), key))
       return guard.run(c, domainOf(c), 0, resetHandlers)
     },
     refund(key, cost = 1, decision) {
@@ -260,7 +278,8 @@ export function createLimiter(options: LimiterOptions): Limiter {
       blocked?.delete(key)
       const ticket = decision === undefined ? undefined : LimiterDecision.ticketOf(decision, owner)
       const c = call(key, cost, ticket)
-      if (guard === undefined) return store.refund(c).catch((error: unknown) => report(error, key))
+      if (guard === undefined)
+        return store.refund(c).catch((error: unknown) => report(storeFailure(error), key))
       return guard.run(c, domainOf(c), 0, refundHandlers)
     },
   }

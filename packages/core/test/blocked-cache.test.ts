@@ -100,9 +100,11 @@ describe('blocked-key cache', () => {
     await cached.consume('x')
     await cached.consume('x')
     for (let step = 0; step < 12; step++) {
-      const a = await cached.consume('x', 0)
-      const b = await direct.consume('x', 0)
+      const { source, ...a } = await cached.consume('x', 0)
+      const { source: sourceB, ...b } = await direct.consume('x', 0)
       expect(a).toEqual(b)
+      expect(sourceB).toBe('store')
+      expect(['store', 'blocked-cache']).toContain(source)
       now += 50
     }
   })

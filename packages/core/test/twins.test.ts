@@ -142,7 +142,9 @@ async function scenario(
       const cost = Math.min(op.cost, a.policy.burst)
       if (op.kind === 'consume') {
         const [da, db] = await Promise.all([a.consume(key, cost), b.consume(key, cost)])
-        expect(db, `step ${i} (${JSON.stringify(op)}) at ${now - startMs} ms`).toEqual(da)
+        expect(numbers(db), `step ${i} (${JSON.stringify(op)}) at ${now - startMs} ms`).toEqual(
+          numbers(da),
+        )
         if (da.allowed && cost > 0) last.set(op.key, [da, db])
       } else {
         const decisions = op.exact ? last.get(op.key) : undefined
@@ -150,11 +152,17 @@ async function scenario(
         await b.refund(key, cost, decisions?.[1])
       }
       const [pa, pb] = await Promise.all([a.peek(key), b.peek(key)])
-      expect(pb, `peek after step ${i}`).toEqual(pa)
+      expect(numbers(pb), `peek after step ${i}`).toEqual(numbers(pa))
     }
   } finally {
     await close()
   }
+}
+
+// Redis's limiter may answer from its blocked-key cache: the same numbers, another source.
+function numbers(decision: Decision): Omit<Decision, 'source'> {
+  const { source: _source, ...rest } = decision
+  return rest
 }
 
 const trafficArb = policyArb.chain((p) =>

@@ -3,6 +3,7 @@ import { Redis } from 'ioredis'
 import request from 'supertest'
 import { describe, expect, it } from 'vitest'
 import { freshPrefix, useRedis } from '../../../test-support/adapter-helpers.js'
+import { freePort } from '../../../test-support/redis.js'
 import { describeRedisContract } from '../../../test-support/redis-contract.js'
 import { RedisStore, rateLimit } from '../src/index.js'
 import { EXPRESS, harness } from './helpers.js'
@@ -13,6 +14,10 @@ describe.each(EXPRESS)('$version on Redis', ({ express }) => {
   describeRedisContract('adapter contract', harness(express), {
     client,
     store: () => new RedisStore({ client: client() }),
+    unreachable: async () => {
+      const port = await freePort()
+      return { client: new Redis(port, '127.0.0.1'), address: `127.0.0.1:${port}` }
+    },
   })
 
   it('limits a login route per e-mail with sliding-log, as in the README', async () => {

@@ -13,6 +13,10 @@ describe.each(FASTIFY)('$version on Redis', ({ fastify }) => {
   describeRedisContract('adapter contract', harness(fastify), {
     client,
     store: () => new RedisStore({ client: client() }),
+    unreachable: async () => {
+      const port = await freePort()
+      return { client: new Redis(port, '127.0.0.1'), address: `127.0.0.1:${port}` }
+    },
   })
 
   it('runs the README setup: global, per-route override, exempt, preHandler', async () => {

@@ -4,6 +4,7 @@ import { Redis } from 'ioredis'
 import request from 'supertest'
 import { describe, expect, it } from 'vitest'
 import { freshPrefix, useRedis } from '../../../test-support/adapter-helpers.js'
+import { freePort } from '../../../test-support/redis.js'
 import { describeRedisContract } from '../../../test-support/redis-contract.js'
 import { RedisStore, rateLimit, userKey } from '../src/index.js'
 import { harness, KOA } from './helpers.js'
@@ -14,6 +15,10 @@ describe.each(KOA)('$version on Redis', ({ Koa }) => {
   describeRedisContract('adapter contract', harness(Koa), {
     client,
     store: () => new RedisStore({ client: client() }),
+    unreachable: async () => {
+      const port = await freePort()
+      return { client: new Redis(port, '127.0.0.1'), address: `127.0.0.1:${port}` }
+    },
   })
 
   it('limits a login route per user with sliding-log', async () => {

@@ -18,6 +18,7 @@ const allowed: Decision = {
   remaining: 42,
   resetMs: 16_001,
   retryAfterMs: 0,
+  source: 'store',
 }
 const denied: Decision = {
   allowed: false,
@@ -25,6 +26,7 @@ const denied: Decision = {
   remaining: 0,
   resetMs: 59_000,
   retryAfterMs: 2_500,
+  source: 'store',
 }
 const NOW = 1_700_000_000_500
 
@@ -131,7 +133,14 @@ describe('formatHeaders', () => {
   it('rounds windows and resets up to whole seconds', () => {
     const p = headerPolicy('p', 3, 1500)
     expect(p.policyMember).toBe('"p";q=3;w=2')
-    const d: Decision = { allowed: true, limit: 3, remaining: 2, resetMs: 1, retryAfterMs: 0 }
+    const d: Decision = {
+      allowed: true,
+      limit: 3,
+      remaining: 2,
+      resetMs: 1,
+      retryAfterMs: 0,
+      source: 'store',
+    }
     expect(formatHeaders(['draft-10'], p, d, NOW)[1]).toEqual(['RateLimit', '"p";r=2;t=1'])
   })
 
@@ -159,6 +168,7 @@ const decisions = fc.record({
   remaining: fc.integer({ min: 0, max: 1e9 }),
   resetMs: fc.integer({ min: 0, max: 1e10 }),
   retryAfterMs: fc.integer({ min: 0, max: 1e10 }),
+  source: fc.constant('store' as const),
 })
 
 describe('header properties', () => {

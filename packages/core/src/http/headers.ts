@@ -1,5 +1,5 @@
 // Rate-limit header fields: one pure function per standard, each returning [name, value] pairs.
-import type { Decision } from '../decision.js'
+import { type Decision, isUncounted } from '../decision.js'
 
 /** One header field: name and value. */
 export type HeaderPair = [name: string, value: string]
@@ -160,7 +160,8 @@ function headersOf(
 
 /**
  * All the headers for one decision: each standard in `standards`, plus `Retry-After` on a
- * denial (always, even with no standard). `nowMs` is only read by `'legacy'`; pass the clock
+ * denial (always, even with no standard). A decision `failureMode` answered (`'fail-open'`,
+ * `'fail-closed'`) gets the policy fields only: no remaining quota, no reset. `nowMs` is only read by `'legacy'`; pass the clock
  * itself to read it only then.
  */
 export function formatHeaders(
@@ -182,6 +183,17 @@ export function formatHeaders(
       }
     }
   }
+  // A decision failureMode made counted nothing: claim no quota a client could burst into.
+  if (isUncounted(decision)) out = out.filter(([name]) => !QUOTA_FIELDS.has(name))
   if (!decision.allowed) out.push(retryAfterHeader(decision))
   return out
 }
+
+// The fields that state a remaining quota or when it refills; the policy fields stay.
+const QUOTA_FIELDS: ReadonlySet<string> = new Set([
+  'RateLimit',
+  'RateLimit-Remaining',
+  'RateLimit-Reset',
+  'X-RateLimit-Remaining',
+  'X-RateLimit-Reset',
+])

@@ -24,6 +24,7 @@ describe('problemBody', () => {
       remaining: 0,
       resetMs: 900_000,
       retryAfterMs: 1001,
+      source: 'store' as const,
     }
     const { contentType, body } = problemBody(429, headerPolicy('login', 5, 900_000), decision)
     expect(contentType).toBe(PROBLEM_JSON)

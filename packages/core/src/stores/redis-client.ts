@@ -34,3 +34,73 @@ export function isRedisClient(value: unknown): value is RedisClientLike {
     typeof c.evalsha === 'function' && typeof c.eval === 'function' && typeof c.del === 'function'
   )
 }
+
+/** Where a client points, for error messages: `host:port`, a socket path, seed nodes, a Sentinel name. */
+export function clientAddress(client: RedisClientLike): string {
+  const c = client as {
+    isCluster?: unknown
+    startupNodes?: unknown
+    options?: {
+      host?: unknown
+      port?: unknown
+      path?: unknown
+      sentinels?: unknown
+      name?: unknown
+    }
+  }
+  if (c.isCluster === true && Array.isArray(c.startupNodes)) {
+    const nodes = (c.startupNodes as unknown[]).map((n) => {
+      if (typeof n === 'object' && n !== null) {
+        const { host = '127.0.0.1', port = 6379 } = n as { host?: unknown; port?: unknown }
+        return `${String(host)}:${String(port)}`
+      }
+      return typeof n === 'number' ? `127.0.0.1:${n}` : String(n)
+    })
+    return `the cluster seeded by ${nodes.slice(0, 3).join(', ')}${nodes.length > 3 ? ', ...' : ''}`
+  }
+  const o = c.options
+  if (o === undefined || o === null || typeof o !== 'object') return 'Redis'
+  if (Array.isArray(o.sentinels) && o.sentinels.length > 0)
+    return `Sentinel master ${JSON.stringify(String(o.name))}`
+  if (typeof o.path === 'string' && o.path !== '') return o.path
+  if (o.host !== undefined || o.port !== undefined)
+    return `${String(o.host ?? 'localhost')}:${String(o.port ?? 6379)}`
+  return 'Redis'
+}
+
+// The last connection error of each client, recorded by the one listener the store adds.
+const LAST_ERRORS = new WeakMap<object, { code: string | undefined }>()
+
+/**
+ * Records `client`'s connection errors (one listener per client, however many stores share it),
+ * so failures can name the last one; also stops ioredis printing "Unhandled error event" for a
+ * client with no listener of its own. Returns the record, read at each failure.
+ */
+export function watchErrors(client: RedisClientLike): { readonly code: string | undefined } {
+  let record = LAST_ERRORS.get(client)
+  if (record !== undefined) return record
+  const fresh: { code: string | undefined } = { code: undefined }
+  record = fresh
+  LAST_ERRORS.set(client, record)
+  const events = client as unknown as { on?: (event: string, fn: (e: unknown) => void) => void }
+  if (typeof events.on === 'function') {
+    events.on('error', (error: unknown) => {
+      fresh.code = errorCode(error)
+    })
+    // A client that connects again has no current error.
+    events.on('ready', () => {
+      fresh.code = undefined
+    })
+  }
+  return record
+}
+
+/** A short code for a client error: its `code` (ECONNREFUSED) or a reply's first word (NOAUTH). */
+export function errorCode(error: unknown): string | undefined {
+  if (error === null || typeof error !== 'object') return undefined
+  const { code, message } = error as { code?: unknown; message?: unknown }
+  if (typeof code === 'string' && code !== '') return code
+  if (typeof message !== 'string') return undefined
+  const word = /^([A-Z][A-Z_]{2,})\b/.exec(message)
+  return word?.[1]
+}

@@ -4,7 +4,15 @@ import { LimiterError, LimiterRangeError, LimiterTypeError } from '../errors.js'
 import type { Algorithm, Policy } from '../policy.js'
 import { clusterSlot } from './cluster-slot.js'
 import type { LuaScript } from './lua-script.js'
-import { isNoScript, isRedisClient, type RedisClientLike, tooOld } from './redis-client.js'
+import {
+  clientAddress,
+  errorCode,
+  isNoScript,
+  isRedisClient,
+  type RedisClientLike,
+  tooOld,
+  watchErrors,
+} from './redis-client.js'
 import { baseKey, encodeTag } from './redis-keys.js'
 import { SCRIPTS } from './scripts.generated.js'
 import { type Store, type StoreCall, type StoreDecision, type StoreSink, SUBMIT } from './store.js'
@@ -71,6 +79,9 @@ class Batch {
  */
 export class RedisStore implements Store {
   readonly client: RedisClientLike
+  /** Where the client points (`host:port`, a Cluster's seed nodes, a Sentinel master), for errors. */
+  readonly address: string
+  readonly #lastError: { readonly code: string | undefined }
   readonly #maxBatch: number
   readonly #cluster: boolean
   #queue = new Map<string, Batch>()
@@ -98,18 +109,9 @@ export class RedisStore implements Store {
     this.#cluster = (client as { isCluster?: unknown }).isCluster === true
     // ioredis prints "Unhandled error event" for every failed reconnect when a client has no
     // error listener: one line per attempt for the whole outage. The limiter reports failures
-    // through onError instead, so give a client without a listener a silent one.
-    const events = client as unknown as {
-      on?: (event: string, fn: () => void) => void
-      listenerCount?: (event: string) => number
-    }
-    if (
-      typeof events.on === 'function' &&
-      typeof events.listenerCount === 'function' &&
-      events.listenerCount('error') === 0
-    ) {
-      events.on('error', () => {})
-    }
+    // through onError instead; the store's listener also keeps the last error for that report.
+    this.#lastError = watchErrors(client)
+    this.address = clientAddress(client)
   }
 
   /**
@@ -149,7 +151,7 @@ export class RedisStore implements Store {
     // fail at once instead, so nothing piles up during an outage and nothing stale runs later.
     const status = (this.client as { status?: unknown }).status
     if (status === 'reconnecting' || status === 'close' || status === 'end') {
-      sink.reject(new LimiterError('ERR_LIMITER_STORE', `Redis client is ${status}`))
+      sink.reject(this.#failure(`is unreachable (client ${status})`, undefined))
       return
     }
     const key = baseKey(call.namespace, this.#tagOf(call.key))
@@ -184,6 +186,17 @@ export class RedisStore implements Store {
       this.#scheduled = true
       setImmediate(this.#flush)
     }
+  }
+
+  // A store failure that says where the store is and the client's last connection error.
+  #failure(what: string, cause: unknown): LimiterError {
+    const clientError = this.#lastError.code ?? errorCode(cause)
+    const last = clientError === undefined ? '' : ` (last error: ${clientError})`
+    return new LimiterError('ERR_LIMITER_STORE', `Redis at ${this.address} ${what}${last}`, {
+      cause,
+      address: this.address,
+      clientError,
+    })
   }
 
   // The limiter asks failureDomain, then consume, about the same key: encode it once.
@@ -267,7 +280,14 @@ export class RedisStore implements Store {
       }
     }
     const fail = (error: unknown): void => {
-      const reason = tooOld(error)
+      const old = tooOld(error)
+      const reason =
+        old instanceof LimiterError
+          ? old
+          : this.#failure(
+              `failed: ${error instanceof Error ? error.message : String(error)}`,
+              error,
+            )
       for (const sink of sinks) sink.reject(reason)
     }
     this.client.evalsha(script.sha1, n, ...args).then(deliver, (error: unknown) => {
