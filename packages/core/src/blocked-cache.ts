@@ -1,10 +1,45 @@
 // A bounded process-local cache of keys a remote store has refused, until the store's own
 // Retry-After: a hot key far over its limit is answered without a round trip.
 import type { Decision } from './decision.js'
+import { type Duration, parseDuration } from './duration.js'
+import { LimiterRangeError, LimiterTypeError } from './errors.js'
+import { own } from './option-names.js'
+import { boundedKey } from './stores/bounded-key.js'
+
+/** The cache's bounds: keys held, and how long one refusal is trusted. */
+export interface BlockedCacheSettings {
+  /** 0 turns the cache off. */
+  readonly maxKeys: number
+  readonly maxMs: number
+}
+
+const DEFAULT_MAX_KEYS = 10_000
+const DEFAULT_MAX_MS = 1000
+
+/** Validates the `blockedCache` option (`false`, or `{ maxKeys?, maxMs? }`). */
+export function parseBlockedCache(value: unknown): BlockedCacheSettings {
+  if (value === undefined) return { maxKeys: DEFAULT_MAX_KEYS, maxMs: DEFAULT_MAX_MS }
+  if (value === false) return { maxKeys: 0, maxMs: 0 }
+  if (value === null || typeof value !== 'object')
+    throw new LimiterTypeError('blockedCache', value, 'an object { maxKeys?, maxMs? } or false')
+  const maxKeys = own(value, 'maxKeys') ?? DEFAULT_MAX_KEYS
+  if (typeof maxKeys !== 'number' || !Number.isInteger(maxKeys) || maxKeys < 0) {
+    throw new LimiterRangeError('blockedCache.maxKeys', maxKeys, 'must be a non-negative integer')
+  }
+  const maxMs = own(value, 'maxMs')
+  return {
+    maxKeys,
+    maxMs:
+      maxMs === undefined ? DEFAULT_MAX_MS : parseDuration(maxMs as Duration, 'blockedCache.maxMs'),
+  }
+}
 
 interface Blocked {
   readonly need: number
+  /** Until when the refusal is trusted: the store's Retry-After, capped at `maxMs`. */
   readonly untilMs: number
+  /** When the store said the request would pass. */
+  readonly retryAtMs: number
   readonly resetAtMs: number
 }
 
@@ -20,18 +55,22 @@ export interface BlockedCache {
 /**
  * Creates a cache of at most `maxKeys` blocked keys (the oldest entry goes first when full).
  * An entry is kept only for a refusal with nothing remaining, and lasts until `sentAtMs +
- * retryAfterMs`: the store decided at or after `sentAtMs`, so the entry ends no later than the
- * store would start admitting. It answers only requests of the same cost, with the decision the
- * store would give: remaining 0, and reset and Retry-After counted down from the store's.
+ * retryAfterMs` or `sentAtMs + maxMs`, whichever comes first: the store decided at or after
+ * `sentAtMs`, so the entry ends no later than the store would start admitting, and a reset or
+ * refund made elsewhere is seen within `maxMs`. It answers only requests of the same cost, with
+ * the decision the store would give: remaining 0, and reset and Retry-After counted down from
+ * the store's. Keys are held within the same byte bound as MemoryStore's (`boundedKey`).
  */
-export function createBlockedCache(maxKeys: number): BlockedCache {
+export function createBlockedCache({ maxKeys, maxMs }: BlockedCacheSettings): BlockedCache {
   const entries = new Map<string, Blocked>()
   return {
     get(key, need, nowMs, limit) {
-      const entry = entries.get(key)
+      // A map lookup on a short key; only a key too long to hold whole is hashed, as when added.
+      const held = boundedKey(key)
+      const entry = entries.get(held)
       if (entry === undefined) return undefined
       if (entry.untilMs <= nowMs) {
-        entries.delete(key)
+        entries.delete(held)
         return undefined
       }
       if (entry.need !== need) return undefined
@@ -40,24 +79,27 @@ export function createBlockedCache(maxKeys: number): BlockedCache {
         limit,
         remaining: 0,
         resetMs: Math.max(0, Math.ceil(entry.resetAtMs - nowMs)),
-        retryAfterMs: Math.ceil(entry.untilMs - nowMs),
+        retryAfterMs: Math.ceil(entry.retryAtMs - nowMs),
         source: 'blocked-cache',
       }
     },
     add(key, need, sentAtMs, decision) {
       if (decision.allowed || decision.remaining !== 0 || decision.retryAfterMs <= 0) return
-      if (entries.size >= maxKeys && !entries.has(key)) {
+      const held = boundedKey(key)
+      if (entries.size >= maxKeys && !entries.has(held)) {
         const oldest = entries.keys().next()
         if (oldest.done !== true) entries.delete(oldest.value)
       }
-      entries.set(key, {
+      const retryAtMs = sentAtMs + decision.retryAfterMs
+      entries.set(held, {
         need,
-        untilMs: sentAtMs + decision.retryAfterMs,
+        untilMs: Math.min(retryAtMs, sentAtMs + maxMs),
+        retryAtMs,
         resetAtMs: sentAtMs + decision.resetMs,
       })
     },
     delete(key) {
-      entries.delete(key)
+      entries.delete(boundedKey(key))
     },
   }
 }

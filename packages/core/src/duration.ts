@@ -11,15 +11,18 @@ const UNIT_MS: Readonly<Record<string, number>> = {
   h: 3_600_000,
   d: 86_400_000,
 }
+/** The longest delay Node's timers keep (2^31 - 1 ms, about 24.8 days); longer ones fire at once. */
+export const MAX_TIMER_MS = 2 ** 31 - 1
+
 const PATTERN = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)\s*$/
 
 /**
- * Converts a duration to a positive integer number of milliseconds.
+ * Converts a duration to a positive integer number of milliseconds, at most `maxMs` if given.
  *
  * @example
  * parseDuration('15m', 'window') // 900000
  */
-export function parseDuration(value: unknown, option: string): number {
+export function parseDuration(value: unknown, option: string, maxMs?: number): number {
   let ms: number
   if (typeof value === 'number') {
     ms = value
@@ -38,6 +41,13 @@ export function parseDuration(value: unknown, option: string): number {
   }
   if (!Number.isFinite(ms) || ms < 1 || !Number.isInteger(ms)) {
     throw new LimiterRangeError(option, value, 'must be a whole number of milliseconds, at least 1')
+  }
+  if (maxMs !== undefined && ms > maxMs) {
+    const why =
+      maxMs === MAX_TIMER_MS
+        ? `must be at most ${MAX_TIMER_MS} ms (2^31 - 1, about 24.8 days): it becomes a timer, and Node fires a longer one at once`
+        : `must be at most ${maxMs} ms`
+    throw new LimiterRangeError(option, value, why)
   }
   return ms
 }

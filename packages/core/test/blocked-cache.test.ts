@@ -120,7 +120,9 @@ describe('blocked-key cache', () => {
     (value) => {
       const attempt = () => createLimiter({ limit: 1, window: 1, blockedCache: value as never })
       expect(attempt).toThrow(TypeError)
-      expect(attempt).toThrow(/`blockedCache`: expected an object \{ maxKeys\? \} or false/)
+      expect(attempt).toThrow(
+        /`blockedCache`: expected an object \{ maxKeys\?, maxMs\? \} or false/,
+      )
     },
   )
 })

@@ -2,8 +2,11 @@
 import { TWINS } from '../algorithms/index.js'
 import type { AlgorithmTwin } from '../algorithms/outcome.js'
 import { nowMs } from '../clock.js'
+import { MAX_TIMER_MS } from '../duration.js'
 import { LimiterRangeError } from '../errors.js'
+import { ownOptions } from '../option-names.js'
 import type { Policy } from '../policy.js'
+import { boundedKey } from './bounded-key.js'
 import type { Store, StoreCall, StoreDecision } from './store.js'
 
 /**
@@ -34,6 +37,7 @@ interface Entry {
 /**
  * An in-process store: no server, exact, and bounded. State for each key expires when it is
  * back to "empty"; a timer (unref'd, so it never holds the process open) sweeps what expired.
+ * A key longer than 200 UTF-8 bytes is held as its SHA-256 digest, so `maxKeys` bounds bytes too.
  *
  * @example
  * const store = new MemoryStore({ maxKeys: 50_000 })
@@ -51,15 +55,19 @@ export class MemoryStore implements Store {
   #latestMs = 0
 
   constructor(options: MemoryStoreOptions = {}) {
-    const { maxKeys = 100_000, sweepIntervalMs = 30_000 } = options
+    const { maxKeys = 100_000, sweepIntervalMs = 30_000 } = ownOptions(options)
     if (!Number.isInteger(maxKeys) || maxKeys < 1) {
       throw new LimiterRangeError('maxKeys', maxKeys, 'must be a positive integer')
     }
-    if (!Number.isInteger(sweepIntervalMs) || sweepIntervalMs < 1) {
+    if (
+      !Number.isInteger(sweepIntervalMs) ||
+      sweepIntervalMs < 1 ||
+      sweepIntervalMs > MAX_TIMER_MS
+    ) {
       throw new LimiterRangeError(
         'sweepIntervalMs',
         sweepIntervalMs,
-        'must be a positive integer (ms)',
+        `must be a whole number of ms from 1 to ${MAX_TIMER_MS} (2^31 - 1, the longest timer Node keeps)`,
       )
     }
     this.#maxKeys = maxKeys
@@ -80,7 +88,7 @@ export class MemoryStore implements Store {
   consumeSync(call: StoreCall): StoreDecision {
     const twin = TWINS[call.policy.algorithm]
     const space = this.#space(call.namespace)
-    return this.#check(space, twin, call.policy, call.key, call.cost, this.#now(call))
+    return this.#check(space, twin, call.policy, boundedKey(call.key), call.cost, this.#now(call))
   }
 
   /** Internal: {@link BIND}. */
@@ -90,7 +98,7 @@ export class MemoryStore implements Store {
     return (key, cost, at) => {
       const now = at ?? nowMs()
       if (now > this.#latestMs) this.#latestMs = now
-      return this.#check(space, twin, policy, key, cost, now)
+      return this.#check(space, twin, policy, boundedKey(key), cost, now)
     }
   }
 
@@ -115,18 +123,19 @@ export class MemoryStore implements Store {
   refund(call: StoreCall): Promise<void> {
     const now = this.#now(call)
     const space = this.#space(call.namespace)
-    const entry = space.get(call.key)
+    const key = boundedKey(call.key)
+    const entry = space.get(key)
     const state = entry !== undefined && entry.expiresAtMs > now ? entry.state : undefined
     const twin = TWINS[call.policy.algorithm]
     const outcome = twin.refund(state, now, call.policy, call.cost, call.ticket)
-    if (outcome.state === null) this.#delete(space, call.key)
-    else this.#write(space, call.key, entry, outcome.state, now + outcome.ttlMs)
+    if (outcome.state === null) this.#delete(space, key)
+    else this.#write(space, key, entry, outcome.state, now + outcome.ttlMs)
     return Promise.resolve()
   }
 
   reset(call: Omit<StoreCall, 'cost'>): Promise<void> {
     const space = this.#spaces.get(call.namespace)
-    if (space !== undefined) this.#delete(space, call.key)
+    if (space !== undefined) this.#delete(space, boundedKey(call.key))
     return Promise.resolve()
   }
 

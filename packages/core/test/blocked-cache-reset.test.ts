@@ -1,0 +1,81 @@
+// A reset or refund made in another process takes effect in this one within blockedCache.maxMs
+// (1 s by default): the cache used to hold a refusal for its whole Retry-After (975 s here).
+import { type ChildProcess, fork } from 'node:child_process'
+import { existsSync } from 'node:fs'
+import { fileURLToPath } from 'node:url'
+import { afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { createLimiter, type Decision, RedisStore } from '../src/index.js'
+import { useRedis } from './setup/redis.js'
+
+const CHILD = fileURLToPath(new URL('./fixtures/blocked-child.mjs', import.meta.url))
+const redis = useRedis()
+const children: ChildProcess[] = []
+
+beforeAll(() => {
+  if (!existsSync(fileURLToPath(new URL('../dist/index.mjs', import.meta.url))))
+    throw new Error('this test runs the built package: run `pnpm build` first (`pnpm test` does)')
+})
+afterEach(() => {
+  for (const child of children.splice(0)) child.kill()
+})
+
+async function otherProcess(maxMs = ''): Promise<(key: string) => Promise<Decision>> {
+  const child = fork(CHILD, [String(redis.server.port), maxMs], { stdio: 'ignore' })
+  children.push(child)
+  await new Promise<void>((resolve) => child.once('message', () => resolve()))
+  return (key) =>
+    new Promise((resolve) => {
+      child.once('message', (decision) => resolve(decision as Decision))
+      child.send({ consume: key })
+    })
+}
+
+describe.each(['reset', 'refund'] as const)('a %s in another process', (change) => {
+  it('lets the key in here within 1 s, though the refusal said 975 s', async () => {
+    const consumeThere = await otherProcess()
+    const key = `alice-${change}`
+    expect((await consumeThere(key)).allowed).toBe(true)
+    const refused = await consumeThere(key)
+    expect(refused).toMatchObject({ allowed: false, source: 'store' })
+    expect(refused.retryAfterMs).toBeGreaterThan(970_000)
+    // Cached: the next refusal does not ask Redis.
+    expect(await consumeThere(key)).toMatchObject({ allowed: false, source: 'blocked-cache' })
+
+    const here = createLimiter({
+      algorithm: 'fixed-window',
+      limit: 1,
+      window: '975s',
+      name: 'login',
+      store: new RedisStore({ client: redis.client }),
+    })
+    if (change === 'reset') await here.reset(key)
+    else await here.refund(key)
+    const changedAt = Date.now()
+    let admitted: Decision | undefined
+    while (Date.now() - changedAt < 3000) {
+      const d = await consumeThere(key)
+      if (d.allowed) {
+        admitted = d
+        break
+      }
+      // While cached, the refusal keeps the store's honest Retry-After.
+      expect(d.retryAfterMs).toBeGreaterThan(970_000)
+      await new Promise((r) => setTimeout(r, 50))
+    }
+    expect(admitted?.source).toBe('store')
+    expect(Date.now() - changedAt).toBeLessThanOrEqual(1000 + 150)
+  })
+})
+
+it('blockedCache.maxMs sets how long a refusal is trusted', async () => {
+  const consumeThere = await otherProcess('200')
+  await consumeThere('bob')
+  await consumeThere('bob')
+  await new RedisStore({ client: redis.client }).reset({
+    namespace: 'rl:login:fw:',
+    key: 'bob',
+    policy: { algorithm: 'fixed-window', limit: 1, windowMs: 975_000, burst: 1 },
+  })
+  await new Promise((r) => setTimeout(r, 250))
+  expect((await consumeThere('bob')).allowed).toBe(true)
+})
