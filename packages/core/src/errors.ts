@@ -8,6 +8,7 @@ export type LimiterErrorCode =
   | 'ERR_LIMITER_STORE'
   | 'ERR_LIMITER_TIMEOUT'
   | 'ERR_LIMITER_CIRCUIT_OPEN'
+  | 'ERR_LIMITER_CONFLICT'
 
 function describe(value: unknown): string {
   if (typeof value === 'string')

@@ -6,6 +6,7 @@ import { parseDuration } from './duration.js'
 import { LimiterError, LimiterRangeError, LimiterTypeError } from './errors.js'
 import type { BreakerOptions } from './guard.js'
 import type { ErrorContext, FailureMode, LimiterOptions } from './limiter-options.js'
+import { own } from './option-names.js'
 import { errorCode } from './stores/redis-client.js'
 
 /** Decisions answered from `failureMode`, with the failure behind them. */
@@ -41,16 +42,21 @@ export function parseBreaker(value: LimiterOptions['circuitBreaker']): BreakerOp
       'an object { failureThreshold?, coolDown? } or false',
     )
   }
-  const failureThreshold = value.failureThreshold ?? 3
-  if (!Number.isInteger(failureThreshold) || failureThreshold < 1) {
+  const failureThreshold = own(value, 'failureThreshold') ?? 3
+  if (
+    typeof failureThreshold !== 'number' ||
+    !Number.isInteger(failureThreshold) ||
+    failureThreshold < 1
+  ) {
     throw new LimiterRangeError(
       'circuitBreaker.failureThreshold',
       failureThreshold,
       'must be a positive integer',
     )
   }
+  const coolDown = own(value, 'coolDown')
   const coolDownMs =
-    value.coolDown === undefined ? 1000 : parseDuration(value.coolDown, 'circuitBreaker.coolDown')
+    coolDown === undefined ? 1000 : parseDuration(coolDown, 'circuitBreaker.coolDown')
   return { failureThreshold, coolDownMs }
 }
 

@@ -1,11 +1,13 @@
 // createLimiter's options: their types, and their validation at construction.
+import { type BlockedCacheSettings, parseBlockedCache } from './blocked-cache.js'
 import { CLOCK } from './clock.js'
-import { type Duration, parseDuration } from './duration.js'
+import { type Duration, MAX_TIMER_MS, parseDuration } from './duration.js'
 import { type LimiterError, LimiterRangeError, LimiterTypeError } from './errors.js'
 import { parseBreaker } from './failure.js'
 import type { BreakerOptions } from './guard.js'
 import type { Limiter } from './limiter.js'
-import { checkName, defaultName } from './naming.js'
+import { checkName, claimName, defaultName, storeNamespace } from './naming.js'
+import { checkOptionNames, ownOptions } from './option-names.js'
 import { definePolicy, type Policy, type PolicyOptions } from './policy.js'
 import { MemoryStore } from './stores/memory-store.js'
 import { isStore, type Store } from './stores/store.js'
@@ -50,16 +52,25 @@ export interface LimiterOptions extends PolicyOptions {
     | false
     | undefined
   /**
-   * For remote stores: remember keys the store refused (with nothing remaining) until its
-   * Retry-After, and refuse them again without a round trip. It only refuses what the store
-   * would refuse; a `reset` or `refund` through this limiter clears the key. Default
-   * `{ maxKeys: 10_000 }`; `false` turns it off.
+   * For remote stores: remember keys the store refused (with nothing remaining), and refuse them
+   * again without a round trip for at most `maxMs` (default 1 s) and never past the store's
+   * Retry-After. A `reset` or `refund` through this limiter clears the key at once; one made by
+   * another process takes effect here within `maxMs`. At most `maxKeys` keys (default 10,000).
+   * `false` turns it off.
    */
-  readonly blockedCache?: { readonly maxKeys?: number } | false | undefined
+  readonly blockedCache?:
+    | { readonly maxKeys?: number | undefined; readonly maxMs?: Duration | undefined }
+    | false
+    | undefined
   /** Called with each store failure (a `LimiterError` whose `cause` is the original). */
   readonly onError?: ((error: LimiterError, context: ErrorContext) => void) | undefined
 }
 
+const LIMITER_OPTIONS: ReadonlySet<string> = new Set(
+  'algorithm limit window burst store name prefix timeout failureMode circuitBreaker blockedCache onError'.split(
+    ' ',
+  ),
+)
 const FAILURE_MODES: readonly FailureMode[] = ['open', 'closed', 'local']
 const DEFAULT_TIMEOUT_MS = 500
 
@@ -69,17 +80,22 @@ export interface LimiterSettings {
   readonly store: Store
   readonly name: string
   readonly prefix: string
+  /** Where this limiter's keys live in the store (see `storeNamespace`). */
+  readonly namespace: string
   readonly timeoutMs: number
   readonly failureMode: FailureMode
   readonly breaker: BreakerOptions
-  /** 0 turns the blocked-key cache off. */
-  readonly blockedMaxKeys: number
+  /** The blocked-key cache's bounds; `maxKeys` 0 turns it off. */
+  readonly blocked: BlockedCacheSettings
   /** The injected test clock (`@limiter/core/testing`), if any. */
   readonly clock: (() => number) | undefined
 }
 
 /** Validates `options`: a bad one throws a `TypeError`/`RangeError` naming it. */
-export function limiterSettings(options: LimiterOptions): LimiterSettings {
+export function limiterSettings(given: LimiterOptions): LimiterSettings {
+  // Own properties only: a polluted Object.prototype must not set an option.
+  const options = ownOptions(given)
+  checkOptionNames(options, LIMITER_OPTIONS)
   const policy = definePolicy(options)
   const store = options.store ?? new MemoryStore()
   if (!isStore(store))
@@ -88,11 +104,15 @@ export function limiterSettings(options: LimiterOptions): LimiterSettings {
       store,
       'a store (MemoryStore, RedisStore or one with consume, refund and reset)',
     )
-  const name =
-    options.name === undefined ? defaultName(policy) : checkName('name', options.name, false)
+  const chosen = options.name !== undefined
+  const name = chosen ? checkName('name', options.name, false) : defaultName(policy)
   const prefix = options.prefix === undefined ? 'rl:' : checkName('prefix', options.prefix, true)
+  if (chosen) claimName(store, prefix, name, policy.algorithm)
+  const namespace = storeNamespace(prefix, name, policy.algorithm, chosen)
   const timeoutMs =
-    options.timeout === undefined ? DEFAULT_TIMEOUT_MS : parseDuration(options.timeout, 'timeout')
+    options.timeout === undefined
+      ? DEFAULT_TIMEOUT_MS
+      : parseDuration(options.timeout, 'timeout', MAX_TIMER_MS)
   const failureMode = options.failureMode ?? 'open'
   if (!FAILURE_MODES.includes(failureMode)) {
     throw new LimiterRangeError('failureMode', failureMode, "must be 'open', 'closed' or 'local'")
@@ -101,33 +121,18 @@ export function limiterSettings(options: LimiterOptions): LimiterSettings {
     throw new LimiterTypeError('onError', options.onError, 'a function')
   }
   const breaker = parseBreaker(options.circuitBreaker)
-  const blockedCache: unknown = options.blockedCache
-  if (
-    blockedCache !== undefined &&
-    blockedCache !== false &&
-    (blockedCache === null || typeof blockedCache !== 'object')
-  ) {
-    throw new LimiterTypeError('blockedCache', blockedCache, 'an object { maxKeys? } or false')
-  }
-  const blockedMaxKeys =
-    options.blockedCache === false ? 0 : (options.blockedCache?.maxKeys ?? 10_000)
-  if (!Number.isInteger(blockedMaxKeys) || blockedMaxKeys < 0) {
-    throw new LimiterRangeError(
-      'blockedCache.maxKeys',
-      blockedMaxKeys,
-      'must be a non-negative integer',
-    )
-  }
+  const blocked = parseBlockedCache(options.blockedCache)
   const clock = (options as { [CLOCK]?: () => number })[CLOCK]
   return {
     policy,
     store,
     name,
     prefix,
+    namespace,
     timeoutMs,
     failureMode,
     breaker,
-    blockedMaxKeys,
+    blocked,
     clock,
   }
 }

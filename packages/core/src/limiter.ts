@@ -64,11 +64,13 @@ export function decideNow(
  * const { allowed, retryAfterMs } = await limiter.consume(`user:${id}`)
  */
 export function createLimiter(options: LimiterOptions): Limiter {
-  const { policy, store, name, prefix, timeoutMs, failureMode, breaker, blockedMaxKeys, clock } =
-    limiterSettings(options)
+  const settings = limiterSettings(options)
+  const { policy, store, name, prefix, namespace, timeoutMs, failureMode, breaker, clock } =
+    settings
   const blocked =
-    store.local === true || blockedMaxKeys === 0 ? undefined : createBlockedCache(blockedMaxKeys)
-  const namespace = `${prefix}${name}:`
+    store.local === true || settings.blocked.maxKeys === 0
+      ? undefined
+      : createBlockedCache(settings.blocked)
   const onError = options.onError ?? defaultOnError()
   let fallback: MemoryStore | undefined
 

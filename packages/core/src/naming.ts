@@ -1,6 +1,6 @@
 // Limiter names: the deterministic default, and validation of `name` and `prefix`.
 import { LimiterRangeError, LimiterTypeError } from './errors.js'
-import { ALGORITHM_CODE, type Policy } from './policy.js'
+import { ALGORITHM_CODE, type Algorithm, type Policy } from './policy.js'
 
 // Braces would break the Redis hash tag; control characters would blur namespaces, and so would
 // lone surrogates (Redis receives each as U+FFFD).
@@ -52,4 +52,60 @@ export function checkName(option: string, value: unknown, allowEmpty: boolean): 
     )
   }
   return value
+}
+
+// Algorithms whose state a key holds in the same layout (token-bucket and leaky-bucket run GCRA).
+const STATE_CODE: Readonly<Record<Algorithm, string>> = {
+  'fixed-window': 'fw',
+  'sliding-window': 'sw',
+  'sliding-log': 'sl',
+  'token-bucket': 'gc',
+  'leaky-bucket': 'gc',
+  gcra: 'gc',
+}
+
+/**
+ * The namespace of a limiter's keys in its store: `prefix + name + ':'`. A name the user chose
+ * also carries the algorithm's state layout (`login:fw:`), so two limiters named alike with
+ * different algorithms keep apart instead of misreading each other's state (which limited
+ * nothing on Redis). A default name already starts with the algorithm's code.
+ */
+export function storeNamespace(
+  prefix: string,
+  name: string,
+  algorithm: Algorithm,
+  chosen: boolean,
+): string {
+  return chosen ? `${prefix}${name}:${STATE_CODE[algorithm]}:` : `${prefix}${name}:`
+}
+
+// The algorithm of each chosen name per store, to refuse a second limiter that disagrees.
+const CLAIMS = new WeakMap<object, Map<string, Algorithm>>()
+// Names are few; the bound only keeps limiters made per request (say, per plan) from growing it.
+const MAX_CLAIMS = 10_000
+
+/**
+ * Records that `store` holds `prefix` + `name` for `algorithm`; throws if another limiter in
+ * this process already uses that name on that store with another algorithm.
+ */
+export function claimName(store: object, prefix: string, name: string, algorithm: Algorithm): void {
+  let claims = CLAIMS.get(store)
+  if (claims === undefined) {
+    claims = new Map()
+    CLAIMS.set(store, claims)
+  }
+  const id = `${prefix}${name}`
+  const owner = claims.get(id)
+  if (owner === undefined) {
+    if (claims.size >= MAX_CLAIMS) claims.delete(claims.keys().next().value as string)
+    claims.set(id, algorithm)
+    return
+  }
+  if (owner === algorithm) return
+  throw new LimiterRangeError(
+    'name',
+    name,
+    `is already used on this store (prefix ${JSON.stringify(prefix)}) by a limiter with algorithm '${owner}', and this one is '${algorithm}': limiters that share a name share counters, so they must share the algorithm; give one of them another \`name\``,
+    'ERR_LIMITER_CONFLICT',
+  )
 }

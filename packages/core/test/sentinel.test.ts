@@ -14,6 +14,7 @@ import {
   RedisStore,
   redisKeys,
 } from '../src/index.js'
+import { storeNamespace } from '../src/naming.js'
 
 const TIMEOUT_MS = 200
 const MARGIN_MS = 50
@@ -129,7 +130,8 @@ describe('Redis Sentinel failover', () => {
     const limiter = limiters[1]?.limiter
     const promoted = new Redis(sentinel.replica.port, '127.0.0.1')
     try {
-      const [key] = redisKeys('sliding-window', `rl:${limiter?.name}:`, 'client-0')
+      const namespace = storeNamespace('rl:', limiter?.name ?? '', 'sliding-window', true)
+      const [key] = redisKeys('sliding-window', namespace, 'client-0')
       expect(await promoted.pttl(key as string)).toBeGreaterThan(0)
       const tight = createLimiter({
         limit: 2,

@@ -1,5 +1,6 @@
 // Checks for single options, each throwing a TypeError/RangeError that names the option.
 import { LimiterRangeError, LimiterTypeError } from '../errors.js'
+import { checkOptionNames } from '../option-names.js'
 import { type RedisClientLike, RedisStore } from '../stores/redis-store.js'
 import type { Store } from '../stores/store.js'
 import { HEADER_STANDARDS, type HeaderStandard } from './headers.js'
@@ -10,33 +11,18 @@ export interface LimitedBody {
   readonly body: string
 }
 
-const SHARED = new Set(
+const SHARED: readonly string[] =
   'algorithm limit window burst store redis name prefix key cost skip statusCode message onLimited headers skipSuccessfulRequests skipFailedRequests onError failureMode timeout circuitBreaker blockedCache'.split(
     ' ',
-  ),
-)
+  )
+const SHARED_SET: ReadonlySet<string> = new Set(SHARED)
 
-// Names users bring from other libraries.
-const HINTS: Readonly<Record<string, string>> = {
-  max: 'limit',
-  points: 'limit',
-  windowMs: 'window',
-  duration: 'window',
-  keyGenerator: 'key',
-  handler: 'onLimited',
-  standardHeaders: 'headers',
-  legacyHeaders: 'headers',
-  client: 'redis',
-  status: 'statusCode',
-}
-
-/** Rejects option names that are neither shared nor the adapter's own, with a hint for known mix-ups. */
-export function checkOptionNames(options: object, extra: readonly string[] = []): void {
-  for (const [name, value] of Object.entries(options)) {
-    if (SHARED.has(name) || extra.includes(name)) continue
-    const hint = HINTS[name] === undefined ? '' : ` (did you mean \`${HINTS[name]}\`?)`
-    throw new LimiterRangeError(name, value, `is not an option${hint}`)
-  }
+/**
+ * Rejects option names that are neither shared nor the adapter's own, suggesting what was likely
+ * meant (a peer library's name, or the closest spelling).
+ */
+export function checkAdapterOptionNames(options: object, extra: readonly string[] = []): void {
+  checkOptionNames(options, extra.length === 0 ? SHARED_SET : new Set([...SHARED, ...extra]))
 }
 
 export function optionalFunction(option: string, value: unknown): void {

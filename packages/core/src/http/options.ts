@@ -2,16 +2,16 @@
 import { CLOCK } from '../clock.js'
 import type { Decision } from '../decision.js'
 import type { Duration } from '../duration.js'
-import { LimiterTypeError } from '../errors.js'
 import { createLimiter, type FailureMode, type Limiter, type LimiterOptions } from '../limiter.js'
+import { ownOptions } from '../option-names.js'
 import { definePolicy, type PolicyOptions } from '../policy.js'
 import type { RedisClientLike } from '../stores/redis-store.js'
 import type { Store } from '../stores/store.js'
 import { type HeaderPolicy, type HeaderStandard, headerPolicy } from './headers.js'
 import { ipKey } from './keys.js'
 import {
+  checkAdapterOptionNames,
   checkCost,
-  checkOptionNames,
   checkStatusCode,
   headerStandards,
   type LimitedBody,
@@ -119,13 +119,12 @@ const MAX_SCOPES = 1000
  * const rl = resolveRateLimitOptions(options, { ip: (req: Request) => req.ip })
  */
 export function resolveRateLimitOptions<Req, OnLimited>(
-  options: RateLimitOptions<Req, OnLimited>,
+  given: RateLimitOptions<Req, OnLimited>,
   adapter: AdapterSpec<Req>,
 ): ResolvedRateLimit<Req, OnLimited> {
-  if (options === null || typeof options !== 'object') {
-    throw new LimiterTypeError('options', options, 'an object')
-  }
-  checkOptionNames(options, adapter.extraOptions)
+  // Own properties only: a polluted Object.prototype must not set `skip` or `key`.
+  const options = ownOptions(given)
+  checkAdapterOptionNames(options, adapter.extraOptions)
   // Everything is checked before the limiter (and its store's timer) exists.
   const policy = definePolicy(options)
   const { cost = 1, statusCode = 429, message } = options

@@ -1,0 +1,112 @@
+// Option names: unknown ones are refused with a suggestion, and options are read as own properties.
+import { LimiterRangeError, LimiterTypeError } from './errors.js'
+
+// Names users bring from other rate limiters, and what they are called here.
+const PEER_NAMES: ReadonlyMap<string, string> = new Map([
+  ['max', 'limit'],
+  ['points', 'limit'],
+  ['windowMs', 'window'],
+  ['timeWindow', 'window'],
+  ['duration', 'window'],
+  ['keyGenerator', 'key'],
+  ['keyPrefix', 'prefix'],
+  ['nameSpace', 'prefix'],
+  ['handler', 'onLimited'],
+  ['onLimitReached', 'onLimited'],
+  ['onExceeded', 'onLimited'],
+  ['errorResponseBuilder', 'message'],
+  ['standardHeaders', 'headers'],
+  ['legacyHeaders', 'headers'],
+  ['enableDraftSpec', 'headers'],
+  ['addHeaders', 'headers'],
+  ['client', 'redis'],
+  ['storeClient', 'redis'],
+  ['status', 'statusCode'],
+  ['allowList', 'skip'],
+  ['whitelist', 'skip'],
+  ['skipOnError', 'failureMode'],
+  ['passOnStoreError', 'failureMode'],
+  ['insuranceLimiter', 'failureMode'],
+])
+
+/**
+ * Edit distance between `a` and `b` (optimal string alignment: insertions, deletions,
+ * substitutions and swaps of neighbours each cost 1), ignoring case.
+ */
+export function editDistance(a: string, b: string): number {
+  const s = a.toLowerCase()
+  const t = b.toLowerCase()
+  let before: number[] = []
+  let previous = Array.from({ length: t.length + 1 }, (_, j) => j)
+  for (let i = 1; i <= s.length; i++) {
+    const row = [i]
+    for (let j = 1; j <= t.length; j++) {
+      const same = s[i - 1] === t[j - 1]
+      let d = Math.min(
+        (previous[j] as number) + 1,
+        (row[j - 1] as number) + 1,
+        (previous[j - 1] as number) + (same ? 0 : 1),
+      )
+      if (i > 1 && j > 1 && s[i - 1] === t[j - 2] && s[i - 2] === t[j - 1])
+        d = Math.min(d, (before[j - 2] as number) + 1)
+      row.push(d)
+    }
+    before = previous
+    previous = row
+  }
+  return previous[t.length] as number
+}
+
+/** The option `name` most likely meant: a peer library's name for it, or the closest spelling. */
+export function suggestOption(name: string, known: Iterable<string>): string | undefined {
+  const peer = PEER_NAMES.get(name)
+  if (peer !== undefined) return peer
+  let best: string | undefined
+  let bestDistance = Math.max(1, Math.floor(name.length / 3)) + 1
+  for (const candidate of known) {
+    const d = editDistance(name, candidate)
+    if (d < bestDistance) {
+      best = candidate
+      bestDistance = d
+    }
+  }
+  return best
+}
+
+/**
+ * Refuses an option name that is not in `known`, with a suggestion when one is likely. Only own
+ * properties count: `__proto__`, `constructor` and the like are unknown names like any other.
+ */
+export function checkOptionNames(options: object, known: ReadonlySet<string>): void {
+  for (const name of Object.keys(options)) {
+    if (known.has(name)) continue
+    const value: unknown = (options as Record<string, unknown>)[name]
+    const hint = suggestOption(name, known)
+    throw new LimiterRangeError(
+      name,
+      value,
+      `is not an option${hint === undefined ? '' : ` (did you mean \`${hint}\`?)`}`,
+    )
+  }
+}
+
+/**
+ * The options object's own enumerable properties on an object with no prototype, so a polluted
+ * `Object.prototype` (say `Object.prototype.skip`, from another library's bug) cannot set one.
+ * Symbol-keyed properties (the test clock) are copied too.
+ */
+export function ownOptions<T extends object>(options: T, option = 'options'): T {
+  if (options === null || typeof options !== 'object' || Array.isArray(options))
+    throw new LimiterTypeError(option, options, 'an object')
+  const copy = Object.create(null) as Record<PropertyKey, unknown>
+  for (const key of Reflect.ownKeys(options)) {
+    if (Object.prototype.propertyIsEnumerable.call(options, key))
+      copy[key] = (options as Record<PropertyKey, unknown>)[key]
+  }
+  return copy as T
+}
+
+/** `value[name]` if it is `value`'s own property, else `undefined` (for nested option objects). */
+export function own(value: object, name: string): unknown {
+  return Object.hasOwn(value, name) ? (value as Record<string, unknown>)[name] : undefined
+}
