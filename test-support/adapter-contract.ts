@@ -3,7 +3,7 @@
 // status, headers and body). Framework vocabulary (route scopes, onLimited's signature, error
 // events) stays in each adapter's own tests.
 import { describe, expect, it } from 'vitest'
-import { countingStore, type StoreLike } from './adapter-helpers.js'
+import { captureWarnings, countingStore, type StoreLike } from './adapter-helpers.js'
 
 /** Limiter options as the contract writes them; each harness casts them to its own type. */
 export type ContractOptions = { readonly [option: string]: unknown }
@@ -276,6 +276,74 @@ export function describeAdapterContract(name: string, harness: AdapterHarness): 
       })
     })
 
+    describe('warnings, once per limiter', () => {
+      const warned = async (
+        options: ContractOptions,
+        requests: Array<[string, Record<string, string>?]>,
+      ) => {
+        const capture = captureWarnings()
+        try {
+          const send = await appWith(options)
+          const answers = []
+          for (const [path, headers] of requests) answers.push(await send(path, headers))
+          await new Promise((r) => setImmediate(r))
+          return { answers, warnings: capture.warnings as Array<Error & { code?: string }> }
+        } finally {
+          capture.stop()
+        }
+      }
+
+      it.each([
+        ['login:undefined', 'undefined'],
+        ['undefined', 'undefined'],
+        ['user/null/orders', 'null'],
+        ['q=NaN', 'NaN'],
+        ['k|[object Object]', '[object Object]'],
+      ])('a key like %s is flagged, and still counted under that key', async (key, word) => {
+        const { answers, warnings } = await warned({ limit: 1, window: '1m', key: () => key }, [
+          ['/'],
+          ['/'],
+          ['/'],
+        ])
+        expect(answers.map((a) => a.status)).toEqual([200, 429, 429])
+        expect(warnings).toHaveLength(1)
+        expect(warnings[0]?.name).toBe('LimiterWarning')
+        expect(warnings[0]?.code).toBe('LIMITER_SUSPICIOUS_KEY')
+        expect(warnings[0]?.message).toContain(JSON.stringify(key))
+        expect(warnings[0]?.message).toContain(`"${word}"`)
+      })
+
+      it.each(['undefinedx', 'nullable:1', 'NaNa', 'user:42'])(
+        'a key like %s is not flagged',
+        async (key) => {
+          const { warnings } = await warned({ limit: 5, window: '1m', key: () => key }, [['/']])
+          expect(warnings).toHaveLength(0)
+        },
+      )
+
+      it.each([
+        ['X-Forwarded-For', { 'x-forwarded-for': '203.0.113.7' }],
+        ['Forwarded', { forwarded: 'for=203.0.113.7' }],
+      ])('a %s header the framework ignores is pointed out', async (_name, headers) => {
+        const { warnings } = await warned({ limit: 5, window: '1m' }, [
+          ['/'],
+          ['/', headers],
+          ['/', headers],
+        ])
+        expect(warnings).toHaveLength(1)
+        expect(warnings[0]?.code).toBe('LIMITER_FORWARDED_IGNORED')
+        expect(warnings[0]?.message).toMatch(/trust/)
+      })
+
+      it('warnings: false silences both', async () => {
+        const { warnings } = await warned(
+          { limit: 5, window: '1m', key: () => 'login:undefined', warnings: false },
+          [['/', { 'x-forwarded-for': '203.0.113.7' }]],
+        )
+        expect(warnings).toHaveLength(0)
+      })
+    })
+
     describe('refunds', () => {
       it.each<[string, ContractOptions, number, number]>([
         ['skipSuccessfulRequests refunds a 200', { skipSuccessfulRequests: true }, 200, 3],
@@ -342,7 +410,10 @@ export function describeAdapterContract(name: string, harness: AdapterHarness): 
         ],
         ['returns an empty string', () => '', /^rateLimit option `key` returned an empty string/],
         ['returns undefined', () => undefined, /^rateLimit option `key` returned undefined/],
-        ['returns a number', () => 42, /^rateLimit option `key` returned number 42/],
+        ['returns NaN', () => Number.NaN, /^rateLimit option `key` returned number NaN/],
+        ['returns Infinity', () => Infinity, /^rateLimit option `key` returned number Infinity/],
+        ['returns null', () => null, /^rateLimit option `key` returned null/],
+        ['returns an object', () => ({ id: 7 }), /^rateLimit option `key` returned an object/],
       ])(
         'a key callback that %s goes to the error handler, naming `key`',
         async (_name, key, message) => {
@@ -352,6 +423,22 @@ export function describeAdapterContract(name: string, harness: AdapterHarness): 
           expect(json(res).code).toBe('ERR_LIMITER_KEY')
         },
       )
+
+      it('a numeric key is a key: 7, 7n and "7" share one counter', async () => {
+        let next: unknown = 7
+        const send = await appWith({ limit: 3, window: '1m', key: () => next })
+        expect((await send('/')).status).toBe(200)
+        next = 7n
+        expect((await send('/')).status).toBe(200)
+        next = '7'
+        const third = await send('/')
+        expect(third.status).toBe(200)
+        expect(third.headers.ratelimit).toMatch(/;r=0;/)
+        next = 8
+        expect((await send('/')).status).toBe(200)
+        next = Promise.resolve(7)
+        expect((await send('/')).status).toBe(429)
+      })
 
       it.each<[string, ContractOptions, RegExp]>([
         ['cost', { cost: () => 99 }, /^rateLimit option `cost` returned number 99/],

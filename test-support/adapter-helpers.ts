@@ -108,3 +108,24 @@ export function forgedAddressHeaders(
     'x-client-ip': `2001:db8:${i}::1`,
   }))
 }
+
+/**
+ * Collects the process warnings emitted until `stop()`, keeping them off stderr meanwhile (Node's
+ * own printer is detached and put back). Warnings are emitted on the next tick: await one first.
+ */
+export function captureWarnings(): { readonly warnings: Error[]; stop(): void } {
+  const saved = process.listeners('warning')
+  process.removeAllListeners('warning')
+  const warnings: Error[] = []
+  const collect = (warning: Error) => {
+    warnings.push(warning)
+  }
+  process.on('warning', collect)
+  return {
+    warnings,
+    stop() {
+      process.off('warning', collect)
+      for (const listener of saved) process.on('warning', listener)
+    },
+  }
+}

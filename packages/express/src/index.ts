@@ -69,7 +69,11 @@ function scopeOf(req: Request): string {
  *   key: (req) => `${req.body.email}`, redis }), handler)
  */
 export function rateLimit(options: RateLimitOptions): RequestHandler {
-  const rl = resolveRateLimitOptions(options, { ip: (req: Request) => req.ip })
+  const rl = resolveRateLimitOptions(options, {
+    ip: (req: Request) => req.ip,
+    peer: (req: Request) => req.socket.remoteAddress,
+    headers: (req: Request) => req.headers,
+  })
 
   const limited = async (
     req: Request,

@@ -86,7 +86,11 @@ declare module 'fastify' {
 type Resolved = ResolvedRateLimit<FastifyRequest, OnLimited>
 type Hook = (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>
 
-const SPEC = { ip: (request: FastifyRequest) => request.ip }
+const SPEC = {
+  ip: (request: FastifyRequest) => request.ip,
+  peer: (request: FastifyRequest) => request.socket.remoteAddress,
+  headers: (request: FastifyRequest) => request.headers,
+}
 const resolve = (options: RateLimitOptions): Resolved => resolveRateLimitOptions(options, SPEC)
 
 // app.rateLimit() hooks learn their route per request: its scope is computed once per route.

@@ -65,11 +65,13 @@ export type RateLimitOptions<StateT = DefaultState, ContextT = DefaultContext> =
 export function rateLimit<StateT = DefaultState, ContextT = DefaultContext>(
   options: RateLimitOptions<StateT, ContextT>,
 ): Middleware<StateT, ContextT> {
+  type Ctx = ParameterizedContext<StateT, ContextT>
   const rl = resolveRateLimitOptions(options, {
-    ip: (ctx: ParameterizedContext<StateT, ContextT>) => ctx.ip,
+    ip: (ctx: Ctx) => ctx.ip,
+    peer: (ctx: Ctx) => ctx.req.socket.remoteAddress,
+    headers: (ctx: Ctx) => ctx.req.headers,
   })
 
-  type Ctx = ParameterizedContext<StateT, ContextT>
   const limited = async (ctx: Ctx, check: RateLimitCheck): Promise<void> => {
     if (rl.onLimited !== undefined) {
       // A sane default should the handler set no status: Koa would otherwise answer 404.

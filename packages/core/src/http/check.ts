@@ -155,19 +155,27 @@ function costStep<Req>(
   scope: string,
   userKey: unknown,
 ): MaybePromise<RateLimitCheck> {
-  if (typeof userKey !== 'string' || userKey === '') {
-    throw misbehaved(
-      'key',
-      `returned ${describe(userKey)} (expected a non-empty string)`,
-      'ERR_LIMITER_KEY',
-    )
-  }
+  const key = keyText(userKey)
+  rl.watch?.(req, key)
   const { cost } = rl
-  if (typeof cost !== 'function') return consumeStep(rl, scope, userKey, cost)
+  if (typeof cost !== 'function') return consumeStep(rl, scope, key, cost)
   const value: unknown = invoke('cost', 'ERR_LIMITER_COST', () => cost(req))
   if (isThenable(value))
-    return Promise.resolve(value).then((v) => consumeStep(rl, scope, userKey, checkedCost(rl, v)))
-  return consumeStep(rl, scope, userKey, checkedCost(rl, value))
+    return Promise.resolve(value).then((v) => consumeStep(rl, scope, key, checkedCost(rl, v)))
+  return consumeStep(rl, scope, key, checkedCost(rl, value))
+}
+
+// A key callback's value as the key: a non-empty string, or a finite number or bigint as its
+// decimal string (a numeric user id is the most common key there is).
+function keyText(value: unknown): string {
+  if (typeof value === 'string' && value !== '') return value
+  if ((typeof value === 'number' && Number.isFinite(value)) || typeof value === 'bigint')
+    return String(value)
+  throw misbehaved(
+    'key',
+    `returned ${describe(value)} (expected a non-empty string, a finite number or a bigint)`,
+    'ERR_LIMITER_KEY',
+  )
 }
 
 function checkedCost(rl: ResolvedRateLimit<never, unknown>, value: unknown): number {

@@ -89,8 +89,9 @@ export async function limitedResponse<Req>(
 }
 
 /**
- * For `skipSuccessfulRequests` / `skipFailedRequests`: returns a function to call with the final
- * status (or `undefined` when the client went away before the response finished). It refunds the
+ * For `skipSuccessfulRequests` / `skipFailedRequests` / `skipAbortedRequests`: returns a function
+ * to call with the final status (or `undefined` when the client went away before the response
+ * finished). It refunds the
  * request's cost at most once however often it is called, passing the decision so sliding-log
  * removes exactly this request's entry. `undefined` when there is nothing to refund.
  */
@@ -98,14 +99,23 @@ export function refundOnce<Req>(
   rl: ResolvedRateLimit<Req, unknown>,
   check: RateLimitCheck,
 ): ((status: number | undefined) => void) | undefined {
-  if (!check.decision.allowed || !(rl.skipSuccessfulRequests || rl.skipFailedRequests))
+  if (
+    !check.decision.allowed ||
+    !(rl.skipSuccessfulRequests || rl.skipFailedRequests || rl.skipAbortedRequests)
+  )
     return undefined
   let settled = false
   return (status) => {
     if (settled) return
     settled = true
-    const succeeded = status !== undefined && status < 400
-    if (succeeded ? rl.skipSuccessfulRequests : rl.skipFailedRequests) {
+    // An aborted request ran its handler: it stays counted unless skipAbortedRequests says not.
+    const refund =
+      status === undefined
+        ? rl.skipAbortedRequests
+        : status < 400
+          ? rl.skipSuccessfulRequests
+          : rl.skipFailedRequests
+    if (refund) {
       // Store failures are reported through onError by the limiter; nothing is left to reject.
       rl.limiter.refund(check.key, check.cost, check.decision).catch(() => {})
     }

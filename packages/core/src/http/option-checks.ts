@@ -12,7 +12,7 @@ export interface LimitedBody {
 }
 
 const SHARED: readonly string[] =
-  'algorithm limit window burst store redis name prefix key cost skip statusCode message onLimited headers skipSuccessfulRequests skipFailedRequests onError failureMode timeout circuitBreaker blockedCache'.split(
+  'algorithm limit window burst store redis name prefix key cost skip statusCode message onLimited headers skipSuccessfulRequests skipFailedRequests skipAbortedRequests warnings onError failureMode timeout circuitBreaker blockedCache'.split(
     ' ',
   )
 const SHARED_SET: ReadonlySet<string> = new Set(SHARED)

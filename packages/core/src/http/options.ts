@@ -20,6 +20,7 @@ import {
   optionalFunction,
   storeOf,
 } from './option-checks.js'
+import { requestWatch } from './warnings.js'
 
 export type { LimitedBody } from './option-checks.js'
 
@@ -48,8 +49,11 @@ export interface RateLimitOptions<Req, OnLimited = never> extends PolicyOptions 
   readonly name?: string | undefined
   /** Prepended to every store key (default `'rl:'`). */
   readonly prefix?: string | undefined
-  /** Who is limited: a non-empty string per request. Default: the client IP (see `ipKey`). */
-  readonly key?: ((req: Req) => Awaitable<string>) | undefined
+  /**
+   * Who is limited: a non-empty string, or a finite number or bigint (used as its decimal string,
+   * so `7` and `'7'` share a counter), per request. Default: the client IP (see `ipKey`).
+   */
+  readonly key?: ((req: Req) => Awaitable<string | number | bigint>) | undefined
   /** What a request costs: an integer from 1 to `burst`, or a callback. Default 1. */
   readonly cost?: number | ((req: Req) => Awaitable<number>) | undefined
   /** Return true to let a request through uncounted and without headers. */
@@ -64,8 +68,19 @@ export interface RateLimitOptions<Req, OnLimited = never> extends PolicyOptions 
   readonly headers?: HeaderStandard | readonly HeaderStandard[] | false | undefined
   /** Give the cost back when the response status is below 400. */
   readonly skipSuccessfulRequests?: boolean | undefined
-  /** Give the cost back when the status is 400 or more, or the client went away first. */
+  /** Give the cost back when the status is 400 or more. */
   readonly skipFailedRequests?: boolean | undefined
+  /**
+   * Give the cost back when the client went away before the response finished. Off by default:
+   * the handler ran, so an aborted request counts (else a client that hangs up on every call
+   * runs the handler without limit).
+   */
+  readonly skipAbortedRequests?: boolean | undefined
+  /**
+   * `false` silences the warnings a limiter gives once (a key with an `undefined` segment, a
+   * forwarding header the framework ignores). Default `true`.
+   */
+  readonly warnings?: boolean | undefined
   /** Called with each store failure (see `createLimiter`). */
   readonly onError?: LimiterOptions['onError']
   /** On a store failure: `'open'` (default), `'closed'` or `'local'`. */
@@ -82,6 +97,10 @@ export interface RateLimitOptions<Req, OnLimited = never> extends PolicyOptions 
 export interface AdapterSpec<Req> {
   /** The framework's client IP (after its own trust-proxy logic), for the default key. */
   readonly ip: (req: Req) => string | undefined
+  /** The connection's own peer address; with `headers`, spots an ignored forwarding header. */
+  readonly peer?: ((req: Req) => string | undefined) | undefined
+  /** The request's header fields, as Node gives them (lower-case names). */
+  readonly headers?: ((req: Req) => Readonly<Record<string, unknown>>) | undefined
   /** Option names the adapter reads itself, accepted besides the shared ones. */
   readonly extraOptions?: readonly string[] | undefined
 }
@@ -91,9 +110,11 @@ export interface ResolvedRateLimit<Req, OnLimited = never> {
   readonly limiter: Limiter
   /** True when the default name is used: the adapter's route scope then separates counters. */
   readonly scoped: boolean
-  readonly key: (req: Req) => Awaitable<string>
+  readonly key: (req: Req) => Awaitable<string | number | bigint>
   /** True when `key` is the default (client IP). */
   readonly defaultKey: boolean
+  /** Checks each request for a likely mistake, warning once (see `warnings`); or undefined. */
+  readonly watch: ((req: Req, key: string) => void) | undefined
   readonly cost: number | ((req: Req) => Awaitable<number>)
   readonly skip: ((req: Req) => Awaitable<boolean | undefined>) | undefined
   readonly statusCode: number
@@ -105,6 +126,7 @@ export interface ResolvedRateLimit<Req, OnLimited = never> {
   readonly headers: readonly HeaderStandard[]
   readonly skipSuccessfulRequests: boolean
   readonly skipFailedRequests: boolean
+  readonly skipAbortedRequests: boolean
   /** The header policy for a route scope (`''` for none); cached. */
   headerPolicy(scope: string): HeaderPolicy
 }
@@ -141,6 +163,8 @@ export function resolveRateLimitOptions<Req, OnLimited>(
     options.skipSuccessfulRequests,
   )
   const skipFailedRequests = optionalBoolean('skipFailedRequests', options.skipFailedRequests)
+  const skipAbortedRequests = optionalBoolean('skipAbortedRequests', options.skipAbortedRequests)
+  const warnings = options.warnings === undefined || optionalBoolean('warnings', options.warnings)
 
   const limiterOptions: LimiterOptions & { [CLOCK]?: unknown } = {
     algorithm: options.algorithm,
@@ -168,6 +192,7 @@ export function resolveRateLimitOptions<Req, OnLimited>(
     scoped: options.name === undefined,
     key: options.key ?? ((req: Req) => ipKey(getIp(req))),
     defaultKey: options.key === undefined,
+    watch: warnings ? requestWatch(adapter, limiter.name, options.key !== undefined) : undefined,
     cost,
     skip: options.skip,
     statusCode,
@@ -180,6 +205,7 @@ export function resolveRateLimitOptions<Req, OnLimited>(
     headers,
     skipSuccessfulRequests,
     skipFailedRequests,
+    skipAbortedRequests,
     headerPolicy(scope: string): HeaderPolicy {
       if (scope === '') return base
       let p = scopes.get(scope)
