@@ -44,7 +44,15 @@ export {
   retryAfterSeconds,
   sfString,
 } from './http/headers.js'
-export { checkIpv6Subnet, type IpKeyOptions, ipKey, routeKey, userKey } from './http/keys.js'
+export {
+  checkIpv6Subnet,
+  declaredMethods,
+  declaredRouteKey,
+  type IpKeyOptions,
+  ipKey,
+  routeKey,
+  userKey,
+} from './http/keys.js'
 export { type HeaderValue, mergeHeaders } from './http/merge-headers.js'
 export {
   type AdapterSpec,

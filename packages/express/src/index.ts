@@ -10,6 +10,7 @@ import {
   withCheck,
 } from '@limiter/core'
 import type { NextFunction, Request, RequestHandler, Response } from 'express'
+import { routeScopes } from './route-scope.js'
 
 export {
   type Decision,
@@ -41,21 +42,6 @@ export type OnLimited = (
 
 /** Options for {@link rateLimit}: the shared options, typed with Express's request. */
 export type RateLimitOptions = CoreOptions<Request, OnLimited>
-
-/**
- * The default route scope. A limiter used as a route handler (`app.post('/login', limiter, h)`)
- * is scoped to the method and route pattern under its mount path; one used with `app.use` or
- * `router.use` to its mount path (`''` at the root). Express only knows these once a request
- * arrives, so the scope is read per request: the route pattern, never the raw URL with its ids.
- */
-function scopeOf(req: Request): string {
-  const route: unknown = req.route
-  const path = (route as { path?: unknown } | undefined)?.path
-  // baseUrl is the matched text, not the pattern: Express matches it case-insensitively by
-  // default, so '/API' must not open fresh counters next to '/api'.
-  const base = req.baseUrl.toLowerCase()
-  return path === undefined ? base : routeKey(req.method, `${base}${String(path)}`)
-}
 
 /**
  * Creates rate-limiting middleware. Options are validated here: a bad one throws a
@@ -106,7 +92,9 @@ export function rateLimit(options: RateLimitOptions): RequestHandler {
   }
 
   // With synchronous callbacks and MemoryStore the whole check runs in this turn: no promise.
-  return (req, res, next) => {
-    withCheck(rl, req, scopeOf(req), (check) => settle(req, res, next, check), next)
+  const scopeOf = routeScopes()
+  const middleware: RequestHandler = (req, res, next) => {
+    withCheck(rl, req, scopeOf(req, middleware), (check) => settle(req, res, next, check), next)
   }
+  return middleware
 }

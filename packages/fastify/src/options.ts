@@ -1,10 +1,10 @@
 // The plugin's own options (`global`, `hook`), per-route defaults, and route scopes.
 import {
+  declaredRouteKey,
   LimiterRangeError,
   LimiterTypeError,
   MemoryStore,
   type RateLimitOptions,
-  routeKey,
 } from '@limiter/core'
 
 /** The request hook a limiter from `register` or `config.rateLimit` runs in. */
@@ -106,7 +106,10 @@ export function routeSettings<Req, OnLimited>(
   return { hook: hookOf(hook, settings.hook), options: withDefaults(settings.defaults, own) }
 }
 
-/** The route scope: method(s) and route pattern, e.g. `GET /users/:id` (`HEAD` counts as `GET`). */
+/**
+ * The route scope: the route's declared method(s) and pattern, e.g. `GET /users/:id` (`HEAD` counts
+ * as `GET`), `GET,POST /x`, or the bare pattern for an every-method route (see `declaredRouteKey`).
+ */
 export function routeScope(method: string | readonly string[], url: string): string {
-  return routeKey(typeof method === 'string' ? method : method.join(','), url)
+  return declaredRouteKey(typeof method === 'string' ? [method] : method, url)
 }

@@ -1,7 +1,8 @@
+import { METHODS } from 'node:http'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { LimiterError, LimiterRangeError, LimiterTypeError } from '../errors.js'
-import { ipKey, routeKey, userKey } from './keys.js'
+import { declaredRouteKey, ipKey, routeKey, userKey } from './keys.js'
 
 describe('ipKey', () => {
   it.each<[string, string, number | undefined]>([
@@ -124,5 +125,20 @@ describe('routeKey', () => {
 
   it('rejects an empty pattern', () => {
     expect(() => routeKey('GET', '')).toThrow(/pattern/)
+  })
+})
+
+describe('declaredRouteKey', () => {
+  it.each<[readonly string[], string, string]>([
+    [['GET'], '/a', 'GET /a'],
+    [['HEAD', 'GET'], '/a', 'GET /a'],
+    [['head'], '/a', 'GET /a'],
+    [['post', 'get', 'GET'], '/x', 'GET,POST /x'],
+    [['PROPFIND', 'DELETE'], '/x', 'DELETE,PROPFIND /x'],
+    [METHODS, '/api', '/api'],
+    [METHODS.filter((m) => m !== 'HEAD'), '/api', '/api'],
+    [[], '/any', '/any'],
+  ])('%j %s -> %s', (methods, pattern, expected) => {
+    expect(declaredRouteKey(methods, pattern)).toBe(expected)
   })
 })

@@ -1,0 +1,59 @@
+// The default route scope of an Express limiter: read per request from what Express leaves on it.
+import { declaredMethods, declaredRouteKey } from '@limiter/core'
+import type { Request } from 'express'
+
+/** The part of an Express 4 or 5 route (`req.route`) the route scope reads. */
+interface RouteLike {
+  readonly path?: unknown
+  /** One layer per handler and method: `{ handle, method }`, no `method` for `route.all()`. */
+  readonly stack?: unknown
+}
+
+interface RouteLayerLike {
+  readonly handle?: unknown
+  readonly method?: unknown
+}
+
+// The method part for `self` in `route` (see declaredMethods; `''` for `route.all()`), or
+// undefined when `self` is not one of the route's handlers.
+function methodPart(route: RouteLike, self: unknown): string | undefined {
+  const stack = Array.isArray(route.stack) ? (route.stack as readonly RouteLayerLike[]) : []
+  const own = stack.filter((layer) => layer?.handle === self)
+  if (own.length === 0) return undefined
+  return own.every((l) => typeof l.method === 'string')
+    ? declaredMethods(own.map((l) => String(l.method)))
+    : ''
+}
+
+/**
+ * The route scope of the limiter `self`, read per request as `(req, self)`:
+ * - in a route (`app.post('/login', limiter, h)`): the route pattern under its mount path and
+ *   the methods the route runs the limiter for, never the request's (see `declaredMethods`):
+ *   `POST /login`, `GET,POST /x`, `/api` for `app.all('/api', ...)`;
+ * - anywhere else (`app.use`, `router.use`, a limiter wrapped in a function of its own): its
+ *   mount path (`''` at the root). Express leaves `req.route` set after a route calls `next()`,
+ *   so a later `app.use` limiter must not take that route's pattern, or a client could pick
+ *   among pass-through routes for fresh budgets.
+ * The method part is worked out once per route (again should the route gain handlers).
+ */
+export function routeScopes(): (req: Request, self: unknown) => string {
+  const parts = new WeakMap<
+    object,
+    { readonly layers: number; readonly part: string | undefined }
+  >()
+  return (req, self) => {
+    const route = req.route as RouteLike | undefined
+    // baseUrl is the matched text, not the pattern: Express matches it case-insensitively by
+    // default, so '/API' must not open fresh counters next to '/api'.
+    const base = req.baseUrl.toLowerCase()
+    if (route?.path === undefined) return base
+    const layers = Array.isArray(route.stack) ? route.stack.length : 0
+    let entry = parts.get(route)
+    if (entry?.layers !== layers) {
+      entry = { layers, part: methodPart(route, self) }
+      parts.set(route, entry)
+    }
+    if (entry.part === undefined) return base
+    return declaredRouteKey(entry.part, `${base}${String(route.path)}`)
+  }
+}
