@@ -126,9 +126,9 @@ describe('checkRequest', () => {
       'ERR_LIMITER_KEY',
     ],
     [
-      'key returns a number',
-      { key: () => 5 as unknown as string },
-      /^rateLimit option `key` returned number 5/,
+      'key returns NaN',
+      { key: () => Number.NaN },
+      /^rateLimit option `key` returned number NaN/,
       'ERR_LIMITER_KEY',
     ],
     [
@@ -253,8 +253,10 @@ describe('refunds', () => {
     ['failure kept', { skipSuccessfulRequests: true }, 500, 0],
     ['failure refunded', { skipFailedRequests: true }, 404, 1],
     ['success kept', { skipFailedRequests: true }, 302, 0],
-    ['abort counts as failed', { skipFailedRequests: true }, undefined, 1],
+    ['abort stays counted under skipFailedRequests', { skipFailedRequests: true }, undefined, 0],
     ['abort not a success', { skipSuccessfulRequests: true }, undefined, 0],
+    ['abort refunded under skipAbortedRequests', { skipAbortedRequests: true }, undefined, 1],
+    ['a 500 not refunded under skipAbortedRequests', { skipAbortedRequests: true }, 500, 0],
   ])('%s', async (_name, options, status, refunds) => {
     const { store, rl, check } = await make(options)
     const settle = refundOnce(rl, check)
@@ -283,13 +285,18 @@ describe('refunds', () => {
     expect(after?.decision.remaining).toBe(4)
   })
 
-  it('refundWhenDone treats close before finish as failed', async () => {
-    const { store, rl, check } = await make({ skipFailedRequests: true })
-    const res = Object.assign(new EventEmitter(), { statusCode: 200, writableFinished: false })
-    refundWhenDone(rl, check, res)
-    res.emit('close')
-    await tick()
-    expect(store.refunds).toBe(1)
+  it('refundWhenDone treats close before finish as aborted', async () => {
+    for (const [options, refunds] of [
+      [{ skipFailedRequests: true }, 0],
+      [{ skipAbortedRequests: true }, 1],
+    ] as const) {
+      const { store, rl, check } = await make(options)
+      const res = Object.assign(new EventEmitter(), { statusCode: 200, writableFinished: false })
+      refundWhenDone(rl, check, res)
+      res.emit('close')
+      await tick()
+      expect(store.refunds).toBe(refunds)
+    }
   })
 
   it('refundWhenDone trusts finish when writableFinished lags (light-my-request)', async () => {
