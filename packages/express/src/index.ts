@@ -5,7 +5,6 @@ import {
   limitedResponse,
   type RateLimitCheck,
   resolveRateLimitOptions,
-  routeKey,
   settleCheck,
   withCheck,
 } from '@limiter/core'

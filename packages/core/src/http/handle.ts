@@ -1,7 +1,8 @@
 // The response side every adapter shares: headers, the limited response, refunds.
+import { nowMs } from '../clock.js'
 import { failureOf } from '../failure.js'
 import { describe, invoke, misbehaved, type RateLimitCheck } from './check.js'
-import type { HeaderPair } from './headers.js'
+import { formatHeaders, type HeaderPair } from './headers.js'
 import { type HeaderValue, mergeHeaders } from './merge-headers.js'
 import type { LimitedBody, MessageBody, ResolvedRateLimit } from './options.js'
 import { problemBody, unavailableBody } from './problem.js'
@@ -31,6 +32,7 @@ export function applyHeaders(target: HeaderTarget, headers: readonly HeaderPair[
 function writeMerged(
   target: Omit<HeaderTarget, 'headersSent'>,
   headers: readonly HeaderPair[],
+  check?: RateLimitCheck,
 ): void {
   // The usual case, one limiter: nothing to merge with, so the pairs go out as they are.
   let fresh = true
@@ -40,7 +42,15 @@ function writeMerged(
       break
     }
   }
-  const pairs = fresh ? headers : mergeHeaders(headers, (n) => target.getHeader(n))
+  const pairs = fresh
+    ? headers
+    : mergeHeaders(
+        headers,
+        (n) => target.getHeader(n),
+        check === undefined
+          ? undefined
+          : (standard) => formatHeaders([standard], check.policy, check.decision, nowMs),
+      )
   for (const [name, value] of pairs) target.setHeader(name, value)
 }
 
@@ -163,7 +173,7 @@ export function settleCheck<Req>(
   headers: Omit<HeaderTarget, 'headersSent'>,
 ): CheckOutcome {
   const writable = !res.headersSent
-  if (writable) writeMerged(headers, check.headers)
+  if (writable) writeMerged(headers, check.headers, check)
   if (check.decision.allowed) {
     refundWhenDone(rl, check, res)
     return 'proceed'

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import type { HeaderPair } from './headers.js'
+import type { Decision } from '../decision.js'
+import { formatHeaders, type HeaderPair, type HeaderStandard, headerPolicy } from './headers.js'
 import { mergeHeaders } from './merge-headers.js'
 
 describe('mergeHeaders', () => {
@@ -112,5 +113,113 @@ describe('mergeHeaders', () => {
     expect(mergeHeaders(incoming, () => undefined)).toEqual([
       ['RateLimit-Policy', '"a";q=1;w=1, "b";q=1;w=1'],
     ])
+  })
+})
+
+describe('mergeHeaders across header styles (the first style written for a field wins)', () => {
+  const STYLES: ReadonlyArray<readonly HeaderStandard[]> = [
+    ['draft-10'],
+    ['draft-7'],
+    ['draft-6'],
+    ['legacy'],
+    ['draft-7', 'legacy'],
+    ['draft-6', 'legacy'],
+    ['draft-10', 'legacy'],
+  ]
+  const decision = (remaining: number): Decision => ({
+    allowed: true,
+    limit: 5,
+    remaining,
+    resetMs: 30_000,
+    retryAfterMs: 0,
+    source: 'store',
+  })
+  const global = { policy: headerPolicy('global', 5, 60_000), decision: decision(4) }
+  const route = { policy: headerPolicy('route', 2, 60_000), decision: decision(1) }
+  type Limiter = typeof global
+
+  // Writes limiter `a` (style `sa`) then `b` (style `sb`) into one response, as settleCheck does.
+  function respond(
+    a: Limiter,
+    sa: readonly HeaderStandard[],
+    b: Limiter,
+    sb: readonly HeaderStandard[],
+  ) {
+    const response = new Map<string, string>()
+    for (const [n, v] of formatHeaders(sa, a.policy, a.decision, 0))
+      response.set(n.toLowerCase(), v)
+    const incoming = formatHeaders(sb, b.policy, b.decision, 0)
+    const restyle = (standard: 'draft-10' | 'draft-7') =>
+      formatHeaders([standard], b.policy, b.decision, 0)
+    for (const [n, v] of mergeHeaders(
+      incoming,
+      (name) => response.get(name.toLowerCase()),
+      restyle,
+    ))
+      response.set(n.toLowerCase(), v)
+    return response
+  }
+
+  const members = (value: string) => value.split(/\s*,\s*(?=")/)
+
+  for (const sa of STYLES)
+    for (const sb of STYLES)
+      for (const [a, b] of [
+        [global, route],
+        [route, global],
+      ] as const)
+        it(`${sa.join('+')} (${a.policy.name}) then ${sb.join('+')} (${b.policy.name})`, () => {
+          const response = respond(a, sa, b, sb)
+          const policy = response.get('ratelimit-policy')
+          if (policy !== undefined) {
+            if (policy.startsWith('"')) {
+              // A draft-10 list: every member named, both limiters present when both send one.
+              expect(
+                members(policy).every((m) => /^"[^"]+";q=\d+;w=\d+$/.test(m)),
+                policy,
+              ).toBe(true)
+              if (sb.some((s) => s !== 'legacy')) expect(policy).toContain(`"${b.policy.name}"`)
+              if (sa.some((s) => s !== 'legacy')) expect(policy).toContain(`"${a.policy.name}"`)
+            } else {
+              expect(policy, policy).toMatch(/^\d+;w=\d+(, \d+;w=\d+)*$/)
+            }
+          }
+          const rateLimit = response.get('ratelimit')
+          if (rateLimit !== undefined) {
+            if (rateLimit.startsWith('"')) {
+              expect(
+                members(rateLimit).every((m) => /^"[^"]+";r=\d+;t=\d+$/.test(m)),
+                rateLimit,
+              ).toBe(true)
+              if (sa.includes('draft-7') || sa.includes('draft-10'))
+                expect(rateLimit).toContain(`"${a.policy.name}"`)
+              if (sb.includes('draft-7') || sb.includes('draft-10'))
+                expect(rateLimit).toContain(`"${b.policy.name}"`)
+            } else {
+              // One draft-7 dictionary: the limiter with the fewest remaining.
+              expect(rateLimit).toMatch(/^limit=\d+, remaining=\d+, reset=\d+$/)
+              const both = [sa, sb].every((s) => s.includes('draft-7') || s.includes('draft-10'))
+              if (both) expect(rateLimit).toContain('remaining=1')
+            }
+          }
+        })
+
+  it('draft-10 global and draft-7 route: the route joins the list, nothing is dropped', () => {
+    const response = respond(global, ['draft-10'], route, ['draft-7'])
+    expect(response.get('ratelimit-policy')).toBe('"global";q=5;w=60, "route";q=2;w=60')
+    expect(response.get('ratelimit')).toBe('"global";r=4;t=30, "route";r=1;t=30')
+  })
+
+  it('draft-7 global and draft-10 route: one dictionary, the fewest remaining', () => {
+    const response = respond(global, ['draft-7'], route, ['draft-10'])
+    expect(response.get('ratelimit-policy')).toBe('5;w=60, 2;w=60')
+    expect(response.get('ratelimit')).toBe('limit=2, remaining=1, reset=30')
+  })
+
+  it('a fail-open entry in the other style adds no remaining quota', () => {
+    const open = { ...route, decision: { ...decision(2), source: 'fail-open' as const } }
+    const response = respond(global, ['draft-7'], open, ['draft-10'])
+    expect(response.get('ratelimit')).toBe('limit=5, remaining=4, reset=30')
+    expect(response.get('ratelimit-policy')).toBe('5;w=60, 2;w=60')
   })
 })

@@ -29,12 +29,45 @@ const GROUPS: ReadonlyArray<{ names: readonly string[]; remaining: string; patte
   { names: ['ratelimit'], remaining: 'ratelimit', pattern: /remaining=(\d+)/ },
 ]
 
+/** This limiter's header pairs in another standard, for {@link mergeHeaders} to restyle with. */
+export type Restyle = (standard: 'draft-10' | 'draft-7') => readonly HeaderPair[]
+
+// The two fields written in two syntaxes: draft-10 lists of named members (`"name";q=..`) and the
+// draft-6/7 forms (`100;w=60`, `limit=.., remaining=.., reset=..`).
+const TWO_SYNTAXES: ReadonlySet<string> = new Set(['ratelimit', 'ratelimit-policy'])
+
+// The incoming pairs, each `RateLimit` / `RateLimit-Policy` in the syntax the response already
+// holds for it: the first style written for a field wins, and later limiters add their entry in
+// it (a field in two syntaxes parses as neither). A field the other style leaves out (the
+// remaining quota of a decision failureMode made) is dropped.
+function inStyleFound(
+  incoming: readonly HeaderPair[],
+  current: (name: string) => HeaderValue,
+  restyle: Restyle,
+): readonly HeaderPair[] {
+  let out: Array<HeaderPair | undefined> | undefined
+  for (const [i, [name, value]] of incoming.entries()) {
+    const lower = name.toLowerCase()
+    if (!TWO_SYNTAXES.has(lower)) continue
+    const before = text(current(name))?.trimStart()
+    if (before === undefined || before === '') continue
+    const draft10 = before.startsWith('"')
+    if (draft10 === value.startsWith('"')) continue
+    out ??= [...incoming]
+    const other = restyle(draft10 ? 'draft-10' : 'draft-7').find(([n]) => n.toLowerCase() === lower)
+    out[i] = other === undefined ? undefined : [name, other[1]]
+  }
+  return out === undefined ? incoming : out.filter((p): p is HeaderPair => p !== undefined)
+}
+
 /**
  * Merges a limiter's header pairs into what the response already holds, so several limiters on
  * one route add up instead of overwriting: list fields (`RateLimit-Policy`, draft-10 `RateLimit`)
  * get one member per limiter, `Retry-After` keeps the later instant, and single-valued sets
  * (draft-6, draft-7 `RateLimit`, legacy) keep the limiter with the fewest remaining. Returns the
- * pairs to set; `current(name)` reads the response (names are matched case-insensitively).
+ * pairs to set; `current(name)` reads the response (names are matched case-insensitively). With
+ * `restyle`, a `RateLimit` or `RateLimit-Policy` field already written in the other syntax gets
+ * this limiter's entry in that syntax, so no field mixes the two and no limiter's entry is lost.
  *
  * @example
  * for (const [name, value] of mergeHeaders(pairs, (n) => res.getHeader(n))) res.setHeader(name, value)
@@ -42,22 +75,22 @@ const GROUPS: ReadonlyArray<{ names: readonly string[]; remaining: string; patte
 export function mergeHeaders(
   incoming: readonly HeaderPair[],
   current: (name: string) => HeaderValue,
+  restyle?: Restyle,
 ): HeaderPair[] {
+  const pairs = restyle === undefined ? incoming : inStyleFound(incoming, current, restyle)
   const merged = new Map<string, HeaderPair>()
   const read = (lower: string, name: string): string | undefined =>
     merged.get(lower)?.[1] ?? text(current(name))
   const keep = new Set<string>()
   for (const group of GROUPS) {
-    const pair = incoming.find(
-      ([n, v]) => n.toLowerCase() === group.remaining && !v.startsWith('"'),
-    )
+    const pair = pairs.find(([n, v]) => n.toLowerCase() === group.remaining && !v.startsWith('"'))
     if (pair === undefined) continue
     const before = read(group.remaining, pair[0])
     if (before?.startsWith('"')) continue
     if (remainingIn(before, group.pattern) < remainingIn(pair[1], group.pattern))
       for (const n of group.names) keep.add(n)
   }
-  for (const [name, value] of incoming) {
+  for (const [name, value] of pairs) {
     const lower = name.toLowerCase()
     const before = read(lower, name)
     let next = value
