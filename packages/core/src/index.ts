@@ -60,6 +60,7 @@ export {
   type LimitedBody,
   type Message,
   type MessageBody,
+  type PeerOptionNames,
   type RateLimitOptions,
   type ResolvedRateLimit,
   resolveRateLimitOptions,

@@ -8,6 +8,7 @@ import {
 } from '@limiter/core'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { OnLimited } from './index.js'
+import type { LimitHook } from './options.js'
 
 type Resolved = ResolvedRateLimit<FastifyRequest, OnLimited>
 
@@ -81,12 +82,29 @@ async function respond(
 }
 
 // Route hooks are callback hooks over `limit` (app.rateLimit() wraps `limit` in a promise instead,
-// since its hooks are typed async).
-export function callbackHook(rl: Resolved, scope: string): CallbackHook {
+// since its hooks are typed async). `phase` is the hook they run in.
+export function callbackHook(rl: Resolved, scope: string, phase: LimitHook): CallbackHook {
   return (request, reply, done) =>
     limit(rl, scope, request, reply, (error, sent) => {
       // A reply this hook sent ends the request: Fastify's callback hooks then skip done().
-      if (error !== undefined) done(error as Error)
+      if (error !== undefined) done(withBodyHint(error, phase, request) as Error)
       else if (!sent) done()
     })
+}
+
+// A key that failed in onRequest on a request that carries a body (not parsed yet there) most
+// likely read the body.
+function withBodyHint(error: unknown, phase: LimitHook, request: FastifyRequest): unknown {
+  if (
+    phase === 'onRequest' &&
+    request.body === undefined &&
+    (request.headers['content-length'] !== undefined ||
+      request.headers['transfer-encoding'] !== undefined) &&
+    error instanceof Error &&
+    (error as { code?: unknown }).code === 'ERR_LIMITER_KEY'
+  ) {
+    error.message +=
+      " (the key runs in 'onRequest', before the body is parsed: use `hook: 'preHandler'` to key on the body)"
+  }
+  return error
 }

@@ -12,15 +12,9 @@ import type {
   preHandlerAsyncHookHandler,
 } from 'fastify'
 import fp from 'fastify-plugin'
-import { callbackHook, limit } from './hooks.js'
-import {
-  type LimitHook,
-  pluginSettings,
-  probeOf,
-  routeScope,
-  routeSettings,
-  withDefaults,
-} from './options.js'
+import { limit } from './hooks.js'
+import { type LimitHook, pluginSettings, probeOf, routeScope, withDefaults } from './options.js'
+import { addRouteHooks, configReader } from './routes.js'
 
 export {
   type Decision,
@@ -95,11 +89,10 @@ const resolve = (options: RateLimitOptions): Resolved => resolveRateLimitOptions
 
 // app.rateLimit() hooks learn their route per request: its scope is computed once per route.
 const scopes = new WeakMap<object, string>()
-function scopeOf(request: FastifyRequest): string {
-  const config = request.routeOptions.config
+function scopeOf(config: { readonly url?: string; readonly method?: string }): string {
   let scope = scopes.get(config)
   if (scope === undefined) {
-    scope = config.url === undefined ? '' : routeScope(config.method, config.url)
+    scope = config.url === undefined ? '' : routeScope(config.method ?? 'GET', config.url)
     scopes.set(config, scope)
   }
   return scope
@@ -119,11 +112,12 @@ const plugin: FastifyPluginAsync<RateLimitPluginOptions> = async (app, options) 
   }
 
   app.decorateRequest('rateLimit', undefined)
+  const configOf = configReader(app)
   app.decorate('rateLimit', (opts: AppRateLimitOptions = {}) => {
     const rl = resolve(withDefaults(settings.defaults, opts))
     const hook: Hook = (request, reply) =>
       new Promise((resolve, reject) =>
-        limit(rl, scopeOf(request), request, reply, (error, sent) => {
+        limit(rl, scopeOf(configOf(request)), request, reply, (error, sent) => {
           if (error !== undefined) reject(error)
           else resolve(sent ? reply : undefined)
         }),
@@ -131,29 +125,7 @@ const plugin: FastifyPluginAsync<RateLimitPluginOptions> = async (app, options) 
     return hook as preHandlerAsyncHookHandler
   })
 
-  app.addHook('onRoute', (route) => {
-    const config = route.config?.rateLimit
-    if (config === false || (config === undefined && globalRl === undefined)) return
-    let rl = globalRl as Resolved
-    let scope = ''
-    let hook = settings.hook
-    if (config !== undefined) {
-      scope = routeScope(route.method, route.url)
-      try {
-        const own = routeSettings(settings, config)
-        rl = resolve(own.options)
-        hook = own.hook
-      } catch (error) {
-        if (error instanceof Error) error.message += ` (config.rateLimit of route ${scope})`
-        throw error
-      }
-    }
-    const run = callbackHook(rl, scope)
-    // A new array: Fastify copies the caller's options for the HEAD twin of a GET route.
-    const hooks = route as unknown as Record<LimitHook, unknown>
-    const existing = hooks[hook]
-    hooks[hook] = existing === undefined ? [run] : [existing, run].flat()
-  })
+  addRouteHooks(app, settings, globalRl, resolve)
 
   if (settings.ownStore !== undefined) {
     const store = settings.ownStore
@@ -165,7 +137,9 @@ const plugin: FastifyPluginAsync<RateLimitPluginOptions> = async (app, options) 
  * The rate-limiting plugin (wrapped with fastify-plugin, so it applies app-wide). Options are
  * validated at `register`: a bad one fails `register`, `ready()` and `listen()` with a
  * `TypeError`/`RangeError` naming it. Each route's limiter is built once, when the route is
- * declared: a route's `config.rateLimit` replaces the global limiter, `false` exempts it.
+ * declared: a route's `config.rateLimit` replaces the global limiter, `false` exempts it. A route
+ * declared before the plugin loaded (`register` without `await`) is limited all the same, its
+ * limiter built on its first request.
  * Errors from `key`, `cost`, `skip` or `message` go to Fastify's error handler.
  *
  * @example

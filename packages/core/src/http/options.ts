@@ -37,7 +37,7 @@ export type Message<Req> = MessageBody | ((req: Req, decision: Decision) => Awai
  * Options for every adapter's `rateLimit()`. `Req` is the framework's request type; `OnLimited`
  * the framework's signature for a custom limited response.
  */
-export interface RateLimitOptions<Req, OnLimited = never> extends PolicyOptions {
+export interface RateLimitOptions<Req, OnLimited = never> extends PolicyOptions, PeerOptionNames {
   /** Where counters live. Default: a `MemoryStore` of this limiter's own. */
   readonly store?: Store | undefined
   /** An ioredis `Redis` or `Cluster` client: shorthand for `store: new RedisStore({ client })`. */
@@ -91,6 +91,33 @@ export interface RateLimitOptions<Req, OnLimited = never> extends PolicyOptions 
   readonly circuitBreaker?: LimiterOptions['circuitBreaker']
   /** Remember refused keys until their Retry-After (remote stores; see `createLimiter`). */
   readonly blockedCache?: LimiterOptions['blockedCache']
+}
+
+/**
+ * Names other rate limiters use for our options: each is a compile error (and a runtime error
+ * with the same suggestion), so `{ max: 5 }` never passes for `{ limit: 5 }`.
+ */
+export interface PeerOptionNames {
+  /** @deprecated Not an option: use `limit`. */
+  readonly max?: never
+  /** @deprecated Not an option: use `limit`. */
+  readonly points?: never
+  /** @deprecated Not an option: use `window`. */
+  readonly windowMs?: never
+  /** @deprecated Not an option: use `window`. */
+  readonly timeWindow?: never
+  /** @deprecated Not an option: use `window`. */
+  readonly duration?: never
+  /** @deprecated Not an option: use `key`. */
+  readonly keyGenerator?: never
+  /** @deprecated Not an option: use `prefix`. */
+  readonly keyPrefix?: never
+  /** @deprecated Not an option: use `onLimited`. */
+  readonly handler?: never
+  /** @deprecated Not an option: use `headers`. */
+  readonly standardHeaders?: never
+  /** @deprecated Not an option: use `headers`. */
+  readonly legacyHeaders?: never
 }
 
 /** What an adapter tells {@link resolveRateLimitOptions} about its framework. */

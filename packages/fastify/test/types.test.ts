@@ -1,0 +1,32 @@
+// Compile-time checks (run by `tsc -p packages/fastify`): what a route's `config.rateLimit`
+// accepts. Peer option names and a bad hook are compile errors, as they are errors at runtime.
+import fastify from 'fastify'
+import { describe, expect, expectTypeOf, it } from 'vitest'
+import { type LimitHook, type RouteRateLimitOptions, rateLimit } from '../src/index.js'
+
+describe('types', () => {
+  it('config.rateLimit takes our options, false, and a hook', async () => {
+    const app = fastify()
+    await app.register(rateLimit, { limit: 10, window: '1m' })
+    app.get('/a', { config: { rateLimit: { limit: 2, window: '1m' } } }, async () => 'a')
+    app.get('/b', { config: { rateLimit: false } }, async () => 'b')
+    app.get('/c', { config: { rateLimit: { limit: 1, hook: 'preHandler' } } }, async () => 'c')
+    app.get('/d', { config: { rateLimit: { key: (request) => request.ip } } }, async () => 'd')
+    expectTypeOf<RouteRateLimitOptions['hook']>().toEqualTypeOf<LimitHook | undefined>()
+    await app.close()
+    expect(true).toBe(true)
+  })
+
+  it("peer libraries' names and a bad hook do not compile", () => {
+    const app = fastify()
+    // @ts-expect-error `max` is @fastify/rate-limit's name: ours is `limit`
+    app.get('/x', { config: { rateLimit: { max: 5 } } }, async () => 'x')
+    // @ts-expect-error `windowMs` is express-rate-limit's name: ours is `window`
+    app.get('/y', { config: { rateLimit: { windowMs: 1000 } } }, async () => 'y')
+    // @ts-expect-error `timeWindow` is @fastify/rate-limit's name: ours is `window`
+    app.get('/t', { config: { rateLimit: { timeWindow: '1m' } } }, async () => 't')
+    // @ts-expect-error 'onSend' is not a hook a limiter can run in
+    app.get('/z', { config: { rateLimit: { hook: 'onSend' } } }, async () => 'z')
+    expect(true).toBe(true)
+  })
+})
