@@ -112,7 +112,7 @@ const plugin: FastifyPluginAsync<RateLimitPluginOptions> = async (app, options) 
   }
 
   app.decorateRequest('rateLimit', undefined)
-  const configOf = configReader(app)
+  const configOf = configReader()
   app.decorate('rateLimit', (opts: AppRateLimitOptions = {}) => {
     const rl = resolve(withDefaults(settings.defaults, opts))
     const hook: Hook = (request, reply) =>

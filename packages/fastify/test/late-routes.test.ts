@@ -2,6 +2,7 @@
 // those routes with no limiter at all (they were declared before the plugin loaded, so its onRoute
 // hook never saw them). They are limited now, whatever the order of register and route.
 import { describe, expect, it } from 'vitest'
+import { captureWarnings } from '../../../test-support/adapter-helpers.js'
 import { rateLimit } from '../src/index.js'
 import { countingStore, FASTIFY } from './helpers.js'
 
@@ -24,6 +25,22 @@ describe.each(FASTIFY)('$version: routes declared before the plugin loaded', ({ 
     expect(await statuses(app, '/a', 3)).toEqual([200, 200, 429])
     expect(store.consumes).toBe(3)
     await app.close()
+  })
+
+  it('reading the route config warns nothing (request.routeConfig is deprecated)', async () => {
+    const capture = captureWarnings()
+    try {
+      const app = fastify()
+      app.register(rateLimit, { limit: 5, window: '1m' })
+      app.get('/a', async () => 'a')
+      await app.ready()
+      expect((await app.inject('/a')).statusCode).toBe(200)
+      await new Promise((r) => setImmediate(r))
+      expect(capture.warnings.map((w) => w.message)).toEqual([])
+      await app.close()
+    } finally {
+      capture.stop()
+    }
   })
 
   it('its own config.rateLimit and its exemption hold too', async () => {
