@@ -3,7 +3,7 @@
 // status, headers and body). Framework vocabulary (route scopes, onLimited's signature, error
 // events) stays in each adapter's own tests.
 import { describe, expect, it } from 'vitest'
-import { captureWarnings, countingStore, type StoreLike } from './adapter-helpers.js'
+import { countingStore, type StoreLike, warningsDuring } from './adapter-helpers.js'
 
 /** Limiter options as the contract writes them; each harness casts them to its own type. */
 export type ContractOptions = { readonly [option: string]: unknown }
@@ -281,16 +281,12 @@ export function describeAdapterContract(name: string, harness: AdapterHarness): 
         options: ContractOptions,
         requests: Array<[string, Record<string, string>?]>,
       ) => {
-        const capture = captureWarnings()
-        try {
+        const answers: Reply[] = []
+        const warnings = await warningsDuring(async () => {
           const send = await appWith(options)
-          const answers = []
           for (const [path, headers] of requests) answers.push(await send(path, headers))
-          await new Promise((r) => setImmediate(r))
-          return { answers, warnings: capture.warnings as Array<Error & { code?: string }> }
-        } finally {
-          capture.stop()
-        }
+        })
+        return { answers, warnings }
       }
 
       it.each([

@@ -129,3 +129,21 @@ export function captureWarnings(): { readonly warnings: Error[]; stop(): void } 
     },
   }
 }
+
+/** A process warning as Node emits it: `code` is set for ours (`LIMITER_...`). */
+export type Warning = Error & { readonly code?: string }
+
+/**
+ * Runs `body` and returns the process warnings it emitted (waiting the tick Node emits them on),
+ * keeping them off stderr.
+ */
+export async function warningsDuring(body: () => Promise<void>): Promise<Warning[]> {
+  const capture = captureWarnings()
+  try {
+    await body()
+    await new Promise((r) => setImmediate(r))
+    return capture.warnings as Warning[]
+  } finally {
+    capture.stop()
+  }
+}
