@@ -4,12 +4,29 @@ import { LimiterRangeError, LimiterTypeError } from './errors.js'
 /** A duration: integer milliseconds, or a string such as `'500ms'`, `'10s'`, `'15m'`, `'1h'`, `'1d'`. */
 export type Duration = number | `${number}${'ms' | 's' | 'm' | 'h' | 'd'}` | (string & {})
 
-const UNIT_MS: Readonly<Record<string, number>> = {
-  ms: 1,
-  s: 1000,
-  m: 60_000,
-  h: 3_600_000,
-  d: 86_400_000,
+// The units durations are written in, largest first: suffix, word, size in ms. The one table
+// parsing, default names and problem texts all read.
+const UNITS: ReadonlyArray<readonly [suffix: string, word: string, ms: number]> = [
+  ['d', 'day', 86_400_000],
+  ['h', 'hour', 3_600_000],
+  ['m', 'minute', 60_000],
+  ['s', 'second', 1000],
+]
+const UNIT_MS: Readonly<Record<string, number>> = Object.fromEntries([
+  ['ms', 1],
+  ...UNITS.map(([suffix, , ms]) => [suffix, ms]),
+])
+
+/**
+ * `ms` in its largest whole unit from days down to seconds (`90_000` -> 90 `s`), or `undefined`
+ * when it is not a whole number of seconds.
+ */
+export function wholeUnit(
+  ms: number,
+): { readonly count: number; readonly suffix: string; readonly word: string } | undefined {
+  for (const [suffix, word, size] of UNITS)
+    if (ms % size === 0) return { count: ms / size, suffix, word }
+  return undefined
 }
 /** The longest delay Node's timers keep (2^31 - 1 ms, about 24.8 days); longer ones fire at once. */
 export const MAX_TIMER_MS = 2 ** 31 - 1

@@ -1,4 +1,5 @@
 // Limiter names: the deterministic default, and validation of `name` and `prefix`.
+import { wholeUnit } from './duration.js'
 import { LimiterRangeError, LimiterTypeError } from './errors.js'
 import { ALGORITHM_CODE, type Algorithm, type Policy } from './policy.js'
 
@@ -18,15 +19,9 @@ function hasForbiddenChar(value: string): boolean {
 }
 
 // The window in its largest whole unit: 86400000 -> '1d', 90000 -> '90s', 1500 -> '1500ms'.
-const UNITS: ReadonlyArray<readonly [string, number]> = [
-  ['d', 86_400_000],
-  ['h', 3_600_000],
-  ['m', 60_000],
-  ['s', 1000],
-]
 function compactWindow(ms: number): string {
-  for (const [unit, size] of UNITS) if (ms % size === 0) return `${ms / size}${unit}`
-  return `${ms}ms`
+  const unit = wholeUnit(ms)
+  return unit === undefined ? `${ms}ms` : `${unit.count}${unit.suffix}`
 }
 
 /**

@@ -5,7 +5,7 @@ import { describe, invoke, misbehaved, type RateLimitCheck } from './check.js'
 import { formatHeaders, type HeaderPair } from './headers.js'
 import { type HeaderValue, mergeHeaders } from './merge-headers.js'
 import type { LimitedBody, MessageBody, ResolvedRateLimit } from './options.js'
-import { problemBody, unavailableBody } from './problem.js'
+import { messageBodyOf, problemBody, unavailableBody } from './problem.js'
 
 /** A limited response: status, content type and body text. */
 export interface LimitedResponse extends LimitedBody {
@@ -55,23 +55,14 @@ function writeMerged(
 }
 
 function bodyOf(value: unknown): LimitedBody {
-  if (typeof value === 'string') return { contentType: 'text/plain; charset=utf-8', body: value }
-  const body = value !== null && typeof value === 'object' ? safeStringify(value) : undefined
+  const body = messageBodyOf(value)
   if (body === undefined)
     throw misbehaved(
       'message',
       `returned ${describe(value)} (expected a string or an object)`,
       'ERR_LIMITER_OPTION',
     )
-  return { contentType: 'application/json; charset=utf-8', body }
-}
-
-function safeStringify(value: object): string | undefined {
-  try {
-    return JSON.stringify(value)
-  } catch {
-    return undefined
-  }
+  return body
 }
 
 /**

@@ -1,15 +1,13 @@
 // Checks for single options, each throwing a TypeError/RangeError that names the option.
 import { LimiterRangeError, LimiterTypeError } from '../errors.js'
 import { checkOptionNames } from '../option-names.js'
+import { isRedisClient } from '../stores/redis-client.js'
 import { type RedisClientLike, RedisStore } from '../stores/redis-store.js'
 import type { Store } from '../stores/store.js'
 import { HEADER_STANDARDS, type HeaderStandard } from './headers.js'
+import { type LimitedBody, messageBodyOf } from './problem.js'
 
-/** A precomputed limited-response body. */
-export interface LimitedBody {
-  readonly contentType: string
-  readonly body: string
-}
+export type { LimitedBody } from './problem.js'
 
 const SHARED: readonly string[] =
   'algorithm limit window burst store redis name prefix key cost skip statusCode message onLimited headers skipSuccessfulRequests skipFailedRequests skipAbortedRequests warnings onError failureMode timeout circuitBreaker blockedCache'.split(
@@ -83,15 +81,7 @@ export function headerStandards(value: unknown): readonly HeaderStandard[] {
 
 /** A static `message` serialized once: a string as text, an object as JSON. */
 export function messageBody(value: unknown): LimitedBody {
-  if (typeof value === 'string') return { contentType: 'text/plain; charset=utf-8', body: value }
-  let body: string | undefined
-  if (value !== null && typeof value === 'object') {
-    try {
-      body = JSON.stringify(value)
-    } catch {
-      // reported below
-    }
-  }
+  const body = messageBodyOf(value)
   if (body === undefined) {
     throw new LimiterTypeError(
       'message',
@@ -99,7 +89,7 @@ export function messageBody(value: unknown): LimitedBody {
       'a string, an object JSON.stringify can serialize, or a function',
     )
   }
-  return { contentType: 'application/json; charset=utf-8', body }
+  return body
 }
 
 /** `store`, or a `RedisStore` on the `redis` client; both at once is an error. */
@@ -111,14 +101,12 @@ export function storeOf(
   if (store !== undefined) {
     throw new LimiterRangeError('redis', redis, 'pass either `store` or `redis`, not both')
   }
-  const r = redis as unknown as Record<string, unknown> | null
-  if (
-    r === null ||
-    typeof r !== 'object' ||
-    typeof r.evalsha !== 'function' ||
-    typeof r.eval !== 'function'
-  ) {
-    throw new LimiterTypeError('redis', redis, 'an ioredis Redis or Cluster client')
+  if (!isRedisClient(redis)) {
+    throw new LimiterTypeError(
+      'redis',
+      redis,
+      'an ioredis Redis or Cluster client (with evalsha, eval and del)',
+    )
   }
   return new RedisStore({ client: redis })
 }

@@ -1,7 +1,29 @@
 // The default limited body: an RFC 9457 problem document of the draft's `quota-exceeded` type.
 import type { Decision } from '../decision.js'
+import { wholeUnit } from '../duration.js'
 import { type HeaderPolicy, retryAfterSeconds } from './headers.js'
-import type { LimitedBody } from './option-checks.js'
+
+/** A precomputed limited-response body. */
+export interface LimitedBody {
+  readonly contentType: string
+  readonly body: string
+}
+
+/**
+ * A `message` as a response body: a string as `text/plain`, an object as JSON; `undefined` for
+ * anything else, or an object `JSON.stringify` cannot serialize (a cycle, a BigInt).
+ */
+export function messageBodyOf(value: unknown): LimitedBody | undefined {
+  if (typeof value === 'string') return { contentType: 'text/plain; charset=utf-8', body: value }
+  if (value === null || typeof value !== 'object') return undefined
+  let body: string | undefined
+  try {
+    body = JSON.stringify(value)
+  } catch {
+    return undefined
+  }
+  return body === undefined ? undefined : { contentType: 'application/json; charset=utf-8', body }
+}
 
 /** The problem type the IETF RateLimit draft registers for an exceeded quota. */
 export const QUOTA_EXCEEDED_TYPE = 'https://iana.org/assignments/http-problem-types#quota-exceeded'
@@ -9,22 +31,11 @@ export const QUOTA_EXCEEDED_TYPE = 'https://iana.org/assignments/http-problem-ty
 /** The media type of an RFC 9457 problem document. */
 export const PROBLEM_JSON = 'application/problem+json'
 
-const UNITS: ReadonlyArray<[ms: number, unit: string]> = [
-  [86_400_000, 'day'],
-  [3_600_000, 'hour'],
-  [60_000, 'minute'],
-  [1000, 'second'],
-]
-
 /** A window in words: `'15 minutes'`, `'1 hour'`, `'1500 ms'`. */
 export function windowText(windowMs: number): string {
-  for (const [ms, unit] of UNITS) {
-    if (windowMs % ms === 0) {
-      const n = windowMs / ms
-      return `${n} ${unit}${n === 1 ? '' : 's'}`
-    }
-  }
-  return `${windowMs} ms`
+  const unit = wholeUnit(windowMs)
+  if (unit === undefined) return `${windowMs} ms`
+  return `${unit.count} ${unit.word}${unit.count === 1 ? '' : 's'}`
 }
 
 // The decision-independent part of each policy's problem text, computed once per policy.
