@@ -1,12 +1,8 @@
-// Failure policy helpers: marking failure decisions, normalising errors, the breaker option and the
-// default error reporter.
+// Failure policy: marking failure decisions, normalising errors, and the default error reporter.
 import { nowMs } from './clock.js'
 import type { Decision } from './decision.js'
-import { parseDuration } from './duration.js'
-import { LimiterError, LimiterRangeError, LimiterTypeError } from './errors.js'
-import type { BreakerOptions } from './guard.js'
-import type { ErrorContext, FailureMode, LimiterOptions } from './limiter-options.js'
-import { own } from './option-names.js'
+import { LimiterError } from './errors.js'
+import type { ErrorContext, FailureMode } from './limiter-types.js'
 import { errorCode } from './stores/redis-client.js'
 
 /** Decisions answered from `failureMode`, with the failure behind them. */
@@ -29,35 +25,6 @@ export function asLimiterError(cause: unknown): LimiterError {
     cause,
     clientError: errorCode(cause),
   })
-}
-
-/** Validates the `circuitBreaker` option. */
-export function parseBreaker(value: LimiterOptions['circuitBreaker']): BreakerOptions {
-  if (value === false) return { failureThreshold: Number.POSITIVE_INFINITY, coolDownMs: 0 }
-  if (value === undefined) return { failureThreshold: 3, coolDownMs: 1000 }
-  if (value === null || typeof value !== 'object') {
-    throw new LimiterTypeError(
-      'circuitBreaker',
-      value,
-      'an object { failureThreshold?, coolDown? } or false',
-    )
-  }
-  const failureThreshold = own(value, 'failureThreshold') ?? 3
-  if (
-    typeof failureThreshold !== 'number' ||
-    !Number.isInteger(failureThreshold) ||
-    failureThreshold < 1
-  ) {
-    throw new LimiterRangeError(
-      'circuitBreaker.failureThreshold',
-      failureThreshold,
-      'must be a positive integer',
-    )
-  }
-  const coolDown = own(value, 'coolDown')
-  const coolDownMs =
-    coolDown === undefined ? 1000 : parseDuration(coolDown, 'circuitBreaker.coolDown')
-  return { failureThreshold, coolDownMs }
 }
 
 // What each failure mode does, for the default warning.

@@ -1,70 +1,15 @@
 // createLimiter's options: their types, and their validation at construction.
 import { type BlockedCacheSettings, parseBlockedCache } from './blocked-cache.js'
 import { CLOCK } from './clock.js'
-import { type Duration, MAX_TIMER_MS, parseDuration } from './duration.js'
-import { type LimiterError, LimiterRangeError, LimiterTypeError } from './errors.js'
-import { parseBreaker } from './failure.js'
+import { MAX_TIMER_MS, parseDuration } from './duration.js'
+import { LimiterRangeError, LimiterTypeError } from './errors.js'
 import type { BreakerOptions } from './guard.js'
-import type { Limiter } from './limiter.js'
+import type { FailureMode, LimiterOptions } from './limiter-types.js'
 import { checkName, claimName, defaultName, storeNamespace } from './naming.js'
-import { checkOptionNames, ownOptions } from './option-names.js'
-import { definePolicy, type Policy, type PolicyOptions } from './policy.js'
+import { checkOptionNames, own, ownOptions } from './option-names.js'
+import { definePolicy, type Policy } from './policy.js'
 import { MemoryStore } from './stores/memory-store.js'
 import { isStore, type Store } from './stores/store.js'
-
-/** What the limiter does when its store fails or misses the deadline. */
-export type FailureMode = 'open' | 'closed' | 'local'
-
-/** What `onError` receives besides the error. */
-export interface ErrorContext {
-  readonly key: string
-  readonly limiter: Limiter
-  /** What the limiter does about the failure: its `failureMode`. */
-  readonly failureMode: FailureMode
-}
-
-/** Options for {@link createLimiter}. */
-export interface LimiterOptions extends PolicyOptions {
-  /** Where state lives. Default: a new `MemoryStore`. */
-  readonly store?: Store | undefined
-  /**
-   * Names this limiter's counters. Limiters with the same `prefix` and `name` share counters.
-   * Default: derived from the policy (e.g. `sw100/1m`), so the same definition in many
-   * processes shares one counter. Set it to keep counters across a change of limit.
-   */
-  readonly name?: string | undefined
-  /** Prepended to every key (default `'rl:'`). */
-  readonly prefix?: string | undefined
-  /** Deadline for one store call (default 500 ms). Not applied to in-process stores. */
-  readonly timeout?: Duration | undefined
-  /**
-   * On a store error or timeout: `'open'` allows (default), `'closed'` denies, `'local'` decides
-   * with a process-local MemoryStore holding the same policy until the store answers again.
-   */
-  readonly failureMode?: FailureMode | undefined
-  /**
-   * Circuit breaker: after `failureThreshold` consecutive store failures (default 3) the limiter
-   * answers from `failureMode` without calling the store for `coolDown` (default 1 s), then
-   * lets one call probe it. `false` disables the breaker.
-   */
-  readonly circuitBreaker?:
-    | { readonly failureThreshold?: number; readonly coolDown?: Duration }
-    | false
-    | undefined
-  /**
-   * For remote stores: remember keys the store refused (with nothing remaining), and refuse them
-   * again without a round trip for at most `maxMs` (default 1 s) and never past the store's
-   * Retry-After. A `reset` or `refund` through this limiter clears the key at once; one made by
-   * another process takes effect here within `maxMs`. At most `maxKeys` keys (default 10,000).
-   * `false` turns it off.
-   */
-  readonly blockedCache?:
-    | { readonly maxKeys?: number | undefined; readonly maxMs?: Duration | undefined }
-    | false
-    | undefined
-  /** Called with each store failure (a `LimiterError` whose `cause` is the original). */
-  readonly onError?: ((error: LimiterError, context: ErrorContext) => void) | undefined
-}
 
 const LIMITER_OPTIONS: ReadonlySet<string> = new Set(
   'algorithm limit window burst store name prefix timeout failureMode circuitBreaker blockedCache onError'.split(
@@ -135,4 +80,33 @@ export function limiterSettings(given: LimiterOptions): LimiterSettings {
     blocked,
     clock,
   }
+}
+
+/** Validates the `circuitBreaker` option. */
+function parseBreaker(value: LimiterOptions['circuitBreaker']): BreakerOptions {
+  if (value === false) return { failureThreshold: Number.POSITIVE_INFINITY, coolDownMs: 0 }
+  if (value === undefined) return { failureThreshold: 3, coolDownMs: 1000 }
+  if (value === null || typeof value !== 'object') {
+    throw new LimiterTypeError(
+      'circuitBreaker',
+      value,
+      'an object { failureThreshold?, coolDown? } or false',
+    )
+  }
+  const failureThreshold = own(value, 'failureThreshold') ?? 3
+  if (
+    typeof failureThreshold !== 'number' ||
+    !Number.isInteger(failureThreshold) ||
+    failureThreshold < 1
+  ) {
+    throw new LimiterRangeError(
+      'circuitBreaker.failureThreshold',
+      failureThreshold,
+      'must be a positive integer',
+    )
+  }
+  const coolDown = own(value, 'coolDown')
+  const coolDownMs =
+    coolDown === undefined ? 1000 : parseDuration(coolDown, 'circuitBreaker.coolDown')
+  return { failureThreshold, coolDownMs }
 }

@@ -5,8 +5,8 @@ import { type Decision, type DecisionSource, LimiterDecision } from './decision.
 import { LimiterError, LimiterRangeError } from './errors.js'
 import { asLimiterError, defaultOnError, FAILURES } from './failure.js'
 import { createGuard, type Handlers } from './guard.js'
-import { type LimiterOptions, limiterSettings } from './limiter-options.js'
-import type { Policy } from './policy.js'
+import { limiterSettings } from './limiter-options.js'
+import type { Limiter, LimiterOptions } from './limiter-types.js'
 import { BIND, MemoryStore } from './stores/memory-store.js'
 import { checkKey } from './stores/redis-keys.js'
 import {
@@ -17,25 +17,7 @@ import {
   type SubmittingStore,
 } from './stores/store.js'
 
-export type { ErrorContext, FailureMode, LimiterOptions } from './limiter-options.js'
-
-/** A rate limiter for one policy. Decisions are values: a denial resolves, it does not throw. */
-export interface Limiter {
-  readonly policy: Policy
-  readonly name: string
-  readonly prefix: string
-  /** Counts `cost` (default 1) against `key` if it fits. `cost` 0 peeks. */
-  consume(key: string, cost?: number): Promise<Decision>
-  /** The decision a cost-1 request would get now; changes nothing. */
-  peek(key: string): Promise<Decision>
-  /** Forgets `key`: it is back to full capacity. */
-  reset(key: string): Promise<void>
-  /**
-   * Gives `cost` (default 1) back to `key`, never above full. Pass the `Decision` that consume
-   * returned to remove exactly what that request added (needed for `sliding-log`).
-   */
-  refund(key: string, cost?: number, decision?: Decision): Promise<void>
-}
+export type { ErrorContext, FailureMode, Limiter, LimiterOptions } from './limiter-types.js'
 
 /**
  * Internal: a limiter's consume that answers synchronously when its store can (a Decision, or a

@@ -1,16 +1,8 @@
 // The request hook: runs one limiter for one request, as a callback hook or an async one.
-import {
-  limitedResponse,
-  type RateLimitCheck,
-  type ResolvedRateLimit,
-  settleCheck,
-  withCheck,
-} from '@limiter/core'
+import { limitedResponse, type RateLimitCheck, settleCheck, withCheck } from '@limiter/core'
 import type { FastifyReply, FastifyRequest } from 'fastify'
-import type { OnLimited } from './index.js'
 import type { LimitHook } from './options.js'
-
-type Resolved = ResolvedRateLimit<FastifyRequest, OnLimited>
+import type { Resolved } from './types.js'
 
 /** A callback-style Fastify hook. */
 export type CallbackHook = (

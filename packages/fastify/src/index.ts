@@ -2,7 +2,6 @@
 import {
   type RateLimitOptions as CoreOptions,
   type Decision,
-  type ResolvedRateLimit,
   resolveRateLimitOptions,
 } from '@limiter/core'
 import type {
@@ -15,6 +14,7 @@ import fp from 'fastify-plugin'
 import { limit } from './hooks.js'
 import { type LimitHook, pluginSettings, probeOf, routeScope, withDefaults } from './options.js'
 import { addRouteHooks, configReader } from './routes.js'
+import type { OnLimited, Resolved } from './types.js'
 
 export {
   type Decision,
@@ -28,12 +28,7 @@ export {
 } from '@limiter/core'
 export type { LimitHook } from './options.js'
 
-/** Full control of a limited response: send the reply. Headers, `Retry-After` included, are set. */
-export type OnLimited = (
-  request: FastifyRequest,
-  reply: FastifyReply,
-  decision: Decision,
-) => unknown
+export type { OnLimited } from './types.js'
 
 /** The shared options, typed with Fastify's request. */
 export type RateLimitOptions = CoreOptions<FastifyRequest, OnLimited>
@@ -77,7 +72,6 @@ declare module 'fastify' {
   }
 }
 
-type Resolved = ResolvedRateLimit<FastifyRequest, OnLimited>
 type Hook = (request: FastifyRequest, reply: FastifyReply) => Promise<unknown>
 
 const SPEC = {

@@ -1,13 +1,12 @@
 // Which limiter each route runs: attached when the route is declared (onRoute), or, for a route
 // declared before the plugin loaded (`app.register(rateLimit)` without `await`), found by a
 // root-level hook on the route's first request.
-import type { RateLimitOptions, ResolvedRateLimit } from '@limiter/core'
+import type { RateLimitOptions } from '@limiter/core'
 import type { FastifyInstance, FastifyRequest, onRequestHookHandler, RouteOptions } from 'fastify'
 import { type CallbackHook, callbackHook } from './hooks.js'
-import type { OnLimited } from './index.js'
 import { type LimitHook, type PluginSettings, routeScope, routeSettings } from './options.js'
+import type { OnLimited, Resolved } from './types.js'
 
-type Resolved = ResolvedRateLimit<FastifyRequest, OnLimited>
 type Resolve = (options: RateLimitOptions<FastifyRequest, OnLimited>) => Resolved
 
 /** A route's config as the request sees it (Fastify adds `url` and `method`). */

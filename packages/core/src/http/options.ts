@@ -20,7 +20,7 @@ import {
   optionalFunction,
   storeOf,
 } from './option-checks.js'
-import { requestWatch } from './warnings.js'
+import { type RequestAddresses, requestWatch } from './warnings.js'
 
 export type { LimitedBody } from './option-checks.js'
 
@@ -121,13 +121,7 @@ export interface PeerOptionNames {
 }
 
 /** What an adapter tells {@link resolveRateLimitOptions} about its framework. */
-export interface AdapterSpec<Req> {
-  /** The framework's client IP (after its own trust-proxy logic), for the default key. */
-  readonly ip: (req: Req) => string | undefined
-  /** The connection's own peer address; with `headers`, spots an ignored forwarding header. */
-  readonly peer?: ((req: Req) => string | undefined) | undefined
-  /** The request's header fields, as Node gives them (lower-case names). */
-  readonly headers?: ((req: Req) => Readonly<Record<string, unknown>>) | undefined
+export interface AdapterSpec<Req> extends RequestAddresses<Req> {
   /** Option names the adapter reads itself, accepted besides the shared ones. */
   readonly extraOptions?: readonly string[] | undefined
 }

@@ -1,6 +1,15 @@
 // Warnings a limiter gives once, on the first request that shows a likely mistake: a key built
 // from a missing value, and a forwarded client address the framework ignores.
-import type { AdapterSpec } from './options.js'
+
+/** What the watch reads of a request, in the adapter's vocabulary (see `AdapterSpec`). */
+export interface RequestAddresses<Req> {
+  /** The framework's client IP (after its own trust-proxy logic), for the default key. */
+  readonly ip: (req: Req) => string | undefined
+  /** The connection's own peer address; with `headers`, spots an ignored forwarding header. */
+  readonly peer?: ((req: Req) => string | undefined) | undefined
+  /** The request's header fields, as Node gives them (lower-case names). */
+  readonly headers?: ((req: Req) => Readonly<Record<string, unknown>>) | undefined
+}
 
 /** Node's way to silence one: `--disable-warning=<code>`; or the `warnings: false` option. */
 export type LimiterWarningCode = 'LIMITER_SUSPICIOUS_KEY' | 'LIMITER_FORWARDED_IGNORED'
@@ -37,7 +46,7 @@ export function suspiciousSegment(key: string): string | undefined {
  * when there is nothing to watch.
  */
 export function requestWatch<Req>(
-  adapter: AdapterSpec<Req>,
+  adapter: RequestAddresses<Req>,
   limiterName: string,
   customKey: boolean,
 ): ((req: Req, key: string) => void) | undefined {
