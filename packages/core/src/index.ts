@@ -1,4 +1,5 @@
-// @limiter/core public API.
+// @limiter/core public API, for users: the limiter, its stores, its errors and decisions, key
+// helpers. What framework adapters use lives on the `@limiter/core/http` subpath.
 export type { Decision, DecisionSource } from './decision.js'
 export { type Duration, parseDuration } from './duration.js'
 export {
@@ -9,69 +10,8 @@ export {
   LimiterTypeError,
 } from './errors.js'
 export { failureOf } from './failure.js'
-export {
-  beginCheck,
-  checkRequest,
-  isThenable,
-  type MaybePromise,
-  type RateLimitCheck,
-  withCheck,
-} from './http/check.js'
-export {
-  applyHeaders,
-  type CheckOutcome,
-  type FinishTarget,
-  type HeaderTarget,
-  type LimitedResponse,
-  limitedResponse,
-  refundOnce,
-  refundWhenDone,
-  settleCheck,
-} from './http/handle.js'
-export {
-  draft6Headers,
-  draft7Headers,
-  draft10Headers,
-  formatHeaders,
-  HEADER_STANDARDS,
-  type HeaderPair,
-  type HeaderPolicy,
-  type HeaderStandard,
-  headerPolicy,
-  legacyHeaders,
-  resetSeconds,
-  retryAfterHeader,
-  retryAfterSeconds,
-  sfString,
-} from './http/headers.js'
-export {
-  checkIpv6Subnet,
-  declaredMethods,
-  declaredRouteKey,
-  type IpKeyOptions,
-  ipKey,
-  routeKey,
-  userKey,
-} from './http/keys.js'
-export { type HeaderValue, mergeHeaders } from './http/merge-headers.js'
-export {
-  type AdapterSpec,
-  type Awaitable,
-  type LimitedBody,
-  type Message,
-  type MessageBody,
-  type PeerOptionNames,
-  type RateLimitOptions,
-  type ResolvedRateLimit,
-  resolveRateLimitOptions,
-} from './http/options.js'
-export {
-  PROBLEM_JSON,
-  problemBody,
-  QUOTA_EXCEEDED_TYPE,
-  unavailableBody,
-  windowText,
-} from './http/problem.js'
+export type { HeaderStandard } from './http/headers.js'
+export { type IpKeyOptions, ipKey, routeKey, userKey } from './http/keys.js'
 export {
   createLimiter,
   type ErrorContext,

@@ -39,6 +39,26 @@ describe('packed @limiter/core', () => {
     const out = await scratch.run('cjs.cjs', cjs, [String(redis.server.port), 'cjs:'])
     expect(JSON.parse(out)).toEqual([true, false, true, false])
   })
+  it('the adapter kit loads from @limiter/core/http as ESM and as CJS, sharing the root module', async () => {
+    const check = `
+const kit = Object.keys(http).filter((k) => typeof http[k] === 'function').length
+const rl = http.resolveRateLimitOptions({ limit: 1, window: '1m', store: new core.MemoryStore() }, { ip: () => '1.2.3.4' })
+console.log(JSON.stringify([kit > 10, (await rl.limiter.consume('k')).allowed, 'createLimiter' in http]))
+`
+    const esm = await scratch.run(
+      'kit.mjs',
+      `import * as core from '@limiter/core'\nimport * as http from '@limiter/core/http'\n${check}`,
+      [],
+    )
+    expect(JSON.parse(esm)).toEqual([true, true, false])
+    const cjs = await scratch.run(
+      'kit.cjs',
+      `const core = require('@limiter/core')\nconst http = require('@limiter/core/http');(async () => {${check}})()`,
+      [],
+    )
+    expect(JSON.parse(cjs)).toEqual([true, true, false])
+  })
+
   it('ships only dist and package metadata', async () => {
     const { readdirSync } = await import('node:fs')
     const { join } = await import('node:path')

@@ -1,13 +1,13 @@
 // @limiter/express: rateLimit(options) -> an Express 4/5 RequestHandler over @limiter/core's HTTP glue.
+import type { Decision } from '@limiter/core'
 import {
   type RateLimitOptions as CoreOptions,
-  type Decision,
   limitedResponse,
   type RateLimitCheck,
   resolveRateLimitOptions,
   settleCheck,
   withCheck,
-} from '@limiter/core'
+} from '@limiter/core/http'
 import type { NextFunction, Request, RequestHandler, Response } from 'express'
 import { routeScopes } from './route-scope.js'
 

@@ -1,5 +1,5 @@
 // The default route scope of an Express limiter: read per request from what Express leaves on it.
-import { declaredMethods, declaredRouteKey } from '@limiter/core'
+import { declaredMethods, declaredRouteKey } from '@limiter/core/http'
 import type { Request } from 'express'
 
 /** The part of an Express 4 or 5 route (`req.route`) the route scope reads. */

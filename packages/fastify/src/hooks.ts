@@ -1,5 +1,5 @@
 // The request hook: runs one limiter for one request, as a callback hook or an async one.
-import { limitedResponse, type RateLimitCheck, settleCheck, withCheck } from '@limiter/core'
+import { limitedResponse, type RateLimitCheck, settleCheck, withCheck } from '@limiter/core/http'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { LimitHook } from './options.js'
 import type { Resolved } from './types.js'

@@ -1,9 +1,6 @@
 // @limiter/fastify: a Fastify 4/5 plugin (app-wide through fastify-plugin) over @limiter/core's HTTP glue.
-import {
-  type RateLimitOptions as CoreOptions,
-  type Decision,
-  resolveRateLimitOptions,
-} from '@limiter/core'
+import type { Decision } from '@limiter/core'
+import { type RateLimitOptions as CoreOptions, resolveRateLimitOptions } from '@limiter/core/http'
 import type {
   FastifyPluginAsync,
   FastifyReply,

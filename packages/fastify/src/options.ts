@@ -1,11 +1,6 @@
 // The plugin's own options (`global`, `hook`), per-route defaults, and route scopes.
-import {
-  declaredRouteKey,
-  LimiterRangeError,
-  LimiterTypeError,
-  MemoryStore,
-  type RateLimitOptions,
-} from '@limiter/core'
+import { LimiterRangeError, LimiterTypeError, MemoryStore } from '@limiter/core'
+import { declaredRouteKey, type RateLimitOptions } from '@limiter/core/http'
 
 /** The request hook a limiter from `register` or `config.rateLimit` runs in. */
 export type LimitHook = 'onRequest' | 'preValidation' | 'preHandler'

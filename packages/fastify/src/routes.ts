@@ -1,7 +1,7 @@
 // Which limiter each route runs: attached when the route is declared (onRoute), or, for a route
 // declared before the plugin loaded (`app.register(rateLimit)` without `await`), found by a
 // root-level hook on the route's first request.
-import type { RateLimitOptions } from '@limiter/core'
+import type { RateLimitOptions } from '@limiter/core/http'
 import type { FastifyInstance, FastifyRequest, onRequestHookHandler, RouteOptions } from 'fastify'
 import { type CallbackHook, callbackHook } from './hooks.js'
 import { type LimitHook, type PluginSettings, routeScope, routeSettings } from './options.js'

@@ -1,13 +1,13 @@
 // @limiter/koa: rateLimit(options) -> Koa 2/3 middleware over @limiter/core's HTTP glue.
+import type { Decision } from '@limiter/core'
 import {
   type RateLimitOptions as CoreOptions,
-  type Decision,
   limitedResponse,
   type RateLimitCheck,
   resolveRateLimitOptions,
   settleCheck,
   withCheck,
-} from '@limiter/core'
+} from '@limiter/core/http'
 import type { DefaultContext, DefaultState, Middleware, Next, ParameterizedContext } from 'koa'
 import { routeScope } from './route-scope.js'
 

@@ -1,5 +1,6 @@
 // The default route scope of a Koa limiter: read from what @koa/router leaves on the context.
-import { declaredMethods, declaredRouteKey, routeKey } from '@limiter/core'
+import { routeKey } from '@limiter/core'
+import { declaredMethods, declaredRouteKey } from '@limiter/core/http'
 
 /** The part of an @koa/router `Layer` this module reads. */
 interface LayerLike {

@@ -1,0 +1,66 @@
+// @limiter/core/http: the adapter kit. What every framework adapter shares (option resolution,
+// the request check, headers, the limited response, refunds, route scopes), for the bundled
+// adapters and for any other framework's.
+export {
+  beginCheck,
+  checkRequest,
+  isThenable,
+  type MaybePromise,
+  type RateLimitCheck,
+  withCheck,
+} from './check.js'
+export {
+  applyHeaders,
+  type CheckOutcome,
+  type FinishTarget,
+  type HeaderTarget,
+  type LimitedResponse,
+  limitedResponse,
+  refundOnce,
+  refundWhenDone,
+  settleCheck,
+} from './handle.js'
+export {
+  draft6Headers,
+  draft7Headers,
+  draft10Headers,
+  formatHeaders,
+  HEADER_STANDARDS,
+  type HeaderPair,
+  type HeaderPolicy,
+  type HeaderStandard,
+  headerPolicy,
+  legacyHeaders,
+  resetSeconds,
+  retryAfterHeader,
+  retryAfterSeconds,
+  sfString,
+} from './headers.js'
+export {
+  checkIpv6Subnet,
+  declaredMethods,
+  declaredRouteKey,
+  type IpKeyOptions,
+  ipKey,
+  routeKey,
+  userKey,
+} from './keys.js'
+export { type HeaderValue, mergeHeaders } from './merge-headers.js'
+export {
+  type AdapterSpec,
+  type Awaitable,
+  type LimitedBody,
+  type Message,
+  type MessageBody,
+  type PeerOptionNames,
+  type RateLimitOptions,
+  type ResolvedRateLimit,
+  resolveRateLimitOptions,
+} from './options.js'
+export {
+  PROBLEM_JSON,
+  problemBody,
+  QUOTA_EXCEEDED_TYPE,
+  unavailableBody,
+  windowText,
+} from './problem.js'
