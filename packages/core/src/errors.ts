@@ -10,14 +10,22 @@ export type LimiterErrorCode =
   | 'ERR_LIMITER_CIRCUIT_OPEN'
   | 'ERR_LIMITER_CONFLICT'
 
-function describe(value: unknown): string {
-  if (typeof value === 'string')
+/**
+ * A short description of a bad value for error messages: strings quoted (cut at 80 characters),
+ * `an empty string`, `an object`, `an array`, `a function`, `null`; with `typed`, numbers and
+ * booleans name their type (`number NaN`), as a callback's bad return value reads best.
+ */
+export function describeValue(value: unknown, typed = false): string {
+  if (typeof value === 'string') {
+    if (value === '') return 'an empty string'
     return JSON.stringify(value.length > 80 ? `${value.slice(0, 77)}...` : value)
-  if (typeof value === 'bigint') return `${value}n`
+  }
+  if (typeof value === 'bigint') return typed ? `bigint ${value}n` : `${value}n`
   if (typeof value === 'function') return 'a function'
   if (value === null) return 'null'
   if (Array.isArray(value)) return 'an array'
   if (typeof value === 'object') return 'an object'
+  if (typed && value !== undefined) return `${typeof value} ${String(value)}`
   return String(value)
 }
 
@@ -34,7 +42,7 @@ export class LimiterTypeError extends TypeError {
     expected: string,
     code: LimiterErrorCode = 'ERR_LIMITER_OPTION',
   ) {
-    super(`Invalid \`${option}\`: expected ${expected}, got ${describe(value)}.`)
+    super(`Invalid \`${option}\`: expected ${expected}, got ${describeValue(value)}.`)
     this.name = 'LimiterTypeError'
     this.code = code
     this.option = option
@@ -55,7 +63,7 @@ export class LimiterRangeError extends RangeError {
     expected: string,
     code: LimiterErrorCode = 'ERR_LIMITER_OPTION',
   ) {
-    super(`Invalid \`${option}\`: ${expected}, got ${describe(value)}.`)
+    super(`Invalid \`${option}\`: ${expected}, got ${describeValue(value)}.`)
     this.name = 'LimiterRangeError'
     this.code = code
     this.option = option

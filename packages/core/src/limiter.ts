@@ -7,6 +7,7 @@ import { asLimiterError, defaultOnError, FAILURES } from './failure.js'
 import { createGuard, type Handlers } from './guard.js'
 import { limiterSettings } from './limiter-options.js'
 import type { Limiter, LimiterOptions } from './limiter-types.js'
+import { isCost } from './policy.js'
 import { BIND, MemoryStore } from './stores/memory-store.js'
 import { checkKey } from './stores/redis-keys.js'
 import {
@@ -191,19 +192,13 @@ export function createLimiter(options: LimiterOptions): Limiter {
     error: reported,
   }
 
-  const checkCost = (cost: unknown, min: number): number => {
-    if (typeof cost !== 'number' || !Number.isInteger(cost) || cost < min) {
-      throw new LimiterRangeError('cost', cost, `must be an integer >= ${min}`, 'ERR_LIMITER_COST')
-    }
-    if (cost > policy.burst) {
-      throw new LimiterRangeError(
-        'cost',
-        cost,
-        `can never be admitted: it exceeds the policy's burst (${policy.burst})`,
-        'ERR_LIMITER_COST',
-      )
-    }
-    return cost
+  const checkCost = (cost: unknown, min: 0 | 1): number => {
+    if (isCost(cost, min, policy.burst)) return cost
+    const why =
+      typeof cost === 'number' && Number.isInteger(cost) && cost > policy.burst
+        ? `can never be admitted: it exceeds the policy's burst (${policy.burst})`
+        : `must be an integer >= ${min}`
+    throw new LimiterRangeError('cost', cost, why, 'ERR_LIMITER_COST')
   }
 
   // consume, answered synchronously when the store can (MemoryStore); bad input throws.

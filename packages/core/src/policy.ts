@@ -67,6 +67,11 @@ export interface Policy {
   readonly burst: number
 }
 
+/** Whether `cost` is a cost `policy` can take: an integer from `min` (1, or 0 for a peek) to `burst`. */
+export function isCost(cost: unknown, min: 0 | 1, burst: number): cost is number {
+  return typeof cost === 'number' && Number.isInteger(cost) && cost >= min && cost <= burst
+}
+
 function positiveInteger(option: string, value: unknown): number {
   if (typeof value !== 'number' || Number.isNaN(value))
     throw new LimiterTypeError(option, value, 'a positive integer')

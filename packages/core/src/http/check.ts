@@ -1,8 +1,9 @@
 // The request check every adapter runs: skip, key, cost and consume, synchronously when it can be.
 import { nowMs } from '../clock.js'
 import type { Decision } from '../decision.js'
-import { LimiterError, type LimiterErrorCode } from '../errors.js'
+import { describeValue, LimiterError, type LimiterErrorCode } from '../errors.js'
 import { decideNow } from '../limiter.js'
+import { isCost } from '../policy.js'
 import { formatHeaders, type HeaderPair, type HeaderPolicy } from './headers.js'
 import type { ResolvedRateLimit } from './options.js'
 
@@ -16,13 +17,6 @@ export interface RateLimitCheck {
   readonly policy: HeaderPolicy
   /** Header pairs to merge into the response (`Retry-After` included on a denial). */
   readonly headers: HeaderPair[]
-}
-
-/** A short description of a callback's bad value, for error messages. */
-export function describe(value: unknown): string {
-  if (typeof value === 'string') return value === '' ? 'an empty string' : JSON.stringify(value)
-  if (value === null || value === undefined) return String(value)
-  return typeof value === 'object' ? 'an object' : `${typeof value} ${String(value)}`
 }
 
 /** The error for an option whose callback misbehaved. */
@@ -173,17 +167,17 @@ function keyText(value: unknown): string {
     return String(value)
   throw misbehaved(
     'key',
-    `returned ${describe(value)} (expected a non-empty string, a finite number or a bigint)`,
+    `returned ${describeValue(value, true)} (expected a non-empty string, a finite number or a bigint)`,
     'ERR_LIMITER_KEY',
   )
 }
 
 function checkedCost(rl: ResolvedRateLimit<never, unknown>, value: unknown): number {
   const { burst } = rl.limiter.policy
-  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1 || value > burst) {
+  if (!isCost(value, 1, burst)) {
     throw misbehaved(
       'cost',
-      `returned ${describe(value)} (expected an integer from 1 to burst, ${burst})`,
+      `returned ${describeValue(value, true)} (expected an integer from 1 to burst, ${burst})`,
       'ERR_LIMITER_COST',
     )
   }

@@ -1,7 +1,8 @@
 // The response side every adapter shares: headers, the limited response, refunds.
 import { nowMs } from '../clock.js'
+import { describeValue } from '../errors.js'
 import { failureOf } from '../failure.js'
-import { describe, invoke, misbehaved, type RateLimitCheck } from './check.js'
+import { invoke, misbehaved, type RateLimitCheck } from './check.js'
 import { formatHeaders, type HeaderPair } from './headers.js'
 import { type HeaderValue, mergeHeaders } from './merge-headers.js'
 import type { LimitedBody, MessageBody, ResolvedRateLimit } from './options.js'
@@ -59,7 +60,7 @@ function bodyOf(value: unknown): LimitedBody {
   if (body === undefined)
     throw misbehaved(
       'message',
-      `returned ${describe(value)} (expected a string or an object)`,
+      `returned ${describeValue(value, true)} (expected a string or an object)`,
       'ERR_LIMITER_OPTION',
     )
   return body

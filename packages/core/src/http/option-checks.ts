@@ -1,6 +1,7 @@
 // Checks for single options, each throwing a TypeError/RangeError that names the option.
 import { LimiterRangeError, LimiterTypeError } from '../errors.js'
 import { checkOptionNames } from '../option-names.js'
+import { isCost } from '../policy.js'
 import { isRedisClient } from '../stores/redis-client.js'
 import { type RedisClientLike, RedisStore } from '../stores/redis-store.js'
 import type { Store } from '../stores/store.js'
@@ -40,7 +41,7 @@ export function optionalBoolean(option: string, value: unknown): boolean {
 export function checkCost(cost: unknown, burst: number): void {
   if (typeof cost === 'function') return
   if (typeof cost !== 'number') throw new LimiterTypeError('cost', cost, 'an integer or a function')
-  if (!Number.isInteger(cost) || cost < 1 || cost > burst) {
+  if (!isCost(cost, 1, burst)) {
     const expected = `must be an integer from 1 to burst (${burst}); use \`skip\` to let a request through uncounted`
     throw new LimiterRangeError('cost', cost, expected)
   }
