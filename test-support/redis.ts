@@ -94,7 +94,14 @@ export async function startRedis(
     { stdio: 'ignore' },
   )
   child.unref()
-  await waitForPing(port, 10_000)
+  try {
+    await waitForPing(port, 10_000)
+  } catch (error) {
+    // A server that never answered PING (say, one started with requirepass) must not outlive
+    // the test that started it.
+    await stopProcess(child, dir)
+    throw error
+  }
   return {
     port,
     url: `redis://127.0.0.1:${port}`,
