@@ -1,7 +1,7 @@
 --[[
 sliding-log.lua: exact. A request of cost c at time t is admitted when the cost admitted in
 (t - window_ms, t] plus c is at most `limit`. One record per millisecond in which requests
-were admitted; rejected requests are not recorded.
+were admitted; rejected requests are not recorded. `burst` is unused (equals limit).
 
 State: one string per user key, read and written in place (GETRANGE, SETRANGE), so an
 admission costs the same whatever the log holds:
@@ -22,249 +22,171 @@ entries longer (never admits more). `limit` is at most 2^32 - 1 (checked by the 
 which bounds every cost held. A key holding anything else (another type or shape) reads as
 empty and is replaced by the next admission.
 
-Decides a batch of n requests of one policy in order, at one Redis time. For request i
-(1-based), with a = 5 + 2 * (i - 1):
-KEYS[i]    the log
-ARGV[a+1]  the request: its cost (integer >= 0; 0 peeks: decides for cost 1, writes nothing),
-           or minus the cost to refund
-ARGV[a+2]  ticket (refund only): "<time>:<cost>" of the admission to take back (that much
-           cost, at most, from the record of that time; nothing once it has left the window);
-           '' takes the refunded cost back from the newest records
-           (a batch of consumes of cost 1 sends no ARGV[a+1], ARGV[a+2] at all)
-and for the whole batch:
-ARGV[1]    now_ms: '' reads Redis TIME (always, in production); an integer only in tests
-ARGV[2]    offset_ms: added to every expiry written (PXAT, PEXPIREAT: absolute ms, which Redis
-           propagates as is); 0 in production (tests on an injected clock pass one that keeps
-           keys alive in real time)
-ARGV[3]    limit: cost admitted per window (integer from 1 to 2^32 - 1)
-ARGV[4]    window_ms: window length in ms (integer >= 1)
-ARGV[5]    burst: unused (equals limit for this algorithm)
-
-Reply, per consume in order (a refund adds nothing): allowed, `remaining, reset_ms, at_ms`;
-refused, `-1 - remaining, reset_ms, retry_after_ms, -1`. at_ms is the time the admission was
-recorded at (-1 for a peek): with the request's cost it is the ticket of a later refund.
+sliding_log.decide(key, limit, window_ms, burst, cost, op, ticket): see gcra.lua for the
+arguments and the values returned, with two differences. The fifth value returned is the time
+the admission was recorded at (-1 if none): with the request's cost it is the ticket a later
+refund passes back. And a refund takes `ticket`, "<time>:<cost>" of the admission to take back
+(that much cost, at most, from the record of that time; nothing once it has left the window),
+or '' to take the refunded cost back from the newest records.
 ]]
-local now_ms
-if ARGV[1] == '' then
-  local time = redis.call('TIME')
-  now_ms = tonumber(time[1]) * 1000 + math.floor(tonumber(time[2]) / 1000)
-else
-  now_ms = tonumber(ARGV[1])
-end
-local offset_ms = tonumber(ARGV[2])
-local limit = tonumber(ARGV[3])
-local window_ms = tonumber(ARGV[4])
-local cutoff_ms = now_ms - window_ms
+local sliding_log = { tickets = true }
+do
+  -- the policy of the request being decided (decide sets them)
+  local limit, window_ms, cutoff_ms
 
-local TRAIL = '>I4I4I6I6I4I4'
-local TRAIL_LEN = 28
-local REC = '>I6I4'
-local REC_LEN = 10
-local REC_TRAIL = REC .. string.sub(TRAIL, 2) -- a record, then a trailer
-local CHUNK = 32 * REC_LEN
-local pack = struct.pack
-local unpack = struct.unpack
+  local TRAIL = '>I4I4I6I6I4I4'
+  local TRAIL_LEN = 28
+  local REC = '>I6I4'
+  local REC_LEN = 10
+  local REC_TRAIL = REC .. string.sub(TRAIL, 2) -- a record, then a trailer
+  local CHUNK = 32 * REC_LEN
+  local pack = struct.pack
+  local unpack = struct.unpack
 
--- Calls visit(time, cost) for the records in bytes [from, stop] (1-based), oldest first, until
--- it returns true; returns the offset of the record it stopped at (or stop + 1).
-local function walk(key, from, stop, visit)
-  while from < stop do
-    local chunk = redis.call('GETRANGE', key, from - 1, math.min(from + CHUNK - 1, stop) - 1)
-    if #chunk < REC_LEN then return from end
-    for j = 1, #chunk - REC_LEN + 1, REC_LEN do
-      local t, c = unpack(REC, chunk, j)
-      if visit(t, c) then return from end
-      from = from + REC_LEN
-    end
-  end
-  return from
-end
-
--- Writes a list of {time, cost} (oldest first, none empty) as the whole log, or deletes it.
-local function rewrite(key, list)
-  local n = #list
-  if n == 0 then
-    redis.call('DEL', key)
-    return
-  end
-  local parts = {}
-  local sum = 0
-  for i = 1, n do
-    sum = sum + list[i][2]
-    if i < n then parts[i] = pack(REC, list[i][1], list[i][2]) end
-  end
-  local newest = list[n]
-  local size = (n - 1) * REC_LEN + TRAIL_LEN
-  parts[n] = pack(TRAIL, sum, 1, list[1][1], newest[1], newest[2], size)
-  redis.call('SET', key, table.concat(parts), 'PXAT', newest[1] + window_ms + offset_ms)
-end
-
--- The log: sum, start, oldest, newest, newest_c, size, with the records that left the window
--- skipped (sum is nil when the log is empty or holds nothing in the window).
-local function open(key)
-  local trail = redis.pcall('GETRANGE', key, -TRAIL_LEN, -1)
-  if type(trail) ~= 'string' or #trail ~= TRAIL_LEN then return nil end
-  local sum, start, oldest, newest, newest_c, size = unpack(TRAIL, trail)
-  local body_end = size - TRAIL_LEN
-  if sum <= 0 or start < 1 or start > body_end + 1 or (body_end + 1 - start) % REC_LEN ~= 0
-    or newest <= cutoff_ms then
-    return nil
-  end
-  if oldest <= cutoff_ms then
-    local found = false
-    start = walk(key, start, body_end, function(t, c)
-      if t > cutoff_ms then
-        oldest = t
-        found = true
-        return true
+  -- Calls visit(time, cost) for the records in bytes [from, stop] (1-based), oldest first, until
+  -- it returns true; returns the offset of the record it stopped at (or stop + 1).
+  local function walk(key, from, stop, visit)
+    while from < stop do
+      local chunk = redis.call('GETRANGE', key, from - 1, math.min(from + CHUNK - 1, stop) - 1)
+      if #chunk < REC_LEN then return from end
+      for j = 1, #chunk - REC_LEN + 1, REC_LEN do
+        local t, c = unpack(REC, chunk, j)
+        if visit(t, c) then return from end
+        from = from + REC_LEN
       end
-      sum = sum - c
-      return false
-    end)
-    if not found then oldest = newest end
-  end
-  return sum, start, oldest, newest, newest_c, size
-end
-
--- The log as a list of {time, cost}, oldest first, from `start` (all in the window).
-local function records_of(key, start, newest, newest_c, size)
-  local list = {}
-  local body_end = size - TRAIL_LEN
-  if start <= body_end then
-    local body = redis.call('GETRANGE', key, start - 1, body_end - 1)
-    for j = 1, #body - REC_LEN + 1, REC_LEN do
-      list[#list + 1] = {unpack(REC, body, j)}
     end
+    return from
   end
-  list[#list + 1] = {newest, newest_c}
-  return list
-end
 
-local function refund(key, list, cost, ticket)
-  if ticket ~= '' then
-    local t, c = string.match(ticket, '^(%d+):(%d+)$')
-    t = tonumber(t) or -1
-    c = tonumber(c) or 0
-    for i = #list, 1, -1 do
-      local r = list[i]
-      if r[1] == t then
-        r[2] = r[2] - math.min(c, r[2])
-        break
-      end
-      if r[1] < t then break end
-    end
-  else
-    local left = cost
-    for i = #list, 1, -1 do
-      if left == 0 then break end
-      local r = list[i]
-      local take = math.min(left, r[2])
-      r[2] = r[2] - take
-      left = left - take
-    end
-  end
-  local kept = {}
-  for i = 1, #list do
-    if list[i][2] > 0 then kept[#kept + 1] = list[i] end
-  end
-  rewrite(key, kept)
-end
-
--- A key that occurs more than once in the batch (a busy client) keeps its trailer in these
--- tables between its requests (held_sum[key] false: empty), and an admission in a millisecond
--- that already has a record (every admission after the first in one batch) updates only the
--- held trailer: the trailer is written once, at the end of the batch. Writes that change the
--- records (a new key, a new record, a rewrite) go to Redis at once, as for every other key.
--- Only a batch where some key follows itself is searched for repeats (Lua compares interned
--- strings at no cost), so distinct keys build no tables.
-local repeated = false
-local held_sum, held_start, held_oldest, held_newest, held_newest_c, held_size
-local held_dirty, held_order
-for i = 2, #KEYS do
-  if KEYS[i] == KEYS[i - 1] then
-    repeated = {}
-    held_sum, held_start, held_oldest, held_newest, held_newest_c, held_size = {}, {}, {}, {}, {}, {}
-    held_dirty, held_order = {}, {}
-    local seen = {}
-    for j = 1, #KEYS do
-      local key = KEYS[j]
-      if seen[key] then repeated[key] = true else seen[key] = true end
-    end
-    break
-  end
-end
-
--- Holds a repeated key's trailer (sum false: empty, or unknown when nil); dirty: not yet in Redis.
-local function hold(key, sum, start, oldest, newest, newest_c, size, dirty)
-  if not repeated[key] then return end
-  held_sum[key] = sum or false
-  held_start[key], held_oldest[key], held_newest[key] = start, oldest, newest
-  held_newest_c[key], held_size[key] = newest_c, size
-  if dirty and not held_dirty[key] then held_order[#held_order + 1] = key end
-  held_dirty[key] = dirty
-end
-
-local function decide(key, cost, op, ticket)
-  local sum, start, oldest, newest, newest_c, size
-  if repeated and held_sum[key] ~= nil then
-    if held_sum[key] then
-      sum, start, oldest = held_sum[key], held_start[key], held_oldest[key]
-      newest, newest_c, size = held_newest[key], held_newest_c[key], held_size[key]
-    end
-  else
-    sum, start, oldest, newest, newest_c, size = open(key)
-    if repeated then hold(key, sum, start, oldest, newest, newest_c, size, false) end
-  end
-  if op == 'r' then
-    -- a refund rewrites the log without what has left the window (nothing left: no key)
-    if sum then
-      refund(key, records_of(key, start, newest, newest_c, size), cost, ticket)
-    else
+  -- Writes a list of {time, cost} (oldest first, none empty) as the whole log, or deletes it.
+  local function rewrite(key, list)
+    local n = #list
+    if n == 0 then
       redis.call('DEL', key)
+      return
     end
-    -- the rewrite holds everything: read the key afresh next time
-    if repeated and repeated[key] then
-      held_sum[key] = nil
-      held_dirty[key] = false
+    local parts = {}
+    local sum = 0
+    for i = 1, n do
+      sum = sum + list[i][2]
+      if i < n then parts[i] = pack(REC, list[i][1], list[i][2]) end
     end
-    return 0, 0, 0, 0, -1
+    local newest = list[n]
+    local size = (n - 1) * REC_LEN + TRAIL_LEN
+    parts[n] = pack(TRAIL, sum, 1, list[1][1], newest[1], newest[2], size)
+    redis.call('SET', key, table.concat(parts), 'PXAT', newest[1] + window_ms + offset_ms)
   end
-  local held = sum or 0
 
-  -- check
-  local peek = cost == 0
-  local need = cost
-  if peek then need = 1 end
-  local allowed = held + need <= limit
-  local retry_after_ms = 0
-  if not allowed and sum then
-    -- walk the oldest records until enough cost has left the window
-    local excess = held + need - limit
-    local freed = 0
-    walk(key, start, size - TRAIL_LEN, function(t, c)
-      freed = freed + c
-      if freed >= excess then
-        retry_after_ms = t + window_ms - now_ms
-        return true
+  -- The log: sum, start, oldest, newest, newest_c, size, with the records that left the window
+  -- skipped (sum is nil when the log is empty or holds nothing in the window).
+  local function open(key)
+    local trail = redis.pcall('GETRANGE', key, -TRAIL_LEN, -1)
+    if type(trail) ~= 'string' or #trail ~= TRAIL_LEN then return nil end
+    local sum, start, oldest, newest, newest_c, size = unpack(TRAIL, trail)
+    local body_end = size - TRAIL_LEN
+    if sum <= 0 or start < 1 or start > body_end + 1 or (body_end + 1 - start) % REC_LEN ~= 0
+      or newest <= cutoff_ms then
+      return nil
+    end
+    if oldest <= cutoff_ms then
+      local found = false
+      start = walk(key, start, body_end, function(t, c)
+        if t > cutoff_ms then
+          oldest = t
+          found = true
+          return true
+        end
+        sum = sum - c
+        return false
+      end)
+      if not found then oldest = newest end
+    end
+    return sum, start, oldest, newest, newest_c, size
+  end
+
+  -- The log as a list of {time, cost}, oldest first, from `start` (all in the window).
+  local function records_of(key, start, newest, newest_c, size)
+    local list = {}
+    local body_end = size - TRAIL_LEN
+    if start <= body_end then
+      local body = redis.call('GETRANGE', key, start - 1, body_end - 1)
+      for j = 1, #body - REC_LEN + 1, REC_LEN do
+        list[#list + 1] = {unpack(REC, body, j)}
       end
-      return false
-    end)
-    if freed < excess and freed + newest_c >= excess then
-      retry_after_ms = newest + window_ms - now_ms
+    end
+    list[#list + 1] = {newest, newest_c}
+    return list
+  end
+
+  local function refund(key, list, cost, ticket)
+    if ticket ~= '' then
+      local t, c = string.match(ticket, '^(%d+):(%d+)$')
+      t = tonumber(t) or -1
+      c = tonumber(c) or 0
+      for i = #list, 1, -1 do
+        local r = list[i]
+        if r[1] == t then
+          r[2] = r[2] - math.min(c, r[2])
+          break
+        end
+        if r[1] < t then break end
+      end
+    else
+      local left = cost
+      for i = #list, 1, -1 do
+        if left == 0 then break end
+        local r = list[i]
+        local take = math.min(left, r[2])
+        r[2] = r[2] - take
+        left = left - take
+      end
+    end
+    local kept = {}
+    for i = 1, #list do
+      if list[i][2] > 0 then kept[#kept + 1] = list[i] end
+    end
+    rewrite(key, kept)
+  end
+
+  -- A key that occurs more than once in the batch (a busy client) keeps its trailer in these
+  -- tables between its requests (held_sum[key] false: empty), and an admission in a millisecond
+  -- that already has a record (every admission after the first in one batch) updates only the
+  -- held trailer: the trailer is written once, at the end of the batch. Writes that change the
+  -- records (a new key, a new record, a rewrite) go to Redis at once, as for every other key.
+  -- Only a batch where some key follows itself is searched for repeats (Lua compares interned
+  -- strings at no cost), so distinct keys build no tables.
+  local repeated = false
+  local held_sum, held_start, held_oldest, held_newest, held_newest_c, held_size
+  local held_dirty, held_order
+
+  function sliding_log.begin(keys)
+    repeated = repeated_keys(keys)
+    if repeated then
+      held_sum, held_start, held_oldest, held_newest, held_newest_c, held_size = {}, {}, {}, {}, {}, {}
+      held_dirty, held_order = {}, {}
     end
   end
 
-  -- commit
-  local newest_ms = newest or now_ms
-  local at_ms = -1
-  if allowed and not peek then
-    held = held + need
+  -- Holds a repeated key's trailer (sum false: empty, or unknown when nil); dirty: not yet in Redis.
+  local function hold(key, sum, start, oldest, newest, newest_c, size, dirty)
+    if not repeated[key] then return end
+    held_sum[key] = sum or false
+    held_start[key], held_oldest[key], held_newest[key] = start, oldest, newest
+    held_newest_c[key], held_size[key] = newest_c, size
+    if dirty and not held_dirty[key] then held_order[#held_order + 1] = key end
+    held_dirty[key] = dirty
+  end
+
+  -- Records an admission of `need` in the log read as (sum, start, oldest, newest, newest_c,
+  -- size) (sum nil: empty); returns the time it was recorded at.
+  local function commit(key, need, held, sum, start, oldest, newest, newest_c, size)
     if not sum then
       redis.call('SET', key, pack(TRAIL, need, 1, now_ms, now_ms, need, TRAIL_LEN), 'PXAT',
         now_ms + window_ms + offset_ms)
-      newest_ms = now_ms
       if repeated then hold(key, need, 1, now_ms, now_ms, need, TRAIL_LEN, false) end
-    elseif newest >= now_ms then
+      return now_ms
+    end
+    if newest >= now_ms then
       -- this millisecond (or a later one, after the clock stepped back) already has a record;
       -- the key's expiry (newest + window) stays as it is
       if repeated and repeated[key] then
@@ -273,74 +195,114 @@ local function decide(key, cost, op, ticket)
         redis.call('SETRANGE', key, size - TRAIL_LEN,
           pack(TRAIL, held, start, oldest, newest, newest_c + need, size))
       end
-    elseif start - 1 >= size + REC_LEN - TRAIL_LEN - start + 1 and start > 1 then
+      return newest
+    end
+    if start - 1 >= size + REC_LEN - TRAIL_LEN - start + 1 and start > 1 then
       -- the skipped records are at least half: rewrite without them
       local list = records_of(key, start, newest, newest_c, size)
       list[#list + 1] = {now_ms, need}
       rewrite(key, list)
-      newest_ms = now_ms
       if repeated then
         hold(key, held, 1, list[1][1], now_ms, need, (#list - 1) * REC_LEN + TRAIL_LEN, false)
       end
-    else
-      -- the trailer's record joins the others; a new trailer follows it
-      redis.call('SETRANGE', key, size - TRAIL_LEN,
-        pack(REC_TRAIL, newest, newest_c, held, start, oldest, now_ms, need, size + REC_LEN))
-      redis.call('PEXPIREAT', key, now_ms + window_ms + offset_ms)
-      newest_ms = now_ms
-      if repeated then hold(key, held, start, oldest, now_ms, need, size + REC_LEN, false) end
+      return now_ms
     end
-    at_ms = newest_ms
+    -- the trailer's record joins the others; a new trailer follows it
+    redis.call('SETRANGE', key, size - TRAIL_LEN,
+      pack(REC_TRAIL, newest, newest_c, held, start, oldest, now_ms, need, size + REC_LEN))
+    redis.call('PEXPIREAT', key, now_ms + window_ms + offset_ms)
+    if repeated then hold(key, held, start, oldest, now_ms, need, size + REC_LEN, false) end
+    return now_ms
   end
 
-  local reset_ms = 0
-  if held > 0 then reset_ms = newest_ms + window_ms - now_ms end
-  local flag = 0
-  if allowed then flag = 1 end
-  return flag, math.max(0, limit - held), reset_ms, retry_after_ms, at_ms
-end
-
-local reply = {}
-local n = 0
-for i = 1, #KEYS do
-  local a = 5 + 2 * (i - 1)
-  local cost = 1
-  local ticket = ''
-  if #ARGV > 5 then
-    cost = tonumber(ARGV[a + 1])
-    ticket = ARGV[a + 2]
-  end
-  local op = 'c'
-  if cost < 0 then
-    op = 'r'
-    cost = -cost
-  end
-  local allowed, remaining, reset_ms, retry_after_ms, at_ms = decide(KEYS[i], cost, op, ticket)
-  -- a refund replies nothing; a consume replies 2 integers when allowed, 3 when refused
-  if op == 'c' then
-    if allowed == 1 then
-      reply[n + 1] = remaining
-      reply[n + 2] = reset_ms
-      n = n + 2
+  function sliding_log.decide(key, policy_limit, policy_window_ms, burst, cost, op, ticket)
+    limit, window_ms, cutoff_ms = policy_limit, policy_window_ms, now_ms - policy_window_ms
+    local sum, start, oldest, newest, newest_c, size
+    if repeated and held_sum[key] ~= nil then
+      if held_sum[key] then
+        sum, start, oldest = held_sum[key], held_start[key], held_oldest[key]
+        newest, newest_c, size = held_newest[key], held_newest_c[key], held_size[key]
+      end
     else
-      reply[n + 1] = -1 - remaining
-      reply[n + 2] = reset_ms
-      reply[n + 3] = retry_after_ms
-      n = n + 3
+      sum, start, oldest, newest, newest_c, size = open(key)
+      if repeated then hold(key, sum, start, oldest, newest, newest_c, size, false) end
     end
-    reply[n + 1] = at_ms
-    n = n + 1
+    if op == 'r' then
+      -- a refund rewrites the log without what has left the window (nothing left: no key)
+      if sum then
+        refund(key, records_of(key, start, newest, newest_c, size), cost, ticket)
+      else
+        redis.call('DEL', key)
+      end
+      -- the rewrite holds everything: read the key afresh next time
+      if repeated and repeated[key] then
+        held_sum[key] = nil
+        held_dirty[key] = false
+      end
+      return 0, 0, 0, 0, -1
+    end
+    local held = sum or 0
+
+    -- check
+    local peek = cost == 0
+    local need = cost
+    if peek then need = 1 end
+    local allowed = held + need <= limit
+    local retry_after_ms = 0
+    if not allowed and sum then
+      -- walk the oldest records until enough cost has left the window
+      local excess = held + need - limit
+      local freed = 0
+      walk(key, start, size - TRAIL_LEN, function(t, c)
+        freed = freed + c
+        if freed >= excess then
+          retry_after_ms = t + window_ms - now_ms
+          return true
+        end
+        return false
+      end)
+      if freed < excess and freed + newest_c >= excess then
+        retry_after_ms = newest + window_ms - now_ms
+      end
+    end
+
+    -- commit
+    local newest_ms = newest or now_ms
+    local at_ms = -1
+    local pending = nil
+    if allowed and not peek then
+      held = held + need
+      if op == 'k' then
+        -- where commit will record it: this millisecond, or a later newest one
+        if not sum or newest < now_ms then newest_ms = now_ms end
+        local total = held
+        pending = function()
+          limit, window_ms, cutoff_ms = policy_limit, policy_window_ms, now_ms - policy_window_ms
+          commit(key, need, total, sum, start, oldest, newest, newest_c, size)
+        end
+      else
+        newest_ms = commit(key, need, held, sum, start, oldest, newest, newest_c, size)
+      end
+      at_ms = newest_ms
+    end
+
+    local reset_ms = 0
+    if held > 0 then reset_ms = newest_ms + window_ms - now_ms end
+    if allowed then return 1, math.max(0, limit - held), reset_ms, 0, at_ms, pending end
+    return 0, math.max(0, limit - held), reset_ms, retry_after_ms, at_ms, nil
+  end
+
+  function sliding_log.finish()
+    if not repeated then return end
+    repeated = false
+    for i = 1, #held_order do
+      local key = held_order[i]
+      if held_dirty[key] then
+        held_dirty[key] = false -- a key listed twice (dirty again after an append) is written once
+        local size = held_size[key]
+        redis.call('SETRANGE', key, size - TRAIL_LEN, pack(TRAIL, held_sum[key], held_start[key],
+          held_oldest[key], held_newest[key], held_newest_c[key], size))
+      end
+    end
   end
 end
-if repeated then
-  for i = 1, #held_order do
-    local key = held_order[i]
-    if held_dirty[key] then
-      held_dirty[key] = false -- a key listed twice (dirty again after an append) is written once
-      local size = held_size[key]
-      redis.call('SETRANGE', key, size - TRAIL_LEN, pack(TRAIL, held_sum[key], held_start[key],
-        held_oldest[key], held_newest[key], held_newest_c[key], size))
-    end
-  end
-end
-return reply

@@ -1,14 +1,14 @@
 // The shape of an embedded Lua script.
 
 /**
- * One embedded Redis script: its source, SHA-1 (for EVALSHA), and how many KEYS and ARGV
- * slots each request of a batch takes (after the five batch-wide ARGV: now_ms, offset_ms,
- * limit, window_ms and burst).
+ * One assembled Redis script: its source, SHA-1 (for EVALSHA), how many ARGV slots each request
+ * of a batch takes after the batch-wide ones, and whether each decision in its reply ends with
+ * the time the admission was recorded at (the ticket of an exact refund).
  */
 export interface LuaScript {
   readonly name: string
   readonly sha1: string
-  readonly keysPerRequest: number
   readonly argsPerRequest: number
+  readonly tickets: boolean
   readonly source: string
 }

@@ -241,7 +241,7 @@ export class RedisStore implements Store {
       policy.burst,
     )
     // The common batch, consumes of cost 1, sends no per-request ARGV at all.
-    const withTicket = script.argsPerRequest === 2
+    const withTicket = script.tickets
     if (!batch.plain) {
       for (let i = 0; i < n; i++) {
         const call = calls[i] as StoreCall

@@ -1,0 +1,91 @@
+--[[
+lib/limits.lua: the driver of the several-policies script. Decides n requests in order, each
+under the same P policies (a limiter's `limits`), all or nothing: a request is admitted only if
+every policy admits it, and then every policy counts it; if any refuses, none counts it.
+KEYS[(i - 1) * P + p]   request i's state key under policy p (all of one request's keys share
+                        the user key's hash tag: one Cluster slot)
+ARGV[3]                 P, the policies per request (2 to 8)
+ARGV[3 + 4(p-1) + 1..4] policy p: its state module ('fw', 'sw', 'sl' or 'gc'), limit,
+                        window_ms and burst (integers >= 1)
+then for request i, with a = 3 + 4P + 2(i - 1):
+ARGV[a + 1]             its cost (integer >= 0; 0 peeks), or minus the cost to refund
+ARGV[a + 2]             a refund's tickets: P entries joined by ',' (the sliding-log
+                        policies' "<time>:<cost>", '' for the others); '' otherwise
+Reply, per consume in order (a refund adds nothing), per policy in order: lib/reply.lua's
+encoding of that policy's decision, then the time its admission was recorded at (-1 if none).
+After a refusal each policy reports what it holds now: nothing was counted.
+]]
+local modules = { fw = fixed_window, sw = sliding_window, sl = sliding_log, gc = gcra }
+local policies = tonumber(ARGV[3])
+local decide, limit, window_ms, burst = {}, {}, {}, {}
+for p = 1, policies do
+  local b = 3 + 4 * (p - 1)
+  decide[p] = modules[ARGV[b + 1]].decide
+  limit[p] = tonumber(ARGV[b + 2])
+  window_ms[p] = tonumber(ARGV[b + 3])
+  burst[p] = tonumber(ARGV[b + 4])
+end
+local base = 3 + 4 * policies
+
+-- The refund ticket of each policy, from "t1,t2,...".
+local function tickets_of(text)
+  local out = {}
+  local from = 1
+  for p = 1, policies do
+    local comma = string.find(text, ',', from, true)
+    if comma then
+      out[p] = string.sub(text, from, comma - 1)
+      from = comma + 1
+    else
+      out[p] = string.sub(text, from)
+      from = #text + 2
+    end
+  end
+  return out
+end
+
+-- one request's per-policy results, reused from request to request
+local allowed, remaining, reset_ms, retry_after_ms, at_ms, pending = {}, {}, {}, {}, {}, {}
+local reply = {}
+local n = 0
+for i = 1, #KEYS / policies do
+  local a = base + 2 * (i - 1)
+  local cost = tonumber(ARGV[a + 1])
+  local first = (i - 1) * policies
+  if cost < 0 then
+    local tickets = tickets_of(ARGV[a + 2])
+    for p = 1, policies do
+      decide[p](KEYS[first + p], limit[p], window_ms[p], burst[p], -cost, 'r', tickets[p])
+    end
+  else
+    -- check every policy, writing nothing
+    local all = true
+    for p = 1, policies do
+      allowed[p], remaining[p], reset_ms[p], retry_after_ms[p], at_ms[p], pending[p] =
+        decide[p](KEYS[first + p], limit[p], window_ms[p], burst[p], cost, 'k', '')
+      if allowed[p] ~= 1 then all = false end
+    end
+    if all then
+      -- commit every policy
+      for p = 1, policies do
+        if pending[p] then pending[p]() end
+      end
+    else
+      -- nothing is counted: a policy that would have admitted reports what it holds now
+      for p = 1, policies do
+        if allowed[p] == 1 then
+          local _
+          _, remaining[p], reset_ms[p] =
+            decide[p](KEYS[first + p], limit[p], window_ms[p], burst[p], 0, 'c', '')
+          at_ms[p] = -1
+        end
+      end
+    end
+    for p = 1, policies do
+      n = put_decision(reply, n, allowed[p], remaining[p], reset_ms[p], retry_after_ms[p])
+      n = n + 1
+      reply[n] = at_ms[p]
+    end
+  end
+end
+return reply

@@ -1,0 +1,15 @@
+--[[
+lib/reply.lua: one consume's decision in a reply: allowed, 2 integers `remaining, reset_ms`;
+refused, 3 integers `-1 - remaining, reset_ms, retry_after_ms`. Returns the reply's new length.
+]]
+local function put_decision(reply, n, allowed, remaining, reset_ms, retry_after_ms)
+  if allowed == 1 then
+    reply[n + 1] = remaining
+    reply[n + 2] = reset_ms
+    return n + 2
+  end
+  reply[n + 1] = -1 - remaining
+  reply[n + 2] = reset_ms
+  reply[n + 3] = retry_after_ms
+  return n + 3
+end
