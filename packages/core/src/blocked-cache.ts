@@ -38,15 +38,21 @@ interface Blocked {
   readonly need: number
   /** Until when the refusal is trusted: the store's Retry-After, capped at `maxMs`. */
   readonly untilMs: number
-  /** When the store said the request would pass. */
-  readonly retryAtMs: number
-  readonly resetAtMs: number
+  /** The store's refusal, and the time it was decided no earlier than. */
+  readonly decision: Decision
+  readonly sentAtMs: number
+}
+
+/** A cached refusal: the store's decision, and the ms since it was made. */
+export interface BlockedHit {
+  readonly decision: Decision
+  readonly elapsedMs: number
 }
 
 /** Remembers refusals; answers only what the store itself would refuse. */
 export interface BlockedCache {
   /** The cached refusal for a request of `need` (cost, or 1 for a peek), if still blocked. */
-  get(key: string, need: number, nowMs: number, limit: number): Decision | undefined
+  get(key: string, need: number, nowMs: number): BlockedHit | undefined
   /** Records a refusal decided no earlier than `sentAtMs`. */
   add(key: string, need: number, sentAtMs: number, decision: Decision): void
   delete(key: string): void
@@ -64,7 +70,7 @@ export interface BlockedCache {
 export function createBlockedCache({ maxKeys, maxMs }: BlockedCacheSettings): BlockedCache {
   const entries = new Map<string, Blocked>()
   return {
-    get(key, need, nowMs, limit) {
+    get(key, need, nowMs) {
       // A map lookup on a short key; only a key too long to hold whole is hashed, as when added.
       const held = boundedKey(key)
       const entry = entries.get(held)
@@ -74,14 +80,7 @@ export function createBlockedCache({ maxKeys, maxMs }: BlockedCacheSettings): Bl
         return undefined
       }
       if (entry.need !== need) return undefined
-      return {
-        allowed: false,
-        limit,
-        remaining: 0,
-        resetMs: Math.max(0, Math.ceil(entry.resetAtMs - nowMs)),
-        retryAfterMs: Math.ceil(entry.retryAtMs - nowMs),
-        source: 'blocked-cache',
-      }
+      return { decision: entry.decision, elapsedMs: nowMs - entry.sentAtMs }
     },
     add(key, need, sentAtMs, decision) {
       if (decision.allowed || decision.remaining !== 0 || decision.retryAfterMs <= 0) return
@@ -90,12 +89,11 @@ export function createBlockedCache({ maxKeys, maxMs }: BlockedCacheSettings): Bl
         const oldest = entries.keys().next()
         if (oldest.done !== true) entries.delete(oldest.value)
       }
-      const retryAtMs = sentAtMs + decision.retryAfterMs
       entries.set(held, {
         need,
-        untilMs: Math.min(retryAtMs, sentAtMs + maxMs),
-        retryAtMs,
-        resetAtMs: sentAtMs + decision.resetMs,
+        untilMs: Math.min(sentAtMs + decision.retryAfterMs, sentAtMs + maxMs),
+        decision,
+        sentAtMs,
       })
     },
     delete(key) {

@@ -1,12 +1,9 @@
-// Failure policy: marking failure decisions, normalising errors, and the default error reporter.
+// Failure policy: the failure behind a decision, normalising errors, and the default error reporter.
 import { nowMs } from './clock.js'
-import type { Decision } from './decision.js'
+import { type Decision, LimiterDecision } from './decision.js'
 import { LimiterError } from './errors.js'
 import type { ErrorContext, FailureMode } from './limiter-types.js'
 import { errorCode } from './stores/redis-client.js'
-
-/** Decisions answered from `failureMode`, with the failure behind them. */
-export const FAILURES = new WeakMap<Decision, LimiterError>()
 
 /**
  * The store failure behind a decision, or `undefined` for a real decision. A limiter answering
@@ -14,7 +11,7 @@ export const FAILURES = new WeakMap<Decision, LimiterError>()
  * caused by a store outage with 503 instead of 429.
  */
 export function failureOf(decision: Decision): LimiterError | undefined {
-  return FAILURES.get(decision)
+  return LimiterDecision.failureOf(decision)
 }
 
 /** The error as a `LimiterError` (a store failure, with the original as `cause`). */

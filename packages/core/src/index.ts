@@ -1,6 +1,6 @@
 // @limiter/core public API, for users: the limiter, its stores, its errors and decisions, key
 // helpers. What framework adapters use lives on the `@limiter/core/http` subpath.
-export type { Decision, DecisionSource } from './decision.js'
+export type { Decision, DecisionSource, PolicyDecision } from './decision.js'
 export { type Duration, parseDuration } from './duration.js'
 export {
   LimiterError,
@@ -19,11 +19,14 @@ export {
   type Limiter,
   type LimiterOptions,
 } from './limiter.js'
+export type { LimiterStoreOptions, OnePolicy, SeveralPolicies } from './limiter-types.js'
+export { MAX_LIMITS, type NamedPolicy } from './limits.js'
 export { defaultName } from './naming.js'
 export {
   ALGORITHMS,
   type Algorithm,
   definePolicy,
+  type LimitSpec,
   MAX_LOG_LIMIT,
   MAX_UNITS,
   type Policy,

@@ -5,14 +5,15 @@ import { MAX_TIMER_MS, parseDuration } from './duration.js'
 import { LimiterRangeError, LimiterTypeError } from './errors.js'
 import type { BreakerOptions } from './guard.js'
 import type { FailureMode, LimiterOptions } from './limiter-types.js'
-import { checkName, claimName, defaultName, storeNamespace } from './naming.js'
+import { type NamedPolicy, type PolicySet, policySetOf } from './limits.js'
+import { checkName } from './naming.js'
 import { checkOptionNames, own, ownOptions } from './option-names.js'
-import { definePolicy, type Policy } from './policy.js'
+import type { Policy } from './policy.js'
 import { MemoryStore } from './stores/memory-store.js'
-import { isStore, type Store } from './stores/store.js'
+import { DECIDES_SETS, isStore, type Store } from './stores/store.js'
 
 const LIMITER_OPTIONS: ReadonlySet<string> = new Set(
-  'algorithm limit window burst store name prefix timeout failureMode circuitBreaker blockedCache onError'.split(
+  'algorithm limit window burst limits store name prefix timeout failureMode circuitBreaker blockedCache onError'.split(
     ' ',
   ),
 )
@@ -21,11 +22,14 @@ const DEFAULT_TIMEOUT_MS = 500
 
 /** {@link LimiterOptions}, validated, with their defaults. */
 export interface LimiterSettings {
+  /** The limiter's policies and where their counters live. */
+  readonly set: PolicySet
+  /** The first policy (the only one, for most limiters). */
   readonly policy: Policy
   readonly store: Store
   readonly name: string
   readonly prefix: string
-  /** Where this limiter's keys live in the store (see `storeNamespace`). */
+  /** Where the first policy's keys live in the store (see `storeNamespace`). */
   readonly namespace: string
   readonly timeoutMs: number
   readonly failureMode: FailureMode
@@ -41,19 +45,22 @@ export function limiterSettings(given: LimiterOptions): LimiterSettings {
   // Own properties only: a polluted Object.prototype must not set an option.
   const options = ownOptions(given)
   checkOptionNames(options, LIMITER_OPTIONS)
-  const policy = definePolicy(options)
-  const store = options.store ?? new MemoryStore()
-  if (!isStore(store))
+  const ownStore = options.store
+  if (ownStore !== undefined && !isStore(ownStore))
     throw new LimiterTypeError(
       'store',
-      store,
+      ownStore,
       'a store (MemoryStore, RedisStore or one with consume, refund and reset)',
     )
-  const chosen = options.name !== undefined
-  const name = chosen ? checkName('name', options.name, false) : defaultName(policy)
   const prefix = options.prefix === undefined ? 'rl:' : checkName('prefix', options.prefix, true)
-  if (chosen) claimName(store, prefix, name, policy.algorithm)
-  const namespace = storeNamespace(prefix, name, policy.algorithm, chosen)
+  // A store made here is new: no name can be claimed on it yet.
+  const set = policySetOf(options, prefix, ownStore ?? {})
+  if (set.policies.length > 1 && ownStore !== undefined && !(DECIDES_SETS in ownStore))
+    throw new LimiterTypeError(
+      'store',
+      ownStore,
+      'a store that decides several policies together (MemoryStore or RedisStore) for `limits` with more than one policy',
+    )
   const timeoutMs =
     options.timeout === undefined
       ? DEFAULT_TIMEOUT_MS
@@ -68,18 +75,26 @@ export function limiterSettings(given: LimiterOptions): LimiterSettings {
   const breaker = parseBreaker(options.circuitBreaker)
   const blocked = parseBlockedCache(options.blockedCache)
   const clock = (options as { [CLOCK]?: () => number })[CLOCK]
+  // Made last: a bad option above leaves no store (and no sweep timer) behind.
+  const store = ownStore ?? new MemoryStore()
   return {
-    policy,
+    set,
+    policy: unnamed(set.policies[0] as NamedPolicy),
     store,
-    name,
+    name: set.name,
     prefix,
-    namespace,
+    namespace: set.namespaces[0] as string,
     timeoutMs,
     failureMode,
     breaker,
     blocked,
     clock,
   }
+}
+
+// A named policy as the plain Policy a limiter's `policy` has always been.
+function unnamed({ algorithm, limit, windowMs, burst }: NamedPolicy): Policy {
+  return Object.freeze({ algorithm, limit, windowMs, burst })
 }
 
 /** Validates the `circuitBreaker` option. */

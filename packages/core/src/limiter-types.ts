@@ -3,23 +3,33 @@
 import type { Decision } from './decision.js'
 import type { Duration } from './duration.js'
 import type { LimiterError } from './errors.js'
-import type { Policy, PolicyOptions } from './policy.js'
+import type { NamedPolicy } from './limits.js'
+import type { LimitSpec, Policy, PolicyOptions } from './policy.js'
 import type { Store } from './stores/store.js'
 
-/** A rate limiter for one policy. Decisions are values: a denial resolves, it does not throw. */
+/**
+ * A rate limiter: one policy, or several decided all or nothing. Decisions are values: a denial
+ * resolves, it does not throw.
+ */
 export interface Limiter {
+  /** The first policy (the only one, unless `limits` holds several). */
   readonly policy: Policy
+  /** Every policy, named, in declaration order. */
+  readonly policies: readonly NamedPolicy[]
   readonly name: string
   readonly prefix: string
-  /** Counts `cost` (default 1) against `key` if it fits. `cost` 0 peeks. */
+  /**
+   * Counts `cost` (default 1) against `key` if every policy admits it; if one refuses, no
+   * policy counts it. `cost` 0 peeks.
+   */
   consume(key: string, cost?: number): Promise<Decision>
   /** The decision a cost-1 request would get now; changes nothing. */
   peek(key: string): Promise<Decision>
-  /** Forgets `key`: it is back to full capacity. */
+  /** Forgets `key` in every policy: it is back to full capacity. */
   reset(key: string): Promise<void>
   /**
-   * Gives `cost` (default 1) back to `key`, never above full. Pass the `Decision` that consume
-   * returned to remove exactly what that request added (needed for `sliding-log`).
+   * Gives `cost` (default 1) back to `key` in every policy, never above full. Pass the `Decision`
+   * that consume returned to remove exactly what that request added (needed for `sliding-log`).
    */
   refund(key: string, cost?: number, decision?: Decision): Promise<void>
 }
@@ -35,14 +45,40 @@ export interface ErrorContext {
   readonly failureMode: FailureMode
 }
 
-/** Options for {@link createLimiter}. */
-export interface LimiterOptions extends PolicyOptions {
+/**
+ * Options for {@link createLimiter}: one policy (`limit`, `window`, `algorithm`, `burst`), or
+ * several in `limits`, plus where and how to keep their counters.
+ */
+export type LimiterOptions = LimiterStoreOptions & (OnePolicy | SeveralPolicies)
+
+/** The one-policy shorthand: a one-entry `limits`. */
+export interface OnePolicy extends PolicyOptions {
+  readonly limits?: undefined
+}
+
+/** Several policies on one key, decided all or nothing. */
+export interface SeveralPolicies {
+  /**
+   * 1 to 8 policies. A request is admitted only if every policy admits it, and then all of them
+   * count it; a refused request is counted by none. Names must be distinct within the limiter.
+   */
+  readonly limits: readonly LimitSpec[]
+  readonly limit?: undefined
+  readonly window?: undefined
+  readonly algorithm?: undefined
+  readonly burst?: undefined
+}
+
+/** The options of {@link createLimiter} besides its policies. */
+export interface LimiterStoreOptions {
   /** Where state lives. Default: a new `MemoryStore`. */
   readonly store?: Store | undefined
   /**
    * Names this limiter's counters. Limiters with the same `prefix` and `name` share counters.
    * Default: derived from the policy (e.g. `sw100/1m`), so the same definition in many
-   * processes shares one counter. Set it to keep counters across a change of limit.
+   * processes shares one counter. Set it to keep counters across a change of limit. With
+   * `limits`, a policy's counters are named by `prefix`, this `name` (when given) and the
+   * policy's own name.
    */
   readonly name?: string | undefined
   /** Prepended to every key (default `'rl:'`). */

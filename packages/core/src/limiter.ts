@@ -1,22 +1,13 @@
 // createLimiter(): consume / peek / reset / refund over a store, with a deadline and failure policy.
-import { createBlockedCache } from './blocked-cache.js'
-import { monotonicMs } from './clock.js'
-import { type Decision, type DecisionSource, LimiterDecision } from './decision.js'
-import { LimiterError, LimiterRangeError } from './errors.js'
-import { asLimiterError, defaultOnError, FAILURES } from './failure.js'
-import { createGuard, type Handlers } from './guard.js'
+import { type Decision, LimiterDecision } from './decision.js'
+import { LimiterRangeError } from './errors.js'
+import { defaultOnError } from './failure.js'
+import { decisionsFor } from './limiter-decisions.js'
 import { limiterSettings } from './limiter-options.js'
+import { type Report, storePathOf } from './limiter-paths.js'
 import type { Limiter, LimiterOptions } from './limiter-types.js'
 import { isCost } from './policy.js'
-import { BIND, MemoryStore } from './stores/memory-store.js'
 import { checkKey } from './stores/redis-keys.js'
-import {
-  type StoreCall,
-  type StoreDecision,
-  type StoreSink,
-  SUBMIT,
-  type SubmittingStore,
-} from './stores/store.js'
 
 export type { ErrorContext, FailureMode, Limiter, LimiterOptions } from './limiter-types.js'
 
@@ -38,6 +29,13 @@ export function decideNow(
   return decide === undefined ? limiter.consume(key, cost) : decide(key, cost)
 }
 
+/** The largest cost `limiter` can ever admit: the smallest `burst` of its policies. */
+export function maxCostOf(limiter: Limiter): number {
+  let most = Number.POSITIVE_INFINITY
+  for (const p of limiter.policies) if (p.burst < most) most = p.burst
+  return most
+}
+
 /**
  * Creates a limiter. Options are validated here: a bad one throws a `TypeError`/`RangeError`
  * naming it.
@@ -45,65 +43,18 @@ export function decideNow(
  * @example
  * const limiter = createLimiter({ algorithm: 'gcra', limit: 100, window: '1m' })
  * const { allowed, retryAfterMs } = await limiter.consume(`user:${id}`)
+ * // several limits on one key, all or nothing:
+ * const api = createLimiter({ limits: [
+ *   { name: 'burst', limit: 10, window: '1s', algorithm: 'gcra', burst: 20 },
+ *   { name: 'daily', limit: 1000, window: '1d', algorithm: 'fixed-window' },
+ * ] })
  */
 export function createLimiter(options: LimiterOptions): Limiter {
   const settings = limiterSettings(options)
-  const { policy, store, name, prefix, namespace, timeoutMs, failureMode, breaker, clock } =
-    settings
-  const blocked =
-    store.local === true || settings.blocked.maxKeys === 0
-      ? undefined
-      : createBlockedCache(settings.blocked)
+  const { set, failureMode } = settings
+  const decisions = decisionsFor(set)
   const onError = options.onError ?? defaultOnError()
-  let fallback: MemoryStore | undefined
-
-  const call = (key: string, cost: number, ticket?: string): StoreCall => ({
-    policy,
-    namespace,
-    key,
-    cost,
-    ticket,
-    nowMs: clock?.(),
-  })
-
-  // The Decision a caller gets; it carries sliding-log's ticket, unseen, for an exact refund.
-  const owner = {}
-  const decisionOf = (
-    allowed: boolean,
-    remaining: number,
-    resetMs: number,
-    retryAfterMs: number,
-    ticket: string | undefined,
-    source: DecisionSource,
-  ): Decision =>
-    new LimiterDecision(
-      owner,
-      allowed,
-      policy.limit,
-      remaining,
-      resetMs,
-      retryAfterMs,
-      ticket,
-      source,
-    )
-  const fromStore = (d: StoreDecision): Decision =>
-    decisionOf(d.allowed, d.remaining, d.resetMs, d.retryAfterMs, d.ticket, 'store')
-  const fromFallback = (d: StoreDecision): Decision =>
-    decisionOf(d.allowed, d.remaining, d.resetMs, d.retryAfterMs, d.ticket, 'local')
-
-  // A store failure, with where the store is when the error does not say already.
-  const storeFailure = (cause: unknown): LimiterError => {
-    const error = asLimiterError(cause)
-    const address = (store as { address?: unknown }).address
-    if (error.address !== undefined || typeof address !== 'string') return error
-    return new LimiterError(error.code, error.message, {
-      cause: error.cause,
-      address,
-      clientError: error.clientError,
-    })
-  }
-
-  const report = (error: LimiterError, key: string): void => {
+  const report: Report = (error, key) => {
     // Skipped calls are the consequence of failures already reported, not new ones.
     if (error.code === 'ERR_LIMITER_CIRCUIT_OPEN') return
     try {
@@ -112,91 +63,14 @@ export function createLimiter(options: LimiterOptions): Limiter {
       // A throwing hook must not turn a decision into a crash.
     }
   }
-
-  // The decision for a failed store call: from failureMode, marked (except a local fallback's
-  // real decision) so adapters can tell "store down" from "over the limit".
-  const failed = (cause: unknown, key: string, c: StoreCall): Decision | Promise<Decision> => {
-    const error = storeFailure(cause)
-    report(error, key)
-    if (failureMode === 'local') {
-      fallback ??= new MemoryStore()
-      return fallback.consume(c).then(fromFallback)
-    }
-    const decision =
-      failureMode === 'open'
-        ? decisionOf(true, policy.limit, 0, 0, undefined, 'fail-open')
-        : decisionOf(false, 0, 1000, 1000, undefined, 'fail-closed')
-    FAILURES.set(decision, error)
-    return decision
-  }
-
-  const guard = store.local === true ? undefined : createGuard(timeoutMs, breaker)
-  // An in-process store that can answer synchronously skips a promise hop per decision.
-  const consumeSync = store instanceof MemoryStore ? store[BIND](namespace, policy) : undefined
-  // Each failure domain of the store (a Cluster node) has its own circuit: a dead node only
-  // sends its own keys to failureMode.
-  const domainOf = (c: StoreCall): string => store.failureDomain?.(c) ?? ''
-  // A store with the internal entry point settles the guard's entry itself; any other store's
-  // promise is bridged to it.
-  const submitting = SUBMIT in store ? (store as SubmittingStore) : undefined
-  const bridge =
-    (run: (c: StoreCall) => Promise<unknown>) =>
-    (c: StoreCall, sink: StoreSink): void => {
-      run(c).then(
-        (value) => sink.resolve(value),
-        (error: unknown) => sink.reject(error),
-      )
-    }
-  // A store's answer to a consume, as the Decision the caller gets (and the blocked cache keeps).
-  const decided: NonNullable<Handlers<Decision>['decided']> = (
-    c,
-    allowed,
-    remaining,
-    resetMs,
-    retryAfterMs,
-    ticket,
-    sentAtMs,
-  ) => {
-    const decision = decisionOf(allowed, remaining, resetMs, retryAfterMs, ticket, 'store')
-    if (blocked !== undefined && !allowed)
-      blocked.add(c.key, c.cost === 0 ? 1 : c.cost, sentAtMs, decision)
-    return decision
-  }
-  const consumeHandlers: Handlers<Decision> = {
-    submit:
-      submitting === undefined
-        ? bridge((c) => store.consume(c))
-        : (c, sink) => submitting[SUBMIT](c, 'c', sink),
-    value(c, value, sentAtMs) {
-      const d = value as StoreDecision
-      return decided(c, d.allowed, d.remaining, d.resetMs, d.retryAfterMs, d.ticket, sentAtMs)
-    },
-    decided,
-    error: (c, error) => failed(error, c.key, c),
-  }
-  const reported = (c: StoreCall, error: unknown): undefined => {
-    report(storeFailure(error), c.key)
-    return undefined
-  }
-  const refundHandlers: Handlers<void> = {
-    submit:
-      submitting === undefined
-        ? bridge((c) => store.refund(c))
-        : (c, sink) => submitting[SUBMIT](c, 'r', sink),
-    value: () => undefined,
-    error: reported,
-  }
-  const resetHandlers: Handlers<void> = {
-    submit: bridge((c) => store.reset(c)),
-    value: () => undefined,
-    error: reported,
-  }
+  const path = storePathOf(settings, decisions, report)
+  const maxCost = set.maxCost
 
   const checkCost = (cost: unknown, min: 0 | 1): number => {
-    if (isCost(cost, min, policy.burst)) return cost
+    if (isCost(cost, min, maxCost)) return cost
     const why =
-      typeof cost === 'number' && Number.isInteger(cost) && cost > policy.burst
-        ? `can never be admitted: it exceeds the policy's burst (${policy.burst})`
+      typeof cost === 'number' && Number.isInteger(cost) && cost > maxCost
+        ? `can never be admitted: it exceeds the ${set.policies.length > 1 ? 'smallest ' : ''}policy's burst (${maxCost})`
         : `must be an integer >= ${min}`
     throw new LimiterRangeError('cost', cost, why, 'ERR_LIMITER_COST')
   }
@@ -205,25 +79,15 @@ export function createLimiter(options: LimiterOptions): Limiter {
   const decide = (key: string, cost: number): Decision | Promise<Decision> => {
     checkKey(key)
     checkCost(cost, 0)
-    if (consumeSync !== undefined) return fromStore(consumeSync(key, cost, clock?.()))
-    const c = call(key, cost)
-    if (guard === undefined) {
-      return store.consume(c).then(fromStore, (error: unknown) => failed(error, key, c))
-    }
-    let sentAtMs = 0
-    if (blocked !== undefined) {
-      sentAtMs = c.nowMs ?? monotonicMs()
-      const hit = blocked.get(key, cost === 0 ? 1 : cost, sentAtMs, policy.limit)
-      if (hit !== undefined) return hit
-    }
-    return guard.run(c, domainOf(c), sentAtMs, consumeHandlers)
+    return path.decide(key, cost)
   }
 
   const limiter: Limiter & { [DECIDE]: typeof decide } = {
     [DECIDE]: decide,
-    policy,
-    name,
-    prefix,
+    policy: settings.policy,
+    policies: set.policies,
+    name: settings.name,
+    prefix: settings.prefix,
     consume(key, cost = 1) {
       try {
         const decision = decide(key, cost)
@@ -241,11 +105,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
       } catch (error) {
         return Promise.reject(error)
       }
-      blocked?.delete(key)
-      const c = call(key, 0)
-      if (guard === undefined)
-        return store.reset(c).catch((error: unknown) => report(storeFailure(error), key))
-      return guard.run(c, domainOf(c), 0, resetHandlers)
+      return path.reset(key)
     },
     refund(key, cost = 1, decision) {
       try {
@@ -254,12 +114,9 @@ export function createLimiter(options: LimiterOptions): Limiter {
       } catch (error) {
         return Promise.reject(error)
       }
-      blocked?.delete(key)
-      const ticket = decision === undefined ? undefined : LimiterDecision.ticketOf(decision, owner)
-      const c = call(key, cost, ticket)
-      if (guard === undefined)
-        return store.refund(c).catch((error: unknown) => report(storeFailure(error), key))
-      return guard.run(c, domainOf(c), 0, refundHandlers)
+      const ticket =
+        decision === undefined ? undefined : LimiterDecision.ticketOf(decision, decisions.owner)
+      return path.refund(key, cost, ticket)
     },
   }
   return Object.freeze(limiter)

@@ -49,8 +49,8 @@ export function checkName(option: string, value: unknown, allowEmpty: boolean): 
   return value
 }
 
-// Algorithms whose state a key holds in the same layout (token-bucket and leaky-bucket run GCRA).
-const STATE_CODE: Readonly<Record<Algorithm, string>> = {
+/** The layout of each algorithm's state (token-bucket and leaky-bucket run GCRA's). */
+export const STATE_CODE: Readonly<Record<Algorithm, string>> = {
   'fixed-window': 'fw',
   'sliding-window': 'sw',
   'sliding-log': 'sl',

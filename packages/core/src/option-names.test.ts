@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest'
+import type { LimitSet } from './http/limit-sets.js'
 import { resolveRateLimitOptions } from './http/options.js'
 import { createLimiter } from './limiter.js'
 import { editDistance, suggestOption } from './option-names.js'
@@ -52,7 +53,7 @@ describe('options come from the object given', () => {
       try {
         const rl = resolve({ limit: 1, window: '1m' })
         expect(rl.skip).toBeUndefined()
-        expect(rl.limiter.policy.limit).toBe(1)
+        expect((rl.limits as LimitSet).limiter.policy.limit).toBe(1)
         const limiter = createLimiter({ limit: 1, window: '1m' })
         expect((await limiter.consume('a')).allowed).toBe(true)
         expect((await limiter.consume('a')).allowed).toBe(false)

@@ -74,16 +74,16 @@ export function suggestOption(name: string, known: Iterable<string>): string | u
 }
 
 /**
- * Refuses an option name that is not in `known`, with a suggestion when one is likely. Only own
- * properties count: `__proto__`, `constructor` and the like are unknown names like any other.
+ * Refuses an option name that is not in `known`, with a suggestion when one is likely (`at`
+ * prefixes the name in the error, as in `limits[0].`). Only own properties count: `__proto__`, `constructor` and the like are unknown names like any other.
  */
-export function checkOptionNames(options: object, known: ReadonlySet<string>): void {
+export function checkOptionNames(options: object, known: ReadonlySet<string>, at = ''): void {
   for (const name of Object.keys(options)) {
     if (known.has(name)) continue
     const value: unknown = (options as Record<string, unknown>)[name]
     const hint = suggestOption(name, known)
     throw new LimiterRangeError(
-      name,
+      `${at}${name}`,
       value,
       `is not an option${hint === undefined ? '' : ` (did you mean \`${hint}\`?)`}`,
     )

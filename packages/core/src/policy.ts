@@ -59,6 +59,15 @@ export interface PolicyOptions {
   readonly burst?: number | undefined
 }
 
+/** One entry of a limiter's `limits`: a policy, and optionally its name. */
+export interface LimitSpec extends PolicyOptions {
+  /**
+   * The policy's name: in its counters' keys, in the draft-10 headers and in the problem body's
+   * `violated-policies`. Default: derived from its numbers (`gc10/1sb20`). Distinct within a limiter.
+   */
+  readonly name?: string | undefined
+}
+
 /** A validated policy. Plain, frozen data. */
 export interface Policy {
   readonly algorithm: Algorithm
@@ -82,50 +91,51 @@ function positiveInteger(option: string, value: unknown): number {
 
 /**
  * Validates policy options and returns a frozen {@link Policy}. Throws a `TypeError` or
- * `RangeError` naming the option and the bad value.
+ * `RangeError` naming the option and the bad value (`at` prefixes the option's name in errors,
+ * as in `limits[1].window`).
  *
  * @example
  * definePolicy({ algorithm: 'gcra', limit: 10, window: '1s', burst: 20 })
  * // { algorithm: 'gcra', limit: 10, windowMs: 1000, burst: 20 }
  */
-export function definePolicy(options: PolicyOptions): Policy {
+export function definePolicy(options: PolicyOptions, at = ''): Policy {
   if (options === null || typeof options !== 'object')
-    throw new LimiterTypeError('options', options, 'an object')
+    throw new LimiterTypeError(at === '' ? 'options' : at.slice(0, -1), options, 'an object')
   const algorithm = options.algorithm ?? 'sliding-window'
   if (!ALGORITHMS.includes(algorithm)) {
     throw new LimiterRangeError(
-      'algorithm',
+      `${at}algorithm`,
       algorithm,
       `must be one of ${ALGORITHMS.map((a) => `'${a}'`).join(', ')}`,
     )
   }
-  const limit = positiveInteger('limit', options.limit)
-  const windowMs = parseDuration(options.window, 'window')
-  const burst = options.burst === undefined ? limit : positiveInteger('burst', options.burst)
+  const limit = positiveInteger(`${at}limit`, options.limit)
+  const windowMs = parseDuration(options.window, `${at}window`)
+  const burst = options.burst === undefined ? limit : positiveInteger(`${at}burst`, options.burst)
   if (COUNTING.has(algorithm) && burst !== limit) {
     throw new LimiterRangeError(
-      'burst',
+      `${at}burst`,
       burst,
       `'${algorithm}' admits at most \`limit\` (${limit}) per window, so \`burst\` must be omitted or equal it; use 'token-bucket', 'leaky-bucket' or 'gcra' for a separate burst`,
     )
   }
   if (algorithm === 'sliding-log' && limit > MAX_LOG_LIMIT) {
     throw new LimiterRangeError(
-      'limit',
+      `${at}limit`,
       limit,
       `'sliding-log' keeps a record per admission and takes a limit of at most 2^32 - 1 (4294967295); use 'sliding-window' for larger limits`,
     )
   }
   if (limit * windowMs > MAX_UNITS) {
     throw new LimiterRangeError(
-      'limit',
+      `${at}limit`,
       limit,
       `limit x window (ms) must be at most 2^50 (window is ${windowMs} ms)`,
     )
   }
   if (burst * windowMs > MAX_UNITS) {
     throw new LimiterRangeError(
-      'burst',
+      `${at}burst`,
       burst,
       `burst x window (ms) must be at most 2^50 (window is ${windowMs} ms)`,
     )

@@ -43,7 +43,7 @@ describe('packed @limiter/core', () => {
     const check = `
 const kit = Object.keys(http).filter((k) => typeof http[k] === 'function').length
 const rl = http.resolveRateLimitOptions({ limit: 1, window: '1m', store: new core.MemoryStore() }, { ip: () => '1.2.3.4' })
-console.log(JSON.stringify([kit > 10, (await rl.limiter.consume('k')).allowed, 'createLimiter' in http]))
+console.log(JSON.stringify([kit > 10, (await rl.limits.limiter.consume('k')).allowed, 'createLimiter' in http]))
 `
     const esm = await scratch.run(
       'kit.mjs',

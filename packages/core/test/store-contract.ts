@@ -17,7 +17,7 @@ export function describeStoreContract(name: string, makeStore: () => Store): voi
   describe.each(ALGORITHMS)(`${name} contract: %s`, (algorithm: Algorithm) => {
     let now = 1_750_000_000_000
     const clock = () => now
-    const limiter = (options: Omit<LimiterOptions, 'store'>) =>
+    const limiter = (options: Omit<Extract<LimiterOptions, { limit: number }>, 'store'>) =>
       createLimiter(
         withClock({ algorithm, name: `c${unique++}`, ...options, store: makeStore() }, clock),
       )

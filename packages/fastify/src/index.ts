@@ -34,7 +34,7 @@ export type RateLimitOptions = CoreOptions<FastifyRequest, OnLimited>
 export type AppRateLimitOptions = Partial<RateLimitOptions>
 
 /** A route's `config.rateLimit`: any option over the plugin's defaults, and its own `hook`. */
-export interface RouteRateLimitOptions extends AppRateLimitOptions {
+export type RouteRateLimitOptions = AppRateLimitOptions & {
   /** The request hook the limiter runs in (default: the plugin's, `'onRequest'`). */
   readonly hook?: LimitHook | undefined
 }

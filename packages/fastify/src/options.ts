@@ -65,18 +65,22 @@ export function pluginSettings<Req, OnLimited>(value: unknown): PluginSettings<R
 export function probeOf<Req, OnLimited>(
   options: PartialOptions<Req, OnLimited>,
 ): RateLimitOptions<Req, OnLimited> {
+  if (options.limits !== undefined) return options as RateLimitOptions<Req, OnLimited>
   const cost = typeof options.cost === 'number' ? options.cost : 1
   return {
     ...options,
     limit: options.limit ?? options.burst ?? cost,
     window: options.window ?? 1000,
-  }
+  } as RateLimitOptions<Req, OnLimited>
 }
+
+const SHORTHAND = ['limit', 'window', 'algorithm', 'burst'] as const
 
 /**
  * A route's options over the plugin's defaults. A route's `store` or `redis` replaces both of the
  * plugin's; `burst` only travels with the plugin's `limit` (a route with its own `limit` has its
- * own `burst`).
+ * own `burst`); a route's `limits` replace the plugin's policy, and its own policy fields the
+ * plugin's `limits`.
  */
 export function withDefaults<Req, OnLimited>(
   defaults: PartialOptions<Req, OnLimited>,
@@ -89,6 +93,9 @@ export function withDefaults<Req, OnLimited>(
     merged.redis = own.redis
   }
   if (own.limit !== undefined) merged.burst = own.burst
+  // A route's policies replace the defaults' as a whole: `limits` or the one-policy fields.
+  if (own.limits !== undefined) for (const field of SHORTHAND) delete merged[field]
+  else if (SHORTHAND.some((field) => own[field] !== undefined)) delete merged.limits
   return merged as unknown as RateLimitOptions<Req, OnLimited>
 }
 

@@ -268,7 +268,9 @@ describe.each(FASTIFY)('$version', ({ fastify }) => {
   })
 
   describe('refunds', () => {
-    it.each<[string, Partial<RateLimitPluginOptions>, number, number]>([
+    it.each<
+      [string, { skipSuccessfulRequests?: boolean; skipFailedRequests?: boolean }, number, number]
+    >([
       ['skipSuccessfulRequests refunds a 200', { skipSuccessfulRequests: true }, 200, 3],
       ['skipSuccessfulRequests keeps a 500', { skipSuccessfulRequests: true }, 500, 0],
       ['skipFailedRequests refunds a 404', { skipFailedRequests: true }, 404, 3],

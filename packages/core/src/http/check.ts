@@ -2,14 +2,18 @@
 import { nowMs } from '../clock.js'
 import type { Decision } from '../decision.js'
 import { describeValue, LimiterError, type LimiterErrorCode } from '../errors.js'
-import { decideNow } from '../limiter.js'
+import { decideNow, maxCostOf } from '../limiter.js'
+import type { Limiter } from '../limiter-types.js'
 import { isCost } from '../policy.js'
 import { formatHeaders, type HeaderPair, type HeaderPolicy } from './headers.js'
+import type { LimitSet } from './limit-sets.js'
 import type { ResolvedRateLimit } from './options.js'
 
 /** The outcome of {@link checkRequest} for a request that was counted. */
 export interface RateLimitCheck {
   readonly decision: Decision
+  /** The limiter that decided (for a refund): the fixed one, or the one `limits` chose. */
+  readonly limiter: Limiter
   /** The store key (the route scope included). */
   readonly key: string
   readonly cost: number
@@ -139,11 +143,13 @@ function keyStep<Req>(
   scope: string,
 ): MaybePromise<RateLimitCheck> {
   const userKey = rl.defaultKey ? rl.key(req) : invoke('key', 'ERR_LIMITER_KEY', () => rl.key(req))
-  if (isThenable(userKey)) return Promise.resolve(userKey).then((k) => costStep(rl, req, scope, k))
-  return costStep(rl, req, scope, userKey)
+  if (isThenable(userKey))
+    return Promise.resolve(userKey).then((k) => limitsStep(rl, req, scope, k))
+  return limitsStep(rl, req, scope, userKey)
 }
 
-function costStep<Req>(
+// The limiter this request is checked against: the fixed one, or what `limits` chooses for it.
+function limitsStep<Req>(
   rl: ResolvedRateLimit<Req, unknown>,
   req: Req,
   scope: string,
@@ -151,12 +157,26 @@ function costStep<Req>(
 ): MaybePromise<RateLimitCheck> {
   const key = keyText(userKey)
   rl.watch?.(req, key)
+  const { limits } = rl
+  if (typeof limits !== 'function') return costStep(rl, req, scope, key, limits)
+  const set = limits(req)
+  if (isThenable(set)) return Promise.resolve(set).then((s) => costStep(rl, req, scope, key, s))
+  return costStep(rl, req, scope, key, set)
+}
+
+function costStep<Req>(
+  rl: ResolvedRateLimit<Req, unknown>,
+  req: Req,
+  scope: string,
+  key: string,
+  set: LimitSet,
+): MaybePromise<RateLimitCheck> {
   const { cost } = rl
-  if (typeof cost !== 'function') return consumeStep(rl, scope, key, cost)
+  if (typeof cost !== 'function') return consumeStep(rl, set, scope, key, checkedCost(set, cost))
   const value: unknown = invoke('cost', 'ERR_LIMITER_COST', () => cost(req))
   if (isThenable(value))
-    return Promise.resolve(value).then((v) => consumeStep(rl, scope, key, checkedCost(rl, v)))
-  return consumeStep(rl, scope, key, checkedCost(rl, value))
+    return Promise.resolve(value).then((v) => consumeStep(rl, set, scope, key, checkedCost(set, v)))
+  return consumeStep(rl, set, scope, key, checkedCost(set, value))
 }
 
 // A key callback's value as the key: a non-empty string, or a finite number or bigint as its
@@ -172,8 +192,11 @@ function keyText(value: unknown): string {
   )
 }
 
-function checkedCost(rl: ResolvedRateLimit<never, unknown>, value: unknown): number {
-  const { burst } = rl.limiter.policy
+// A cost within what the limiter can ever admit: a fixed cost was checked at construction
+// against fixed limits, but limits chosen per request may admit less.
+function checkedCost(set: LimitSet, value: unknown): number {
+  const { limiter } = set
+  const burst = limiter.policies.length === 1 ? limiter.policy.burst : maxCostOf(limiter)
   if (!isCost(value, 1, burst)) {
     throw misbehaved(
       'cost',
@@ -186,6 +209,7 @@ function checkedCost(rl: ResolvedRateLimit<never, unknown>, value: unknown): num
 
 function consumeStep(
   rl: ResolvedRateLimit<never, unknown>,
+  set: LimitSet,
   scope: string,
   userKey: string,
   cost: number,
@@ -193,22 +217,24 @@ function consumeStep(
   const scoped = rl.scoped && scope !== ''
   // '#' never occurs in a route pattern or mount path, so scoped keys cannot collide.
   const key = scoped ? `${scope}#${userKey}` : userKey
-  const decision = decideNow(rl.limiter, key, cost)
+  const decision = decideNow(set.limiter, key, cost)
   if (isThenable(decision))
-    return decision.then((d) => checked(rl, scoped ? scope : '', key, cost, d))
-  return checked(rl, scoped ? scope : '', key, cost, decision)
+    return decision.then((d) => checked(rl, set, scoped ? scope : '', key, cost, d))
+  return checked(rl, set, scoped ? scope : '', key, cost, decision)
 }
 
 function checked(
   rl: ResolvedRateLimit<never, unknown>,
+  set: LimitSet,
   scope: string,
   key: string,
   cost: number,
   decision: Decision,
 ): RateLimitCheck {
-  const policy = rl.headerPolicy(scope)
+  const policy = set.headerPolicy(scope)
   return {
     decision,
+    limiter: set.limiter,
     key,
     cost,
     policy,

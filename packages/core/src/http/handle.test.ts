@@ -6,7 +6,11 @@ import type { Store, StoreCall } from '../stores/store.js'
 import { beginCheck, checkRequest, isThenable, type RateLimitCheck, withCheck } from './check.js'
 import { applyHeaders, limitedResponse, refundOnce, refundWhenDone } from './handle.js'
 import type { HeaderValue } from './merge-headers.js'
-import { type RateLimitOptions, resolveRateLimitOptions } from './options.js'
+import {
+  type RateLimitOptions,
+  resolveRateLimitOptions,
+  type SharedRateLimitOptions,
+} from './options.js'
 import { QUOTA_EXCEEDED_TYPE } from './problem.js'
 
 interface Req {
@@ -96,7 +100,7 @@ describe('checkRequest', () => {
     expect(check?.cost).toBe(4)
   })
 
-  it.each<[string, Partial<RateLimitOptions<Req>>, RegExp, string]>([
+  it.each<[string, Partial<SharedRateLimitOptions<Req>>, RegExp, string]>([
     [
       'key throws',
       {
@@ -178,7 +182,7 @@ describe('checkRequest', () => {
   })
 })
 
-async function deniedCheck(options: Partial<RateLimitOptions<Req>> = {}) {
+async function deniedCheck(options: Partial<SharedRateLimitOptions<Req>> = {}) {
   const rl = resolve({ limit: 1, window: '1m', ...options })
   await checkRequest(rl, req, 'GET /x')
   const check = (await checkRequest(rl, req, 'GET /x')) as RateLimitCheck
@@ -201,7 +205,7 @@ describe('limitedResponse', () => {
     expect(body.detail).toMatch(/^The limit is 1 request per 1 minute\. Retry in \d+ seconds?\.$/)
   })
 
-  it.each<[string, Partial<RateLimitOptions<Req>>, string, string]>([
+  it.each<[string, Partial<SharedRateLimitOptions<Req>>, string, string]>([
     ['string', { message: 'slow down' }, 'text/plain; charset=utf-8', 'slow down'],
     [
       'object',
@@ -240,7 +244,7 @@ describe('limitedResponse', () => {
 })
 
 describe('refunds', () => {
-  const make = async (options: Partial<RateLimitOptions<Req>>) => {
+  const make = async (options: Partial<SharedRateLimitOptions<Req>>) => {
     const store = countingStore()
     const rl = resolve({ limit: 5, window: '1m', store, ...options })
     const check = (await checkRequest(rl, req)) as RateLimitCheck
@@ -248,7 +252,7 @@ describe('refunds', () => {
   }
   const tick = () => new Promise((r) => setImmediate(r))
 
-  it.each<[string, Partial<RateLimitOptions<Req>>, number | undefined, number]>([
+  it.each<[string, Partial<SharedRateLimitOptions<Req>>, number | undefined, number]>([
     ['success refunded', { skipSuccessfulRequests: true }, 200, 1],
     ['failure kept', { skipSuccessfulRequests: true }, 500, 0],
     ['failure refunded', { skipFailedRequests: true }, 404, 1],

@@ -119,7 +119,7 @@ export function refundOnce<Req>(
           : rl.skipFailedRequests
     if (refund) {
       // Store failures are reported through onError by the limiter; nothing is left to reject.
-      rl.limiter.refund(check.key, check.cost, check.decision).catch(() => {})
+      check.limiter.refund(check.key, check.cost, check.decision).catch(() => {})
     }
   }
 }

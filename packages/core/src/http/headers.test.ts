@@ -19,6 +19,7 @@ const allowed: Decision = {
   resetMs: 16_001,
   retryAfterMs: 0,
   source: 'store',
+  policies: [],
 }
 const denied: Decision = {
   allowed: false,
@@ -27,6 +28,7 @@ const denied: Decision = {
   resetMs: 59_000,
   retryAfterMs: 2_500,
   source: 'store',
+  policies: [],
 }
 const NOW = 1_700_000_000_500
 
@@ -140,6 +142,7 @@ describe('formatHeaders', () => {
       resetMs: 1,
       retryAfterMs: 0,
       source: 'store',
+      policies: [],
     }
     expect(formatHeaders(['draft-10'], p, d, NOW)[1]).toEqual(['RateLimit', '"p";r=2;t=1'])
   })
@@ -169,6 +172,7 @@ const decisions = fc.record({
   resetMs: fc.integer({ min: 0, max: 1e10 }),
   retryAfterMs: fc.integer({ min: 0, max: 1e10 }),
   source: fc.constant('store' as const),
+  policies: fc.constant([]),
 })
 
 describe('header properties', () => {

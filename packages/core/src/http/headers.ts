@@ -1,5 +1,5 @@
 // Rate-limit header fields: one pure function per standard, each returning [name, value] pairs.
-import { type Decision, isUncounted } from '../decision.js'
+import { constrainingIndex, type Decision, isUncounted } from '../decision.js'
 
 /** One header field: name and value. */
 export type HeaderPair = [name: string, value: string]
@@ -30,7 +30,43 @@ export interface HeaderPolicy {
   readonly nameItem: string
   /** draft-6/7 `RateLimit-Policy` member, e.g. `100;w=60`. */
   readonly quotaPolicy: string
+  /**
+   * A limiter with several policies: one entry per policy, in declaration order. draft-10 lists
+   * them all; the older standards describe the most constraining one.
+   */
+  readonly members?: readonly HeaderPolicy[] | undefined
 }
+
+/**
+ * The header policy of several policies (a limiter's `limits`): draft-10's `RateLimit-Policy`
+ * lists every member; the rest describe the decision's most constraining member.
+ *
+ * @example
+ * headerPolicies('api', [headerPolicy('burst', 10, 1000), headerPolicy('daily', 1000, 86_400_000)])
+ *   .policyMember // '"burst";q=10;w=1, "daily";q=1000;w=86400'
+ */
+export function headerPolicies(name: string, members: readonly HeaderPolicy[]): HeaderPolicy {
+  if (members.length === 1) return members[0] as HeaderPolicy
+  const first = members[0] as HeaderPolicy
+  return Object.freeze({
+    ...first,
+    name,
+    nameItem: sfString(name),
+    policyMember: members.map((m) => m.policyMember).join(', '),
+    members: Object.freeze([...members]),
+  })
+}
+
+// The member of `policy` that describes `decision` in a one-policy standard: the most
+// constraining (or `policy` itself when it has no members).
+function describing(policy: HeaderPolicy, decision: Decision): HeaderPolicy {
+  const { members } = policy
+  if (members === undefined) return policy
+  return (members[constrainingIndex(decision.policies)] ?? policy) as HeaderPolicy
+}
+
+/** The fields {@link resetSeconds} reads: a decision, or one policy's entry in it. */
+type Timing = Pick<Decision, 'allowed' | 'resetMs' | 'retryAfterMs'>
 
 // RFC 9651 integers have at most 15 digits.
 const SF_INTEGER_MAX = 999_999_999_999_999
@@ -82,7 +118,7 @@ export function headerPolicy(name: string, limit: number, windowMs: number): Hea
 }
 
 /** `Retry-After` seconds for a denial: rounded up, at least 1. */
-export function retryAfterSeconds(decision: Decision): number {
+export function retryAfterSeconds(decision: Pick<Decision, 'retryAfterMs'>): number {
   return Math.max(1, ceilSeconds(decision.retryAfterMs))
 }
 
@@ -90,23 +126,35 @@ export function retryAfterSeconds(decision: Decision): number {
  * The seconds a header reports as reset (`t`, `reset`): until the quota is full again when
  * allowed; on a denial, the same instant as `Retry-After`, so the two never disagree.
  */
-export function resetSeconds(decision: Decision): number {
+export function resetSeconds(decision: Timing): number {
   return decision.allowed ? ceilSeconds(decision.resetMs) : retryAfterSeconds(decision)
 }
 
-/** IETF draft-10: `RateLimit-Policy: "name";q=100;w=60` and `RateLimit: "name";r=42;t=17`. */
+/**
+ * IETF draft-10: `RateLimit-Policy: "name";q=100;w=60` and `RateLimit: "name";r=42;t=17`; one
+ * member per policy for a limiter with several.
+ */
 export function draft10Headers(policy: HeaderPolicy, decision: Decision): HeaderPair[] {
+  const { members } = policy
+  let rateLimit: string
+  if (members === undefined) rateLimit = quotaItem(policy, decision)
+  else {
+    const entries = decision.policies
+    rateLimit = members.map((m, i) => quotaItem(m, entries[i] ?? decision)).join(', ')
+  }
   return [
     ['RateLimit-Policy', policy.policyMember],
-    [
-      'RateLimit',
-      `${policy.nameItem};r=${sfInteger(decision.remaining)};t=${sfInteger(resetSeconds(decision))}`,
-    ],
+    ['RateLimit', rateLimit],
   ]
 }
 
+function quotaItem(policy: HeaderPolicy, d: Timing & Pick<Decision, 'remaining'>): string {
+  return `${policy.nameItem};r=${sfInteger(d.remaining)};t=${sfInteger(resetSeconds(d))}`
+}
+
 /** IETF draft-7: `RateLimit-Policy: 100;w=60` and `RateLimit: limit=100, remaining=42, reset=17`. */
-export function draft7Headers(policy: HeaderPolicy, decision: Decision): HeaderPair[] {
+export function draft7Headers(given: HeaderPolicy, decision: Decision): HeaderPair[] {
+  const policy = describing(given, decision)
   const limit = sfInteger(policy.limit)
   const remaining = sfInteger(decision.remaining)
   return [
@@ -119,7 +167,8 @@ export function draft7Headers(policy: HeaderPolicy, decision: Decision): HeaderP
 }
 
 /** IETF draft-6: `RateLimit-Limit`, `RateLimit-Remaining`, `RateLimit-Reset` (seconds) and `RateLimit-Policy`. */
-export function draft6Headers(policy: HeaderPolicy, decision: Decision): HeaderPair[] {
+export function draft6Headers(given: HeaderPolicy, decision: Decision): HeaderPair[] {
+  const policy = describing(given, decision)
   return [
     ['RateLimit-Policy', policy.quotaPolicy],
     ['RateLimit-Limit', sfInteger(policy.limit)],
@@ -130,10 +179,11 @@ export function draft6Headers(policy: HeaderPolicy, decision: Decision): HeaderP
 
 /** The de facto `X-RateLimit-Limit`, `-Remaining` and `-Reset` (epoch seconds, as the ecosystem expects). */
 export function legacyHeaders(
-  policy: HeaderPolicy,
+  given: HeaderPolicy,
   decision: Decision,
   nowMs: number,
 ): HeaderPair[] {
+  const policy = describing(given, decision)
   return [
     ['X-RateLimit-Limit', sfInteger(policy.limit)],
     ['X-RateLimit-Remaining', sfInteger(decision.remaining)],

@@ -29,6 +29,7 @@ export {
   type HeaderPair,
   type HeaderPolicy,
   type HeaderStandard,
+  headerPolicies,
   headerPolicy,
   legacyHeaders,
   resetSeconds,
@@ -45,17 +46,21 @@ export {
   routeKey,
   userKey,
 } from './keys.js'
+export { type LimitSet, type LimitsFunction, MAX_LIMIT_SETS } from './limit-sets.js'
 export { type HeaderValue, mergeHeaders } from './merge-headers.js'
 export {
   type AdapterSpec,
   type Awaitable,
   type LimitedBody,
+  type LimitsOptions,
   type Message,
   type MessageBody,
+  type OnePolicyOptions,
   type PeerOptionNames,
   type RateLimitOptions,
   type ResolvedRateLimit,
   resolveRateLimitOptions,
+  type SharedRateLimitOptions,
 } from './options.js'
 export {
   PROBLEM_JSON,

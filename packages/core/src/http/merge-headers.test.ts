@@ -133,6 +133,7 @@ describe('mergeHeaders across header styles (the first style written for a field
     resetMs: 30_000,
     retryAfterMs: 0,
     source: 'store',
+    policies: [],
   })
   const global = { policy: headerPolicy('global', 5, 60_000), decision: decision(4) }
   const route = { policy: headerPolicy('route', 2, 60_000), decision: decision(1) }

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { LimiterRangeError, LimiterTypeError } from '../errors.js'
 import { MemoryStore } from '../stores/memory-store.js'
+import type { LimitSet } from './limit-sets.js'
 import { type RateLimitOptions, resolveRateLimitOptions } from './options.js'
 
 interface Req {
@@ -101,7 +102,7 @@ describe('resolveRateLimitOptions: invalid options throw at construction, naming
 describe('resolveRateLimitOptions: defaults', () => {
   it('fills the documented defaults', () => {
     const rl = resolve({ limit: 100, window: '1m' })
-    expect(rl.limiter.policy).toEqual({
+    expect((rl.limits as LimitSet).limiter.policy).toEqual({
       algorithm: 'sliding-window',
       limit: 100,
       windowMs: 60_000,
@@ -119,8 +120,8 @@ describe('resolveRateLimitOptions: defaults', () => {
   it('derives the name from the policy, the same in every process', () => {
     const a = resolve({ limit: 5, window: '15m', algorithm: 'sliding-log' })
     const b = resolve({ limit: 5, window: 900_000, algorithm: 'sliding-log' })
-    expect(a.limiter.name).toBe('sl5/15m')
-    expect(b.limiter.name).toBe(a.limiter.name)
+    expect((a.limits as LimitSet).limiter.name).toBe('sl5/15m')
+    expect((b.limits as LimitSet).limiter.name).toBe((a.limits as LimitSet).limiter.name)
   })
 
   it('a user name turns route scoping off', () => {
@@ -129,9 +130,11 @@ describe('resolveRateLimitOptions: defaults', () => {
 
   it('names scoped policies after the limiter and route, and caches them', () => {
     const rl = resolve({ limit: 5, window: '1s' })
-    expect(rl.headerPolicy('').name).toBe('sw5/1s')
-    expect(rl.headerPolicy('POST /login').name).toBe('sw5/1s POST /login')
-    expect(rl.headerPolicy('POST /login')).toBe(rl.headerPolicy('POST /login'))
+    expect((rl.limits as LimitSet).headerPolicy('').name).toBe('sw5/1s')
+    expect((rl.limits as LimitSet).headerPolicy('POST /login').name).toBe('sw5/1s POST /login')
+    expect((rl.limits as LimitSet).headerPolicy('POST /login')).toBe(
+      (rl.limits as LimitSet).headerPolicy('POST /login'),
+    )
   })
 
   it.each<[unknown, readonly string[]]>([
@@ -173,6 +176,6 @@ describe('resolveRateLimitOptions: defaults', () => {
         extraOptions: ['global'],
       },
     )
-    expect(rl.limiter.name).toBe('sw1/1s')
+    expect((rl.limits as LimitSet).limiter.name).toBe('sw1/1s')
   })
 })

@@ -2,13 +2,16 @@
 import { CLOCK } from '../clock.js'
 import type { Decision } from '../decision.js'
 import type { Duration } from '../duration.js'
-import { createLimiter, type FailureMode, type Limiter, type LimiterOptions } from '../limiter.js'
+import { createLimiter, type FailureMode, type LimiterOptions } from '../limiter.js'
+import type { LimiterStoreOptions } from '../limiter-types.js'
+import { policySetOf } from '../limits.js'
 import { ownOptions } from '../option-names.js'
-import { definePolicy, type PolicyOptions } from '../policy.js'
+import type { LimitSpec, PolicyOptions } from '../policy.js'
 import type { RedisClientLike } from '../stores/redis-store.js'
 import type { Store } from '../stores/store.js'
-import { type HeaderPolicy, type HeaderStandard, headerPolicy } from './headers.js'
+import type { HeaderStandard } from './headers.js'
 import { ipKey } from './keys.js'
+import { type LimitSet, type LimitsFunction, limitSet, limitsPerRequest } from './limit-sets.js'
 import {
   checkAdapterOptionNames,
   checkCost,
@@ -22,6 +25,7 @@ import {
 } from './option-checks.js'
 import { type RequestAddresses, requestWatch } from './warnings.js'
 
+export type { LimitSet } from './limit-sets.js'
 export type { LimitedBody } from './option-checks.js'
 
 /** A value or a promise of it. */
@@ -34,10 +38,37 @@ export type MessageBody = string | object
 export type Message<Req> = MessageBody | ((req: Req, decision: Decision) => Awaitable<MessageBody>)
 
 /**
- * Options for every adapter's `rateLimit()`. `Req` is the framework's request type; `OnLimited`
- * the framework's signature for a custom limited response.
+ * Options for every adapter's `rateLimit()`: one policy (`limit`, `window`, `algorithm`,
+ * `burst`) or several (`limits`), and how requests are keyed, counted and answered. `Req` is the
+ * framework's request type; `OnLimited` the framework's signature for a custom limited response.
  */
-export interface RateLimitOptions<Req, OnLimited = never> extends PolicyOptions, PeerOptionNames {
+export type RateLimitOptions<Req, OnLimited = never> = SharedRateLimitOptions<Req, OnLimited> &
+  (OnePolicyOptions | LimitsOptions<Req>)
+
+/** The one-policy shorthand of {@link RateLimitOptions}. */
+export interface OnePolicyOptions extends PolicyOptions {
+  readonly limits?: undefined
+}
+
+/** Several policies on one key, decided all or nothing; fixed, or chosen per request. */
+export interface LimitsOptions<Req> {
+  /**
+   * 1 to 8 policies: a request passes only if every one admits it, and then all count it; a
+   * refused request is counted by none. Or a function of the request returning the policies (or
+   * a promise of them), e.g. by the caller's plan: tiers with different numbers never share
+   * counters unless their policies share a `name`.
+   */
+  readonly limits:
+    | readonly LimitSpec[]
+    | ((req: Req) => Awaitable<LimitSpec | readonly LimitSpec[]>)
+  readonly limit?: undefined
+  readonly window?: undefined
+  readonly algorithm?: undefined
+  readonly burst?: undefined
+}
+
+/** The options of {@link RateLimitOptions} besides its policies. */
+export interface SharedRateLimitOptions<Req, OnLimited = never> extends PeerOptionNames {
   /** Where counters live. Default: a `MemoryStore` of this limiter's own. */
   readonly store?: Store | undefined
   /** An ioredis `Redis` or `Cluster` client: shorthand for `store: new RedisStore({ client })`. */
@@ -128,7 +159,8 @@ export interface AdapterSpec<Req> extends RequestAddresses<Req> {
 
 /** Validated options plus the limiter they built. Adapters pass it to the `handle` functions. */
 export interface ResolvedRateLimit<Req, OnLimited = never> {
-  readonly limiter: Limiter
+  /** The limiter and its header policies; per request when `limits` is a function. */
+  readonly limits: LimitSet | ((req: Req) => Awaitable<LimitSet>)
   /** True when the default name is used: the adapter's route scope then separates counters. */
   readonly scoped: boolean
   readonly key: (req: Req) => Awaitable<string | number | bigint>
@@ -148,11 +180,7 @@ export interface ResolvedRateLimit<Req, OnLimited = never> {
   readonly skipSuccessfulRequests: boolean
   readonly skipFailedRequests: boolean
   readonly skipAbortedRequests: boolean
-  /** The header policy for a route scope (`''` for none); cached. */
-  headerPolicy(scope: string): HeaderPolicy
 }
-
-const MAX_SCOPES = 1000
 
 /**
  * Validates an adapter's options and builds the limiter. Throws a `TypeError`/`RangeError`
@@ -169,12 +197,13 @@ export function resolveRateLimitOptions<Req, OnLimited>(
   const options = ownOptions(given)
   checkAdapterOptionNames(options, adapter.extraOptions)
   // Everything is checked before the limiter (and its store's timer) exists.
-  const policy = definePolicy(options)
-  const { cost = 1, statusCode = 429, message } = options
+  const { cost = 1, statusCode = 429, message, limits } = options
   optionalFunction('key', options.key)
   optionalFunction('skip', options.skip)
   optionalFunction('onLimited', options.onLimited)
-  checkCost(cost, policy.burst)
+  // The policies are checked here (a function's, per request), before any store exists.
+  if (typeof limits !== 'function') checkCost(cost, policySetOf(options, '', {}).maxCost)
+  else if (typeof cost === 'number') checkCost(cost, Number.MAX_SAFE_INTEGER)
   checkStatusCode(statusCode)
   const body =
     message === undefined || typeof message === 'function' ? undefined : messageBody(message)
@@ -187,11 +216,7 @@ export function resolveRateLimitOptions<Req, OnLimited>(
   const skipAbortedRequests = optionalBoolean('skipAbortedRequests', options.skipAbortedRequests)
   const warnings = options.warnings === undefined || optionalBoolean('warnings', options.warnings)
 
-  const limiterOptions: LimiterOptions & { [CLOCK]?: unknown } = {
-    algorithm: options.algorithm,
-    limit: options.limit,
-    window: options.window,
-    burst: options.burst,
+  const shared: LimiterStoreOptions & { [CLOCK]?: unknown } = {
     store: storeOf(options.store, options.redis),
     name: options.name,
     prefix: options.prefix,
@@ -202,18 +227,32 @@ export function resolveRateLimitOptions<Req, OnLimited>(
     blockedCache: options.blockedCache,
   }
   const clock = (options as { [CLOCK]?: unknown })[CLOCK]
-  if (clock !== undefined) limiterOptions[CLOCK] = clock
-  const limiter = createLimiter(limiterOptions)
-
-  const base = headerPolicy(limiter.name, policy.limit, policy.windowMs)
-  const scopes = new Map<string, HeaderPolicy>()
+  if (clock !== undefined) shared[CLOCK] = clock
+  const fixed =
+    typeof limits === 'function'
+      ? undefined
+      : limitSet(
+          createLimiter(
+            limits === undefined
+              ? {
+                  ...shared,
+                  algorithm: options.algorithm,
+                  limit: options.limit as number,
+                  window: options.window as Duration,
+                  burst: options.burst,
+                }
+              : { ...shared, limits },
+          ),
+        )
   const getIp = adapter.ip
+  const keyed = options.key !== undefined
+  const shownName = fixed?.limiter.name ?? options.name ?? 'limits'
   return Object.freeze({
-    limiter,
+    limits: fixed ?? limitsPerRequest(limits as LimitsFunction<Req>, shared),
     scoped: options.name === undefined,
     key: options.key ?? ((req: Req) => ipKey(getIp(req))),
-    defaultKey: options.key === undefined,
-    watch: warnings ? requestWatch(adapter, limiter.name, options.key !== undefined) : undefined,
+    defaultKey: !keyed,
+    watch: warnings ? requestWatch(adapter, shownName, keyed) : undefined,
     cost,
     skip: options.skip,
     statusCode,
@@ -227,16 +266,5 @@ export function resolveRateLimitOptions<Req, OnLimited>(
     skipSuccessfulRequests,
     skipFailedRequests,
     skipAbortedRequests,
-    headerPolicy(scope: string): HeaderPolicy {
-      if (scope === '') return base
-      let p = scopes.get(scope)
-      if (p === undefined) {
-        // Scopes are route patterns, so few; the cap only guards against a pathological app.
-        if (scopes.size >= MAX_SCOPES) scopes.clear()
-        p = headerPolicy(`${limiter.name} ${scope}`, policy.limit, policy.windowMs)
-        scopes.set(scope, p)
-      }
-      return p
-    },
   })
 }

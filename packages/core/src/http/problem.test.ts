@@ -25,6 +25,7 @@ describe('problemBody', () => {
       resetMs: 900_000,
       retryAfterMs: 1001,
       source: 'store' as const,
+      policies: [],
     }
     const { contentType, body } = problemBody(429, headerPolicy('login', 5, 900_000), decision)
     expect(contentType).toBe(PROBLEM_JSON)

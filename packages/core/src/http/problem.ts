@@ -50,6 +50,20 @@ function summary(policy: HeaderPolicy): string {
   return text
 }
 
+// One refusing policy of several, by name: `The "daily" limit is 1000 requests per 1 day.`
+function named(policy: HeaderPolicy): string {
+  return `The ${JSON.stringify(policy.name)} ${summary(policy).slice(4)}`
+}
+
+// The policies that refused: every member whose entry refused (a limiter with several), or the
+// one policy.
+function violatedOf(policy: HeaderPolicy, decision: Decision): readonly HeaderPolicy[] {
+  const { members } = policy
+  if (members === undefined) return [policy]
+  const refused = members.filter((_, i) => decision.policies[i]?.allowed === false)
+  return refused.length > 0 ? refused : [policy]
+}
+
 /**
  * The default limited body: `type` quota-exceeded, `title`, `status`, a `detail` saying when to
  * retry, and the draft's `violated-policies` member naming the policy.
@@ -59,12 +73,13 @@ function summary(policy: HeaderPolicy): string {
  */
 export function problemBody(status: number, policy: HeaderPolicy, decision: Decision): LimitedBody {
   const seconds = retryAfterSeconds(decision)
+  const violated = violatedOf(policy, decision)
   const problem = {
     type: QUOTA_EXCEEDED_TYPE,
     title: 'Request quota exceeded',
     status,
-    detail: `${summary(policy)} Retry in ${seconds} second${seconds === 1 ? '' : 's'}.`,
-    'violated-policies': [policy.name],
+    detail: `${policy.members === undefined ? summary(policy) : violated.map(named).join(' ')} Retry in ${seconds} second${seconds === 1 ? '' : 's'}.`,
+    'violated-policies': violated.map((p) => p.name),
   }
   return { contentType: PROBLEM_JSON, body: JSON.stringify(problem) }
 }

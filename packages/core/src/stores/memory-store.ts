@@ -1,13 +1,14 @@
 // MemoryStore: the embedded default. Runs each algorithm's TypeScript twin in process.
 import { TWINS } from '../algorithms/index.js'
-import type { AlgorithmTwin } from '../algorithms/outcome.js'
+import type { AlgorithmTwin, Outcome } from '../algorithms/outcome.js'
 import { nowMs } from '../clock.js'
 import { MAX_TIMER_MS } from '../duration.js'
 import { LimiterRangeError } from '../errors.js'
+import type { PolicySet } from '../limits.js'
 import { ownOptions } from '../option-names.js'
 import type { Policy } from '../policy.js'
 import { boundedKey } from './bounded-key.js'
-import type { Store, StoreCall, StoreDecision } from './store.js'
+import { DECIDES_SETS, type Store, type StoreCall, type StoreDecision } from './store.js'
 
 /**
  * Internal: a consume bound to one namespace and policy, for the limiter's synchronous path
@@ -17,6 +18,22 @@ export const BIND: unique symbol = Symbol('@limiter/core.bind') as never
 
 /** What {@link BIND} returns: decides `cost` for `key` at `nowMs` (or the store's clock). */
 export type BoundConsume = (key: string, cost: number, nowMs: number | undefined) => StoreDecision
+
+/** Internal: a limiter's several policies bound to a store (see {@link MemoryStore}'s `BIND_SET`). */
+export const BIND_SET: unique symbol = Symbol('@limiter/core.bindSet') as never
+
+/** What {@link BIND_SET} returns: all-or-nothing decisions and refunds for one policy set. */
+export interface BoundSet {
+  /** One decision per policy: admitted by all and counted by all, or counted by none. */
+  consume(key: string, cost: number, nowMs: number | undefined): StoreDecision[]
+  refund(
+    key: string,
+    cost: number,
+    tickets: readonly (string | undefined)[],
+    nowMs: number | undefined,
+  ): void
+  reset(key: string): void
+}
 
 /** Options for {@link MemoryStore}. */
 export interface MemoryStoreOptions {
@@ -45,6 +62,7 @@ interface Entry {
  */
 export class MemoryStore implements Store {
   readonly local = true
+  readonly [DECIDES_SETS] = true
   // One map per namespace: looking up the user's key as given is several times faster than
   // hashing a freshly concatenated `namespace + key` string on every decision.
   readonly #spaces = new Map<string, Map<string, Entry>>()
@@ -100,6 +118,71 @@ export class MemoryStore implements Store {
       if (now > this.#latestMs) this.#latestMs = now
       return this.#check(space, twin, policy, boundedKey(key), cost, now)
     }
+  }
+
+  /** Internal: {@link BIND_SET}. */
+  [BIND_SET](set: PolicySet): BoundSet {
+    const spaces = set.namespaces.map((namespace) => this.#space(namespace))
+    const { policies } = set
+    const now = (at: number | undefined): number => {
+      const t = at ?? nowMs()
+      if (t > this.#latestMs) this.#latestMs = t
+      return t
+    }
+    return {
+      consume: (key, cost, at) => this.#checkAll(spaces, policies, boundedKey(key), cost, now(at)),
+      refund: (key, cost, tickets, at) => {
+        const t = now(at)
+        const held = boundedKey(key)
+        policies.forEach((policy, i) => {
+          const space = spaces[i] as Map<string, Entry>
+          const entry = space.get(held)
+          const state = entry !== undefined && entry.expiresAtMs > t ? entry.state : undefined
+          const outcome = TWINS[policy.algorithm].refund(state, t, policy, cost, tickets[i])
+          if (outcome.state === null) this.#delete(space, held)
+          else this.#write(space, held, entry, outcome.state, t + outcome.ttlMs)
+        })
+      },
+      reset: (key) => {
+        const held = boundedKey(key)
+        for (const space of spaces) this.#delete(space, held)
+      },
+    }
+  }
+
+  // Several policies, all or nothing (the twin of lua/lib/limits.lua): each policy's check
+  // writes nothing; if every policy admits, each writes its new state; if any refuses, none
+  // counts, and a policy that would have admitted reports what it holds now (a peek).
+  #checkAll(
+    spaces: readonly Map<string, Entry>[],
+    policies: PolicySet['policies'],
+    key: string,
+    cost: number,
+    now: number,
+  ): StoreDecision[] {
+    const entries: Array<Entry | undefined> = []
+    const states: unknown[] = []
+    const outcomes: StoreDecision[] = []
+    let all = true
+    policies.forEach((policy, i) => {
+      const entry = (spaces[i] as Map<string, Entry>).get(key)
+      const state = entry !== undefined && entry.expiresAtMs > now ? entry.state : undefined
+      const outcome = TWINS[policy.algorithm].check(state, now, policy, cost)
+      entries.push(entry)
+      states.push(state)
+      outcomes.push(outcome)
+      if (!outcome.allowed) all = false
+    })
+    return outcomes.map((outcome, i) => {
+      const policy = policies[i] as PolicySet['policies'][number]
+      const space = spaces[i] as Map<string, Entry>
+      const o =
+        all || !outcome.allowed ? outcome : TWINS[policy.algorithm].check(states[i], now, policy, 0)
+      const { state, ttlMs } = o as Outcome<unknown>
+      if (state !== undefined) this.#write(space, key, entries[i], state, now + ttlMs)
+      if (o === outcome) return o
+      return { allowed: true, remaining: o.remaining, resetMs: o.resetMs, retryAfterMs: 0 }
+    })
   }
 
   // One consume: the key's live state through its twin, and the new state written back.

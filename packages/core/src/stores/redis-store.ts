@@ -1,6 +1,8 @@
 // RedisStore: decisions on any ioredis-compatible client (standalone or Cluster), batched per tick.
 import { logTicket } from '../algorithms/sliding-log.js'
 import { LimiterError, LimiterRangeError, LimiterTypeError } from '../errors.js'
+import type { PolicySet } from '../limits.js'
+import { STATE_CODE } from '../naming.js'
 import type { Algorithm, Policy } from '../policy.js'
 import { clusterSlot } from './cluster-slot.js'
 import type { LuaScript } from './lua-script.js'
@@ -15,7 +17,14 @@ import {
 } from './redis-client.js'
 import { baseKey, encodeTag } from './redis-keys.js'
 import { SCRIPTS } from './scripts.generated.js'
-import { type Store, type StoreCall, type StoreDecision, type StoreSink, SUBMIT } from './store.js'
+import {
+  DECIDES_SETS,
+  type Store,
+  type StoreCall,
+  type StoreDecision,
+  type StoreSink,
+  SUBMIT,
+} from './store.js'
 
 export type { RedisClientLike } from './redis-client.js'
 
@@ -60,7 +69,13 @@ class Batch {
 
   add(call: StoreCall, op: 'c' | 'r', key: string, sink: StoreSink): void {
     this.calls.push(call)
-    this.keys.push(key)
+    const { set } = call
+    if (set === undefined) this.keys.push(key)
+    else {
+      // one key per policy: the namespace of each, the same hash tag
+      const tag = key.slice(call.namespace.length)
+      for (const namespace of set.namespaces) this.keys.push(`${namespace}${tag}`)
+    }
     this.ops.push(op)
     this.sinks.push(sink)
     if (op === 'r' || call.cost !== 1) this.plain = false
@@ -78,6 +93,7 @@ class Batch {
  * const store = new RedisStore({ client: new Redis(process.env.REDIS_URL) })
  */
 export class RedisStore implements Store {
+  readonly [DECIDES_SETS] = true
   readonly client: RedisClientLike
   /** Where the client points (`host:port`, a Cluster's seed nodes, a Sentinel master), for errors. */
   readonly address: string
@@ -143,7 +159,10 @@ export class RedisStore implements Store {
   }
 
   async reset(call: Omit<StoreCall, 'cost'>): Promise<void> {
-    await this.client.del(baseKey(call.namespace, this.#tagOf(call.key)))
+    const tag = this.#tagOf(call.key)
+    const namespaces = call.set?.namespaces ?? [call.namespace]
+    // one DEL: a key's policies share its hash tag, so one Cluster slot
+    await this.client.del(...namespaces.map((namespace) => baseKey(namespace, tag)))
   }
 
   #enqueue(call: StoreCall, op: 'c' | 'r', sink: StoreSink): void {
@@ -155,20 +174,16 @@ export class RedisStore implements Store {
       return
     }
     const key = baseKey(call.namespace, this.#tagOf(call.key))
+    const script = call.set === undefined ? SCRIPT_OF[call.policy.algorithm] : SCRIPTS.limits
     // Clock-injected calls (tests) carry their own time, so they travel alone.
     if (this.#maxBatch === 1 || call.nowMs !== undefined) {
       const alone = new Batch()
       alone.add(call, op, key, sink)
-      this.#send(SCRIPT_OF[call.policy.algorithm], alone)
+      this.#send(script, alone)
       return
     }
-    // One script call carries one policy: its numbers travel once per batch.
-    const { policy } = call
-    let group = GROUPS.get(policy)
-    if (group === undefined) {
-      group = `${policy.algorithm}:${policy.limit}:${policy.windowMs}:${policy.burst}`
-      GROUPS.set(policy, group)
-    }
+    // One script call carries one policy (or one set of policies): its numbers travel once.
+    let group = groupOf(call)
     if (this.#cluster) group = `${group}:${this.#slotOf(call.key)}`
     let batch = this.#queue.get(group)
     if (batch === undefined) {
@@ -179,7 +194,7 @@ export class RedisStore implements Store {
     // A full batch goes now: Redis starts on it while this turn is still gathering the next.
     if (batch.calls.length === this.#maxBatch) {
       this.#queue.delete(group)
-      this.#send(SCRIPT_OF[policy.algorithm], batch)
+      this.#send(script, batch)
       return
     }
     if (!this.#scheduled) {
@@ -221,64 +236,33 @@ export class RedisStore implements Store {
     const queue = this.#queue
     this.#queue = new Map()
     // A batch that filled up has gone already: what is left is smaller than maxSize.
-    for (const batch of queue.values())
-      this.#send(SCRIPT_OF[(batch.calls[0] as StoreCall).policy.algorithm], batch)
+    for (const batch of queue.values()) {
+      const first = batch.calls[0] as StoreCall
+      this.#send(
+        first.set === undefined ? SCRIPT_OF[first.policy.algorithm] : SCRIPTS.limits,
+        batch,
+      )
+    }
   }
 
-  // Sends the batch as one script call.
+  // Sends the batch as one script call: KEYS, the time, then the script's own ARGV.
   #send(script: LuaScript, batch: Batch): void {
-    const { calls, ops, sinks } = batch
-    const first = calls[0] as StoreCall
-    const { policy } = first
-    const n = calls.length
-    // KEYS (one per request), then ARGV
+    const first = batch.calls[0] as StoreCall
+    const { set } = first
     const args: Array<string | number> = [...batch.keys]
     args.push(
       first.nowMs === undefined ? '' : first.nowMs,
       first.nowMs === undefined ? 0 : TEST_CLOCK_OFFSET_MS,
-      policy.limit,
-      policy.windowMs,
-      policy.burst,
     )
-    // The common batch, consumes of cost 1, sends no per-request ARGV at all.
-    const withTicket = script.tickets
-    if (!batch.plain) {
-      for (let i = 0; i < n; i++) {
-        const call = calls[i] as StoreCall
-        // A refund travels as minus its cost.
-        args.push(ops[i] === 'r' ? -call.cost : call.cost)
-        if (withTicket) args.push(call.ticket ?? '')
-      }
-    }
-    // Per consume, in order: `remaining, reset` when allowed, `-1 - remaining, reset, retry`
-    // when refused, then sliding-log's admission time (-1 if none), which with the request's cost
-    // is the ticket a refund takes back; refunds reply nothing.
-    const deliver = (reply: unknown): void => {
-      const values = reply as readonly number[]
-      let at = 0
-      for (let i = 0; i < n; i++) {
-        const sink = sinks[i] as StoreSink
-        if (ops[i] === 'r') {
-          sink.resolve(undefined)
-          continue
-        }
-        const head = values[at] as number
-        const allowed = head >= 0
-        const resetMs = values[at + 1] as number
-        let retryAfterMs = 0
-        at += 2
-        if (!allowed) retryAfterMs = values[at++] as number
-        let ticket: string | undefined
-        if (withTicket) {
-          const atMs = values[at++] as number
-          if (atMs >= 0) ticket = logTicket(atMs, (calls[i] as StoreCall).cost)
-        }
-        const remaining = allowed ? head : -1 - head
-        if (sink.decided !== undefined)
-          sink.decided(allowed, remaining, resetMs, retryAfterMs, ticket)
-        else sink.resolve({ allowed, remaining, resetMs, retryAfterMs, ticket })
-      }
-    }
+    for (const arg of set === undefined
+      ? policyArgs(batch, first.policy, script)
+      : setArgs(batch, set))
+      args.push(arg)
+    const keys = batch.keys.length
+    const deliver = (reply: unknown): void =>
+      set === undefined
+        ? deliverOne(batch, reply as readonly number[], script.tickets)
+        : deliverSet(batch, reply as readonly number[])
     const fail = (error: unknown): void => {
       const old = tooOld(error)
       const reason =
@@ -288,12 +272,111 @@ export class RedisStore implements Store {
               `failed: ${error instanceof Error ? error.message : String(error)}`,
               error,
             )
-      for (const sink of sinks) sink.reject(reason)
+      for (const sink of batch.sinks) sink.reject(reason)
     }
-    this.client.evalsha(script.sha1, n, ...args).then(deliver, (error: unknown) => {
+    this.client.evalsha(script.sha1, keys, ...args).then(deliver, (error: unknown) => {
       if (!isNoScript(error)) return fail(error)
       // EVAL runs the script and caches it again; the next call's EVALSHA finds it.
-      this.client.eval(script.source, n, ...args).then(deliver, fail)
+      this.client.eval(script.source, keys, ...args).then(deliver, fail)
     })
+  }
+}
+
+// The batch group of a call: its policy's (or policies') numbers.
+function groupOf(call: StoreCall): string {
+  if (call.set !== undefined) return `L${call.set.id}`
+  const { policy } = call
+  let group = GROUPS.get(policy)
+  if (group === undefined) {
+    group = `${policy.algorithm}:${policy.limit}:${policy.windowMs}:${policy.burst}`
+    GROUPS.set(policy, group)
+  }
+  return group
+}
+
+// A one-policy script's ARGV after the time: the policy, then per request its cost (a refund as
+// minus its cost) and, with tickets, its ticket; the common batch, consumes of cost 1, sends no
+// per-request ARGV at all.
+function policyArgs(batch: Batch, policy: Policy, script: LuaScript): Array<string | number> {
+  const args: Array<string | number> = [policy.limit, policy.windowMs, policy.burst]
+  if (batch.plain) return args
+  const { calls, ops } = batch
+  for (let i = 0; i < calls.length; i++) {
+    const call = calls[i] as StoreCall
+    args.push(ops[i] === 'r' ? -call.cost : call.cost)
+    if (script.tickets) args.push(call.ticket ?? '')
+  }
+  return args
+}
+
+// The `limits` script's ARGV after the time: the policies, then per request its cost and a
+// refund's tickets (see lua/lib/limits.lua).
+function setArgs(batch: Batch, set: PolicySet): Array<string | number> {
+  const args: Array<string | number> = [set.policies.length]
+  for (const p of set.policies) args.push(STATE_CODE[p.algorithm], p.limit, p.windowMs, p.burst)
+  const { calls, ops } = batch
+  for (let i = 0; i < calls.length; i++) {
+    const call = calls[i] as StoreCall
+    const refund = ops[i] === 'r'
+    args.push(refund ? -call.cost : call.cost, refund ? (call.tickets ?? []).join(',') : '')
+  }
+  return args
+}
+
+// Per consume, in order: `remaining, reset` when allowed, `-1 - remaining, reset, retry` when
+// refused, then (with tickets) the admission's time (-1 if none), which with the request's cost
+// is the ticket a refund takes back; refunds reply nothing. Returns where the next one starts.
+function readDecision(
+  values: readonly number[],
+  at: number,
+  cost: number,
+  tickets: boolean,
+  sink: StoreSink | undefined,
+  out: StoreDecision[] | undefined,
+): number {
+  const head = values[at] as number
+  const allowed = head >= 0
+  const resetMs = values[at + 1] as number
+  let retryAfterMs = 0
+  let next = at + 2
+  if (!allowed) retryAfterMs = values[next++] as number
+  let ticket: string | undefined
+  if (tickets) {
+    const atMs = values[next++] as number
+    if (atMs >= 0) ticket = logTicket(atMs, cost)
+  }
+  const remaining = allowed ? head : -1 - head
+  if (out !== undefined) out.push({ allowed, remaining, resetMs, retryAfterMs, ticket })
+  else if (sink?.decided !== undefined)
+    sink.decided(allowed, remaining, resetMs, retryAfterMs, ticket)
+  else sink?.resolve({ allowed, remaining, resetMs, retryAfterMs, ticket })
+  return next
+}
+
+function deliverOne(batch: Batch, values: readonly number[], tickets: boolean): void {
+  const { calls, ops, sinks } = batch
+  let at = 0
+  for (let i = 0; i < calls.length; i++) {
+    const sink = sinks[i] as StoreSink
+    if (ops[i] === 'r') sink.resolve(undefined)
+    else at = readDecision(values, at, (calls[i] as StoreCall).cost, tickets, sink, undefined)
+  }
+}
+
+// A several-policies reply: per consume, one decision per policy; the sink gets the list.
+function deliverSet(batch: Batch, values: readonly number[]): void {
+  const { calls, ops, sinks } = batch
+  let at = 0
+  for (let i = 0; i < calls.length; i++) {
+    const sink = sinks[i] as StoreSink
+    if (ops[i] === 'r') {
+      sink.resolve(undefined)
+      continue
+    }
+    const call = calls[i] as StoreCall
+    const out: StoreDecision[] = []
+    const count = (call.set as PolicySet).policies.length
+    for (let p = 0; p < count; p++) at = readDecision(values, at, call.cost, true, undefined, out)
+    sink.resolve(out)
   }
 }

@@ -1,4 +1,5 @@
 // The Store interface: where limiter state lives.
+import type { PolicySet } from '../limits.js'
 import type { Policy } from '../policy.js'
 
 /** One request to a store: evaluate `policy` for `key` under `namespace`. */
@@ -14,6 +15,13 @@ export interface StoreCall {
   readonly ticket?: string | undefined
   /** Test clock only (see `@limiter/core/testing`); stores read their own clock otherwise. */
   readonly nowMs?: number | undefined
+  /**
+   * Internal: a limiter with several policies decides them all together (stores marked
+   * {@link DECIDES_SETS}); `policy` and `namespace` are then its first policy's.
+   */
+  readonly set?: PolicySet | undefined
+  /** A refund of a limiter with several policies: each policy's ticket. */
+  readonly tickets?: readonly (string | undefined)[] | undefined
 }
 
 /** A store's answer to a consume. */
@@ -67,6 +75,12 @@ export const SUBMIT: unique symbol = Symbol('@limiter/core.submit') as never
 export interface SubmittingStore extends Store {
   [SUBMIT](call: StoreCall, op: 'c' | 'r', sink: StoreSink): void
 }
+
+/**
+ * Internal: marks a store that decides a {@link StoreCall} with a `set` (several policies) all
+ * or nothing, answering a consume with one `StoreDecision` per policy.
+ */
+export const DECIDES_SETS: unique symbol = Symbol('@limiter/core.decidesSets') as never
 
 /** Whether `value` looks like a {@link Store} (duck-typed). */
 export function isStore(value: unknown): value is Store {

@@ -1,0 +1,111 @@
+// What a request is checked against: a limiter with its header policies, fixed at construction
+// or chosen per request by a `limits` function (memoized, with bounded memory).
+
+import { createLimiter, type Limiter } from '../limiter.js'
+import type { LimiterStoreOptions } from '../limiter-types.js'
+import type { LimitSpec } from '../policy.js'
+import { invoke, isThenable, type MaybePromise, misbehaved } from './check.js'
+import { type HeaderPolicy, headerPolicies, headerPolicy } from './headers.js'
+
+/** A limiter and its header policies. */
+export interface LimitSet {
+  readonly limiter: Limiter
+  /** The header policy for a route scope (`''` for none); cached. */
+  headerPolicy(scope: string): HeaderPolicy
+}
+
+/** A `limits` option given as a function of the request. */
+export type LimitsFunction<Req> = (
+  req: Req,
+) => LimitSpec | readonly LimitSpec[] | PromiseLike<LimitSpec | readonly LimitSpec[]>
+
+// Scopes are route patterns, so few; the cap only guards against a pathological app.
+const MAX_SCOPES = 1000
+
+/** The limit set of `limiter`: its header policies per route scope, built once each. */
+export function limitSet(limiter: Limiter): LimitSet {
+  const scopes = new Map<string, HeaderPolicy>()
+  const build = (scope: string): HeaderPolicy => {
+    const suffix = scope === '' ? '' : ` ${scope}`
+    const { policies } = limiter
+    if (policies.length === 1) {
+      const p = limiter.policy
+      return headerPolicy(`${limiter.name}${suffix}`, p.limit, p.windowMs)
+    }
+    return headerPolicies(
+      `${limiter.name}${suffix}`,
+      policies.map((p) => headerPolicy(`${p.name}${suffix}`, p.limit, p.windowMs)),
+    )
+  }
+  const base = build('')
+  return Object.freeze({
+    limiter,
+    headerPolicy(scope: string): HeaderPolicy {
+      if (scope === '') return base
+      let p = scopes.get(scope)
+      if (p === undefined) {
+        if (scopes.size >= MAX_SCOPES) scopes.clear()
+        p = build(scope)
+        scopes.set(scope, p)
+      }
+      return p
+    },
+  })
+}
+
+/** The most limiters one `limits` function keeps: the least recently used goes first. */
+export const MAX_LIMIT_SETS = 1000
+
+/**
+ * The limit set for each request, from a `limits` function: its policies are validated (with
+ * the same rules and errors as fixed ones) the first time they are seen, and their limiter is
+ * kept for the next request with the same policies. At most {@link MAX_LIMIT_SETS} are kept,
+ * so policies an attacker can vary never grow memory without bound. A throwing function or a
+ * bad policy fails the request with a `LimiterError` naming `limits`.
+ */
+export function limitsPerRequest<Req>(
+  limits: LimitsFunction<Req>,
+  shared: LimiterStoreOptions,
+): (req: Req) => MaybePromise<LimitSet> {
+  const sets = new Map<string, LimitSet>()
+  const setOf = (value: unknown): LimitSet => {
+    const specs = Array.isArray(value) ? value : [value]
+    const id = idOf(specs)
+    const known = id === undefined ? undefined : sets.get(id)
+    if (known !== undefined) {
+      // most recently used last
+      sets.delete(id as string)
+      sets.set(id as string, known)
+      return known
+    }
+    let made: LimitSet
+    try {
+      made = limitSet(createLimiter({ ...shared, limits: specs as readonly LimitSpec[] }))
+    } catch (error) {
+      throw misbehaved(
+        'limits',
+        `returned policies that are not valid: ${error instanceof Error ? error.message : String(error)}`,
+        'ERR_LIMITER_OPTION',
+        error,
+      )
+    }
+    if (id !== undefined) {
+      if (sets.size >= MAX_LIMIT_SETS) sets.delete(sets.keys().next().value as string)
+      sets.set(id, made)
+    }
+    return made
+  }
+  return (req) => {
+    const value = invoke('limits', 'ERR_LIMITER_OPTION', () => limits(req))
+    return isThenable(value) ? Promise.resolve(value).then(setOf) : setOf(value)
+  }
+}
+
+// The identity of a list of policies, or undefined when it has none (a value JSON cannot hold).
+function idOf(specs: readonly unknown[]): string | undefined {
+  try {
+    return JSON.stringify(specs)
+  } catch {
+    return undefined
+  }
+}

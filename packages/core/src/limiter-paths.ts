@@ -1,0 +1,249 @@
+// The ways a limiter reaches its store, one chosen at construction: in process (MemoryStore,
+// synchronous), a custom in-process store (a promise, no deadline), or a remote store (under a
+// deadline and circuit breaker, with the blocked-key cache and failure policy).
+import { createBlockedCache } from './blocked-cache.js'
+import { monotonicMs } from './clock.js'
+import type { Decision, Ticket } from './decision.js'
+import { LimiterError } from './errors.js'
+import { asLimiterError } from './failure.js'
+import { createGuard, type Handlers } from './guard.js'
+import type { Decisions } from './limiter-decisions.js'
+import type { LimiterSettings } from './limiter-options.js'
+import { BIND, BIND_SET, MemoryStore } from './stores/memory-store.js'
+import {
+  type StoreCall,
+  type StoreDecision,
+  type StoreSink,
+  SUBMIT,
+  type SubmittingStore,
+} from './stores/store.js'
+
+/** What a limiter asks of its store, for a key and cost already validated. */
+export interface StorePath {
+  decide(key: string, cost: number): Decision | Promise<Decision>
+  refund(key: string, cost: number, ticket: Ticket): Promise<void>
+  reset(key: string): Promise<void>
+}
+
+/** How a limiter reports a store failure (to `onError`, at most once per failure). */
+export type Report = (error: LimiterError, key: string) => void
+
+/** The store path for `settings`: chosen once, so no call asks which store it has. */
+export function storePathOf(
+  settings: LimiterSettings,
+  decisions: Decisions,
+  report: Report,
+): StorePath {
+  const { store } = settings
+  if (store instanceof MemoryStore) return memoryPath(store, settings, decisions)
+  const failed = failurePolicy(settings, decisions, report)
+  if (store.local === true) return localPath(settings, decisions, report, failed)
+  return remotePath(settings, decisions, report, failed)
+}
+
+// The StoreCall of a request: several policies travel as the limiter's set.
+function callMaker(settings: LimiterSettings) {
+  const { set, policy, namespace, clock } = settings
+  const several = set.policies.length > 1
+  return (key: string, cost: number, ticket?: Ticket): StoreCall => ({
+    policy,
+    namespace,
+    key,
+    cost,
+    ticket: typeof ticket === 'string' ? ticket : undefined,
+    tickets: several && Array.isArray(ticket) ? ticket : undefined,
+    set: several ? set : undefined,
+    nowMs: clock?.(),
+  })
+}
+
+// The store's decision function, synchronous: one policy, or all of them together.
+function boundDecide(
+  store: MemoryStore,
+  settings: LimiterSettings,
+): (key: string, cost: number, nowMs: number | undefined) => StoreDecision | StoreDecision[] {
+  const { set } = settings
+  return set.policies.length > 1
+    ? store[BIND_SET](set).consume
+    : store[BIND](settings.namespace, settings.policy)
+}
+
+function memoryPath(
+  store: MemoryStore,
+  settings: LimiterSettings,
+  decisions: Decisions,
+): StorePath {
+  const { clock, set } = settings
+  const call = callMaker(settings)
+  const bound = set.policies.length > 1 ? store[BIND_SET](set) : undefined
+  if (bound === undefined) {
+    const consume = store[BIND](settings.namespace, settings.policy)
+    return {
+      decide(key, cost) {
+        const d = consume(key, cost, clock?.())
+        return decisions.one(d.allowed, d.remaining, d.resetMs, d.retryAfterMs, d.ticket, 'store')
+      },
+      refund: (key, cost, ticket) => store.refund(call(key, cost, ticket)),
+      reset: (key) => store.reset(call(key, 0)),
+    }
+  }
+  return {
+    decide: (key, cost) => decisions.of(bound.consume(key, cost, clock?.()), 'store'),
+    refund(key, cost, ticket) {
+      bound.refund(key, cost, Array.isArray(ticket) ? ticket : [], clock?.())
+      return Promise.resolve()
+    },
+    reset(key) {
+      bound.reset(key)
+      return Promise.resolve()
+    },
+  }
+}
+
+/** The decision for a failed store call, from `failureMode` (reported first). */
+type Failed = (cause: unknown, call: StoreCall) => Decision | Promise<Decision>
+
+function failurePolicy(settings: LimiterSettings, decisions: Decisions, report: Report): Failed {
+  const { failureMode } = settings
+  let local: ReturnType<typeof boundDecide> | undefined
+  return (cause, call) => {
+    const error = storeFailure(cause, settings)
+    report(error, call.key)
+    if (failureMode !== 'local') return decisions.failed(failureMode, error)
+    // a process-local MemoryStore holding the same policies decides until the store is back
+    local ??= boundDecide(new MemoryStore(), settings)
+    return Promise.resolve(decisions.of(local(call.key, call.cost, call.nowMs), 'local'))
+  }
+}
+
+// A store failure, with where the store is when the error does not say already.
+function storeFailure(cause: unknown, settings: LimiterSettings): LimiterError {
+  const error = asLimiterError(cause)
+  const address = (settings.store as { address?: unknown }).address
+  if (error.address !== undefined || typeof address !== 'string') return error
+  return new LimiterError(error.code, error.message, {
+    cause: error.cause,
+    address,
+    clientError: error.clientError,
+  })
+}
+
+// A custom in-process store: its promise, no deadline, failures through failureMode.
+function localPath(
+  settings: LimiterSettings,
+  decisions: Decisions,
+  report: Report,
+  failed: Failed,
+): StorePath {
+  const { store } = settings
+  const call = callMaker(settings)
+  const reported = (key: string) => (error: unknown) => report(storeFailure(error, settings), key)
+  return {
+    decide(key, cost) {
+      const c = call(key, cost)
+      return store.consume(c).then(
+        (d) => decisions.of(d, 'store'),
+        (error: unknown) => failed(error, c),
+      )
+    },
+    refund: (key, cost, ticket) => store.refund(call(key, cost, ticket)).catch(reported(key)),
+    reset: (key) => store.reset(call(key, 0)).catch(reported(key)),
+  }
+}
+
+// A remote store: every call under the guard's deadline and circuit breaker; refusals with
+// nothing remaining answered from the blocked-key cache meanwhile.
+function remotePath(
+  settings: LimiterSettings,
+  decisions: Decisions,
+  report: Report,
+  failed: Failed,
+): StorePath {
+  const { store, timeoutMs, breaker } = settings
+  const guard = createGuard(timeoutMs, breaker)
+  const call = callMaker(settings)
+  const blocked = settings.blocked.maxKeys === 0 ? undefined : createBlockedCache(settings.blocked)
+  // Each failure domain of the store (a Cluster node) has its own circuit.
+  const domainOf = (c: StoreCall): string => store.failureDomain?.(c) ?? ''
+  const handlers = remoteHandlers(settings, decisions, report, failed, blocked)
+
+  return {
+    decide(key, cost) {
+      const c = call(key, cost)
+      let sentAtMs = 0
+      if (blocked !== undefined) {
+        sentAtMs = c.nowMs ?? monotonicMs()
+        const hit = blocked.get(key, cost === 0 ? 1 : cost, sentAtMs)
+        if (hit !== undefined) return decisions.blocked(hit.decision, hit.elapsedMs)
+      }
+      return guard.run(c, domainOf(c), sentAtMs, handlers.consume)
+    },
+    refund(key, cost, ticket) {
+      blocked?.delete(key)
+      const c = call(key, cost, ticket)
+      return guard.run(c, domainOf(c), 0, handlers.refund)
+    },
+    reset(key) {
+      blocked?.delete(key)
+      const c = call(key, 0)
+      return guard.run(c, domainOf(c), 0, handlers.reset)
+    },
+  }
+}
+
+// What each kind of remote call does with the store's answer, fixed per limiter.
+function remoteHandlers(
+  settings: LimiterSettings,
+  decisions: Decisions,
+  report: Report,
+  failed: Failed,
+  blocked: ReturnType<typeof createBlockedCache> | undefined,
+): { consume: Handlers<Decision>; refund: Handlers<void>; reset: Handlers<void> } {
+  const { store } = settings
+  // A store with the internal entry point settles the guard's entry itself; any other store's
+  // promise is bridged to it.
+  const submitting = SUBMIT in store ? (store as SubmittingStore) : undefined
+  const bridge =
+    (run: (c: StoreCall) => Promise<unknown>) =>
+    (c: StoreCall, sink: StoreSink): void => {
+      run(c).then(
+        (value) => sink.resolve(value),
+        (error: unknown) => sink.reject(error),
+      )
+    }
+  const remember = (c: StoreCall, decision: Decision, sentAtMs: number): Decision => {
+    if (blocked !== undefined && !decision.allowed)
+      blocked.add(c.key, c.cost === 0 ? 1 : c.cost, sentAtMs, decision)
+    return decision
+  }
+  const reported = (c: StoreCall, error: unknown): undefined => {
+    report(storeFailure(error, settings), c.key)
+    return undefined
+  }
+  return {
+    consume: {
+      submit:
+        submitting === undefined
+          ? bridge((c) => store.consume(c))
+          : (c, sink) => submitting[SUBMIT](c, 'c', sink),
+      value: (c, value, sentAtMs) =>
+        remember(c, decisions.of(value as StoreDecision | StoreDecision[], 'store'), sentAtMs),
+      decided: (c, allowed, remaining, resetMs, retryAfterMs, ticket, sentAtMs) =>
+        remember(
+          c,
+          decisions.one(allowed, remaining, resetMs, retryAfterMs, ticket, 'store'),
+          sentAtMs,
+        ),
+      error: (c, error) => failed(error, c),
+    },
+    refund: {
+      submit:
+        submitting === undefined
+          ? bridge((c) => store.refund(c))
+          : (c, sink) => submitting[SUBMIT](c, 'r', sink),
+      value: () => undefined,
+      error: reported,
+    },
+    reset: { submit: bridge((c) => store.reset(c)), value: () => undefined, error: reported },
+  }
+}

@@ -1,0 +1,145 @@
+// Several policies on one limiter: the `limits` option validated, where each policy's counters
+// live, and how their decisions combine into the limiter's.
+import { constrainingIndex } from './decision.js'
+import { LimiterRangeError, LimiterTypeError } from './errors.js'
+import { checkName, claimName, defaultName, storeNamespace } from './naming.js'
+import { checkOptionNames, ownOptions } from './option-names.js'
+import { ALGORITHM_CODE, definePolicy, type LimitSpec, type Policy } from './policy.js'
+import type { StoreDecision } from './stores/store.js'
+
+/** The most policies one limiter holds. */
+export const MAX_LIMITS = 8
+
+/** A validated policy with its name. */
+export interface NamedPolicy extends Policy {
+  readonly name: string
+}
+
+/** A limiter's policies, with where each one's counters live. */
+export interface PolicySet {
+  readonly policies: readonly NamedPolicy[]
+  /** `namespaces[i]`: the store namespace of `policies[i]`. */
+  readonly namespaces: readonly string[]
+  /** The largest cost every policy can admit: the smallest `burst`. */
+  readonly maxCost: number
+  /** The policies' numbers, for grouping calls that can travel in one script call. */
+  readonly id: string
+  /** The limiter's name: `name` when given, else its policies' names joined by `+`. */
+  readonly name: string
+}
+
+/** What {@link policySetOf} reads: the policy options or `limits`, and the namespace options. */
+export interface PolicySetOptions
+  extends Partial<Record<'limit' | 'window' | 'algorithm' | 'burst', unknown>> {
+  readonly limits?: unknown
+  readonly name?: unknown
+}
+
+const SPEC_FIELDS: ReadonlySet<string> = new Set(['limit', 'window', 'algorithm', 'burst', 'name'])
+const SHORTHAND = ['limit', 'window', 'algorithm', 'burst'] as const
+
+/**
+ * Validates the policy options (`limit`, `window`, `algorithm`, `burst`) or `limits`, names
+ * each policy and places its counters: the shorthand's under `prefix + name` as always; a
+ * `limits` policy's under `prefix` + the limiter's `name` (when given) + the policy's name, so
+ * tiers with different numbers never share counters unless they share a name. Names chosen by
+ * the user are claimed on `store` (see `claimName`).
+ */
+export function policySetOf(options: PolicySetOptions, prefix: string, store: object): PolicySet {
+  const limits = options.limits
+  if (limits === undefined) {
+    const policy = definePolicy(options as never)
+    const chosen = options.name !== undefined
+    const name = chosen ? checkName('name', options.name, false) : defaultName(policy)
+    if (chosen) claimName(store, prefix, name, policy.algorithm)
+    return setOf([{ ...policy, name }], [storeNamespace(prefix, name, policy.algorithm, chosen)])
+  }
+  for (const option of SHORTHAND) {
+    if (options[option] !== undefined)
+      throw new LimiterRangeError(
+        option,
+        options[option],
+        `cannot be combined with \`limits\`: give each policy its own \`${option}\` inside \`limits\``,
+      )
+  }
+  const specs = checkedSpecs(limits)
+  const limiterName = options.name === undefined ? '' : checkName('name', options.name, false)
+  const base = limiterName === '' ? prefix : `${prefix}${limiterName}:`
+  const policies: NamedPolicy[] = []
+  const namespaces: string[] = []
+  specs.forEach((given, i) => {
+    const at = `limits[${i}]`
+    const spec = ownOptions(given as LimitSpec, at)
+    checkOptionNames(spec, SPEC_FIELDS, `${at}.`)
+    const policy = definePolicy(spec, `${at}.`)
+    const chosen = spec.name !== undefined
+    const name = chosen ? checkName(`${at}.name`, spec.name, false) : defaultName(policy)
+    const twin = policies.findIndex((p) => p.name === name)
+    if (twin >= 0)
+      throw new LimiterRangeError(
+        `${at}.name`,
+        name,
+        `is also the name of limits[${twin}]: policy names within one limiter must be distinct (an unnamed policy is named from its numbers, so two identical ones collide); give one a \`name\``,
+      )
+    if (chosen) claimName(store, base, name, policy.algorithm)
+    policies.push(Object.freeze({ ...policy, name }))
+    namespaces.push(storeNamespace(base, name, policy.algorithm, chosen))
+  })
+  return setOf(policies, namespaces, limiterName)
+}
+
+function checkedSpecs(limits: unknown): readonly unknown[] {
+  const expected = `an array of 1 to ${MAX_LIMITS} policies ({ limit, window, algorithm?, burst?, name? })`
+  if (!Array.isArray(limits)) throw new LimiterTypeError('limits', limits, expected)
+  if (limits.length < 1 || limits.length > MAX_LIMITS)
+    throw new LimiterRangeError(
+      'limits',
+      limits,
+      `must hold 1 to ${MAX_LIMITS} policies (it holds ${limits.length})`,
+    )
+  return limits
+}
+
+function setOf(
+  policies: readonly NamedPolicy[],
+  namespaces: readonly string[],
+  limiterName = '',
+): PolicySet {
+  return Object.freeze({
+    policies: Object.freeze(policies),
+    namespaces: Object.freeze(namespaces),
+    maxCost: Math.min(...policies.map((p) => p.burst)),
+    id: policies
+      .map((p) => `${ALGORITHM_CODE[p.algorithm]}:${p.limit}:${p.windowMs}:${p.burst}`)
+      .join('|'),
+    name: limiterName !== '' ? limiterName : policies.map((p) => p.name).join('+'),
+  })
+}
+
+/**
+ * The limiter's decision from its policies' (in declaration order): admitted when every policy
+ * admitted; `retryAfterMs` the longest wait among the refusing policies (waiting it out, each
+ * of them passes, and time never takes room from the others); `limit`, `remaining` and
+ * `resetMs` those of the most constraining policy (see `constrainingIndex`).
+ */
+export function combineDecisions(
+  set: PolicySet,
+  outcomes: readonly StoreDecision[],
+): Omit<StoreDecision, 'ticket'> & { readonly limit: number } {
+  let allowed = true
+  let retryAfterMs = 0
+  for (const o of outcomes) {
+    if (o.allowed) continue
+    allowed = false
+    if (o.retryAfterMs > retryAfterMs) retryAfterMs = o.retryAfterMs
+  }
+  const i = constrainingIndex(outcomes)
+  const tight = outcomes[i] as StoreDecision
+  return {
+    allowed,
+    limit: (set.policies[i] as NamedPolicy).limit,
+    remaining: tight.remaining,
+    resetMs: tight.resetMs,
+    retryAfterMs,
+  }
+}
