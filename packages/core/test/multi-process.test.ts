@@ -3,7 +3,8 @@ import { execFile } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
-import { beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { type RedisCluster, startCluster } from '../../../test-support/redis.js'
 import { ALGORITHMS, type Decision } from '../src/index.js'
 import { useRedis } from './setup/redis.js'
 
@@ -29,11 +30,15 @@ async function consumeIn(
     startAt?: number
     skewMs?: number
     sequential?: boolean
+    /** Several policies (JSON `limits`) instead of `algorithm`, `limit` and `window`. */
+    limits?: readonly object[]
+    /** Cluster node ports instead of the file's standalone Redis. */
+    cluster?: readonly number[]
   },
 ): Promise<Decision[]> {
   const args = [
     consumer,
-    String(redis.server.port),
+    options.cluster === undefined ? String(redis.server.port) : options.cluster.join(','),
     algorithm,
     key,
     String(count),
@@ -43,7 +48,12 @@ async function consumeIn(
     options.sequential ? '1' : '0',
   ]
   const { stdout } = await run(process.execPath, args, {
-    env: { ...process.env, SKEW_MS: String(options.skewMs ?? 0) },
+    env: {
+      ...process.env,
+      SKEW_MS: String(options.skewMs ?? 0),
+      LIMITS: options.limits === undefined ? '' : JSON.stringify(options.limits),
+      CLUSTER: options.cluster === undefined ? '' : '1',
+    },
     timeout: 60_000,
   })
   return JSON.parse(stdout) as Decision[]
@@ -72,6 +82,71 @@ describe('exactness across processes', () => {
         expect(d.remaining).toBeGreaterThanOrEqual(0)
       }
     },
+  )
+})
+
+describe('exactness across processes, several policies on one key', () => {
+  let cluster: RedisCluster
+  beforeAll(async () => {
+    cluster = await startCluster(3, 0)
+  }, 120_000)
+  afterAll(() => cluster?.stop())
+
+  // Policies that do not refill within the test: the tighter one caps exactly, and the other
+  // must have counted exactly the admitted requests (a refused request counts nowhere).
+  const cases = [
+    [
+      'gcra 10/h + fixed-window 25/h',
+      [
+        { name: 'tight', algorithm: 'gcra', limit: 10, window: 3_600_000 },
+        { name: 'roomy', algorithm: 'fixed-window', limit: 25, window: 3_600_000 },
+      ],
+      10,
+    ],
+    [
+      'sliding-log 25/h + token-bucket 100/h',
+      [
+        { name: 'tight', algorithm: 'sliding-log', limit: 25, window: 3_600_000 },
+        { name: 'roomy', algorithm: 'token-bucket', limit: 100, window: 3_600_000 },
+      ],
+      25,
+    ],
+  ] as const
+
+  it.each([['standalone'], ['Cluster']])(
+    '%s: 4 processes x 500 concurrent consumes admit exactly what the tighter policy allows',
+    async (where) => {
+      const ports = where === 'Cluster' ? cluster.nodes.map((n) => n.port) : undefined
+      for (const [label, limits, expected] of cases) {
+        const key = `limits-${where}-${label}`
+        const startAt = Date.now() + 1500
+        const results = await Promise.all(
+          Array.from({ length: 4 }, () =>
+            consumeIn(key, 'gcra', 500, { limit: 1, window: 1, startAt, limits, cluster: ports }),
+          ),
+        )
+        const all = results.flat()
+        expect(
+          all.filter((d) => d.allowed),
+          label,
+        ).toHaveLength(expected)
+        // the roomy policy counted the admitted requests and nothing else
+        const roomy = limits[1].limit - expected
+        const last = all.filter((d) => d.allowed).map((d) => d.policies[1]?.remaining ?? -1)
+        expect(Math.min(...last), label).toBe(roomy)
+        for (const d of all.filter((x) => !x.allowed))
+          expect(d.policies.map((p) => p.allowed)).toEqual([false, true])
+        // a process that comes afterwards sees the same counts
+        const [after] = await consumeIn(key, 'gcra', 1, {
+          limit: 1,
+          window: 1,
+          limits,
+          cluster: ports,
+        })
+        expect(after?.policies.map((p) => p.remaining)).toEqual([0, roomy])
+      }
+    },
+    60_000,
   )
 })
 

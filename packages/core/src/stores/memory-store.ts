@@ -35,6 +35,9 @@ export interface BoundSet {
   reset(key: string): void
 }
 
+// Namespaces held before the empty ones are let go.
+const MAX_SPACES = 10_000
+
 /** Options for {@link MemoryStore}. */
 export interface MemoryStoreOptions {
   /**
@@ -66,6 +69,12 @@ export class MemoryStore implements Store {
   // One map per namespace: looking up the user's key as given is several times faster than
   // hashing a freshly concatenated `namespace + key` string on every decision.
   readonly #spaces = new Map<string, Map<string, Entry>>()
+  // The name of each namespace map, and the empty ones held weakly (see #space).
+  readonly #names = new WeakMap<Map<string, Entry>, string>()
+  readonly #weak = new Map<string, WeakRef<Map<string, Entry>>>()
+  readonly #gone = new FinalizationRegistry<string>((namespace) => {
+    if (this.#weak.get(namespace)?.deref() === undefined) this.#weak.delete(namespace)
+  })
   #size = 0
   readonly #maxKeys: number
   #timer: ReturnType<typeof setInterval> | undefined
@@ -256,11 +265,34 @@ export class MemoryStore implements Store {
 
   #space(namespace: string): Map<string, Entry> {
     let space = this.#spaces.get(namespace)
-    if (space === undefined) {
-      space = new Map()
-      this.#spaces.set(namespace, space)
+    if (space !== undefined) return space
+    // Namespaces come from limiters, and limiters chosen per request (`limits` by plan) can be
+    // many: past MAX_SPACES the empty ones are held weakly, so a namespace no limiter holds any
+    // more is freed, while one a live limiter holds is still the one its name finds.
+    space = this.#weak.get(namespace)?.deref()
+    if (space !== undefined) {
+      this.#attach(namespace, space)
+      return space
     }
+    if (this.#spaces.size >= MAX_SPACES) this.#detachEmpty()
+    space = new Map()
+    this.#spaces.set(namespace, space)
+    this.#names.set(space, namespace)
     return space
+  }
+
+  #detachEmpty(): void {
+    for (const [namespace, space] of this.#spaces) {
+      if (space.size !== 0) continue
+      this.#spaces.delete(namespace)
+      this.#weak.set(namespace, new WeakRef(space))
+      this.#gone.register(space, namespace)
+    }
+  }
+
+  #attach(namespace: string, space: Map<string, Entry>): void {
+    this.#weak.delete(namespace)
+    this.#spaces.set(namespace, space)
   }
 
   #delete(space: Map<string, Entry>, key: string): void {
@@ -280,6 +312,11 @@ export class MemoryStore implements Store {
       return
     }
     if (this.#size >= this.#maxKeys) this.#makeRoom()
+    // a namespace held weakly gets a key: held (and swept) again
+    if (space.size === 0) {
+      const namespace = this.#names.get(space) as string
+      if (this.#spaces.get(namespace) !== space) this.#attach(namespace, space)
+    }
     space.set(key, { state, expiresAtMs })
     this.#size++
   }

@@ -1,0 +1,443 @@
+// Several policies on one key (`limits`), on Redis (standalone and Cluster) and in memory:
+// the Lua script and the TypeScript twins decide alike, a refusal counts nowhere (Redis state
+// byte-identical), Retry-After is honest for every pair of algorithms, and failure modes,
+// refunds, resets and the blocked-key cache cover every policy.
+import fc from 'fast-check'
+import { Cluster, Redis } from 'ioredis'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { freePort, type RedisCluster, startCluster } from '../../../test-support/redis.js'
+import {
+  ALGORITHMS,
+  type Algorithm,
+  createLimiter,
+  type Decision,
+  type Limiter,
+  type LimitSpec,
+  MemoryStore,
+  RedisStore,
+  type Store,
+} from '../src/index.js'
+import { withClock } from '../src/testing.js'
+import { useRedis } from './setup/redis.js'
+
+const redis = useRedis()
+let cluster: RedisCluster
+let clusterClient: Cluster
+
+beforeAll(async () => {
+  cluster = await startCluster(3, 0)
+  clusterClient = new Cluster(cluster.startupNodes)
+  await new Promise<void>((resolve, reject) => {
+    clusterClient.once('ready', () => resolve())
+    clusterClient.once('error', reject)
+  })
+}, 120_000)
+
+afterAll(async () => {
+  clusterClient?.disconnect()
+  await cluster?.stop()
+})
+
+const COUNTING = new Set<Algorithm>(['fixed-window', 'sliding-window', 'sliding-log'])
+let unique = 0
+
+/** A spec of `algorithm` with these numbers (burst only where the algorithm takes one). */
+function spec(algorithm: Algorithm, limit: number, windowMs: number, burst = limit): LimitSpec {
+  return COUNTING.has(algorithm)
+    ? { algorithm, limit, window: windowMs }
+    : { algorithm, limit, window: windowMs, burst }
+}
+
+function limiterOn(store: Store, limits: readonly LimitSpec[], clock: () => number): Limiter {
+  return createLimiter(
+    withClock({ limits, name: `L${unique++}`, store, blockedCache: false }, clock),
+  )
+}
+
+// The numbers of a decision, policies included (Redis and memory differ only in `source`).
+function numbers(d: Decision) {
+  const { allowed, limit, remaining, resetMs, retryAfterMs, policies } = d
+  return { allowed, limit, remaining, resetMs, retryAfterMs, policies: [...policies] }
+}
+
+const PAIRS = ALGORITHMS.flatMap((a) => ALGORITHMS.map((b) => [a, b] as const))
+
+describe('construction', () => {
+  it('names both options when `limits` comes with a one-policy field', () => {
+    expect(() =>
+      createLimiter({ limits: [{ limit: 1, window: 1000 }], limit: 5 } as never),
+    ).toThrow(/`limit`.*cannot be combined with `limits`/)
+  })
+
+  it('refuses two policies with the same name, named or derived from the same numbers', () => {
+    expect(() =>
+      createLimiter({
+        limits: [
+          { limit: 5, window: '1s' },
+          { limit: 5, window: '1s' },
+        ],
+      }),
+    ).toThrow(/`limits\[1\]\.name`.*also the name of limits\[0\]/)
+    expect(() =>
+      createLimiter({
+        limits: [
+          { name: 'a', limit: 5, window: '1s' },
+          { name: 'a', limit: 9, window: '1m' },
+        ],
+      }),
+    ).toThrow(/limits\[1\]\.name/)
+  })
+
+  it('takes 1 to 8 policies and names the bad field of a bad one', () => {
+    expect(() => createLimiter({ limits: [] })).toThrow(/`limits`: must hold 1 to 8/)
+    const nine = Array.from({ length: 9 }, (_, i) => ({ limit: i + 1, window: '1s' }))
+    expect(() => createLimiter({ limits: nine })).toThrow(/must hold 1 to 8/)
+    expect(() => createLimiter({ limits: [{ limit: 5, window: '1x' }] })).toThrow(
+      /`limits\[0\]\.window`/,
+    )
+    expect(() =>
+      createLimiter({ limits: [{ limit: 5, window: '1s', max: 3 } as LimitSpec] }),
+    ).toThrow(/`limits\[0\]\.max`/)
+    expect(() =>
+      createLimiter({
+        limits: [{ limit: 5, window: '1s', algorithm: 'fixed-window', burst: 9 }],
+      }),
+    ).toThrow(/`limits\[0\]\.burst`/)
+  })
+
+  it('a cost above the smallest burst can never pass, so it is refused as input', async () => {
+    const limiter = createLimiter({
+      limits: [
+        { limit: 10, window: '1s', algorithm: 'gcra', burst: 3 },
+        { limit: 100, window: '1h' },
+      ],
+    })
+    await expect(limiter.consume('k', 4)).rejects.toThrow(/smallest policy's burst \(3\)/)
+    expect((await limiter.consume('k', 3)).allowed).toBe(true)
+  })
+
+  it('names policies from their numbers or their `name`, and the limiter from them', () => {
+    const limiter = createLimiter({
+      limits: [
+        { name: 'burst', limit: 10, window: '1s', algorithm: 'gcra', burst: 20 },
+        { limit: 1000, window: '1d', algorithm: 'fixed-window' },
+      ],
+    })
+    expect(limiter.policies.map((p) => p.name)).toEqual(['burst', 'fw1000/1d'])
+    expect(limiter.name).toBe('burst+fw1000/1d')
+    expect(limiter.policy).toEqual({ algorithm: 'gcra', limit: 10, windowMs: 1000, burst: 20 })
+  })
+})
+
+describe('decisions', () => {
+  it('report every policy, and the limiter as its most constraining one', async () => {
+    const limiter = createLimiter({
+      limits: [
+        { name: 'second', limit: 3, window: '1s', algorithm: 'fixed-window' },
+        { name: 'day', limit: 5, window: '1d', algorithm: 'fixed-window' },
+      ],
+    })
+    const first = await limiter.consume('k')
+    expect(first.policies.map((p) => [p.name, p.allowed, p.remaining])).toEqual([
+      ['second', true, 2],
+      ['day', true, 4],
+    ])
+    expect(first).toMatchObject({ allowed: true, limit: 3, remaining: 2 })
+    await limiter.consume('k')
+    await limiter.consume('k')
+    const refused = await limiter.consume('k')
+    expect(refused.allowed).toBe(false)
+    expect(refused.policies.map((p) => [p.name, p.allowed, p.remaining])).toEqual([
+      ['second', false, 0],
+      ['day', true, 2],
+    ])
+    expect(refused).toMatchObject({ limit: 3, remaining: 0 })
+    expect(refused.retryAfterMs).toBe(refused.policies[0]?.retryAfterMs)
+    expect(JSON.parse(JSON.stringify(refused)).policies).toHaveLength(2)
+  })
+
+  it('a one-policy decision has its one entry too', async () => {
+    const d = await createLimiter({
+      limit: 2,
+      window: '1s',
+      algorithm: 'fixed-window',
+      name: 'one',
+    }).consume('k')
+    expect(d.policies).toEqual([
+      { name: 'one', allowed: true, limit: 2, remaining: 1, resetMs: 1000, retryAfterMs: 0 },
+    ])
+  })
+})
+
+describe.each([
+  ['MemoryStore', () => new MemoryStore() as Store],
+  ['RedisStore', () => new RedisStore({ client: redis.client }) as Store],
+  ['RedisStore on a Cluster', () => new RedisStore({ client: clusterClient }) as Store],
+])('%s', (_name, makeStore) => {
+  it('peek counts nothing; refund with the decision gives back exactly what it took; reset clears every policy', async () => {
+    let now = 1_800_000_000_000
+    const limiter = limiterOn(
+      makeStore(),
+      [spec('sliding-log', 3, 10_000), spec('gcra', 5, 10_000, 5), spec('fixed-window', 4, 60_000)],
+      () => now,
+    )
+    await limiter.peek('k')
+    const taken = await limiter.consume('k', 2)
+    expect(taken.policies.map((p) => p.remaining)).toEqual([1, 3, 2])
+    now += 5
+    await limiter.refund('k', 2, taken)
+    expect((await limiter.peek('k')).policies.map((p) => p.remaining)).toEqual([3, 5, 4])
+    await limiter.consume('k', 3)
+    expect((await limiter.consume('k')).allowed).toBe(false)
+    await limiter.reset('k')
+    expect((await limiter.peek('k')).policies.map((p) => p.remaining)).toEqual([3, 5, 4])
+  })
+
+  it.each(PAIRS)('%s + %s: waiting out Retry-After passes; 1 ms less is refused', async (a, b) => {
+    let now = 1_800_000_000_000
+    const limits = [spec(a, 3, 1000, 4), spec(b, 5, 3000, 2)]
+    const limiter = limiterOn(makeStore(), limits, () => now)
+    // a busy client: requests every 70 ms until refused, then wait exactly as told
+    let refused: Decision | undefined
+    for (let i = 0; i < 40 && refused === undefined; i++) {
+      const d = await limiter.consume('k')
+      if (!d.allowed) refused = d
+      else now += 70
+    }
+    expect(refused).toBeDefined()
+    const wait = (refused as Decision).retryAfterMs
+    expect(wait).toBe(
+      Math.max(
+        ...(refused as Decision).policies.filter((p) => !p.allowed).map((p) => p.retryAfterMs),
+      ),
+    )
+    const exact = a !== 'sliding-window' && b !== 'sliding-window'
+    if (exact && wait > 1) {
+      now += wait - 1
+      expect((await limiter.peek('k')).allowed, 'refused 1 ms before Retry-After').toBe(false)
+      now += 1
+    } else now += wait
+    expect((await limiter.consume('k')).allowed, 'admitted at Retry-After').toBe(true)
+  })
+})
+
+// What Redis holds for a key: its value (DUMP, exact bytes) and absolute expiry.
+async function heldState(client: Redis | Cluster, keys: readonly string[]) {
+  return Promise.all(
+    keys.map(async (key) => [key, await client.dumpBuffer(key), await client.pexpiretime(key)]),
+  )
+}
+
+describe.each([
+  ['standalone', () => redis.client as Redis | Cluster],
+  ['Cluster', () => clusterClient as Redis | Cluster],
+])('all or nothing on Redis (%s)', (_name, client) => {
+  it.each(PAIRS)(
+    '%s + %s: a request one policy refuses leaves every key byte-identical',
+    async (a, b) => {
+      const prefix = `aon${unique++}:`
+      const store = new RedisStore({ client: client() })
+      // each side in turn is the one that refuses (limit 1) while the other has room (limit 50)
+      for (const [side, tight, roomy] of [
+        [1, a, b],
+        [2, b, a],
+      ] as const) {
+        const limiter = createLimiter({
+          limits: [
+            { ...spec(tight, 1, 60_000), name: 'tight' },
+            { ...spec(roomy, 50, 60_000), name: 'roomy' },
+          ],
+          prefix: `${prefix}${side}:`,
+          store,
+          blockedCache: false,
+        })
+        expect((await limiter.consume('user')).allowed).toBe(true)
+        const keys = (await scan(client(), `${prefix}${side}:*`)).sort()
+        expect(keys).toHaveLength(2)
+        const before = await heldState(client(), keys)
+        const refused = await limiter.consume('user')
+        expect(refused.allowed).toBe(false)
+        expect(refused.policies.map((p) => p.allowed)).toEqual([false, true])
+        expect(refused.policies[1]?.remaining).toBe(49)
+        expect(await heldState(client(), keys)).toEqual(before)
+      }
+    },
+  )
+})
+
+async function scan(client: Redis | Cluster, match: string): Promise<string[]> {
+  const nodes = client instanceof Cluster ? client.nodes('master') : [client]
+  const keys: string[] = []
+  for (const node of nodes) {
+    let cursor = '0'
+    do {
+      const [next, batch] = await node.scan(cursor, 'MATCH', match, 'COUNT', 1000)
+      cursor = next
+      keys.push(...batch)
+    } while (cursor !== '0')
+  }
+  return keys
+}
+
+describe('Lua vs TypeScript twins, several policies', () => {
+  const specArb = fc
+    .record({
+      algorithm: fc.constantFrom(...ALGORITHMS),
+      limit: fc.integer({ min: 1, max: 8 }),
+      windowMs: fc.oneof(fc.integer({ min: 1, max: 40 }), fc.integer({ min: 41, max: 4000 })),
+      burstExtra: fc.integer({ min: -3, max: 6 }),
+    })
+    .map(({ algorithm, limit, windowMs, burstExtra }) =>
+      spec(algorithm, limit, windowMs, Math.max(1, limit + burstExtra)),
+    )
+  const opArb = fc.oneof(
+    {
+      weight: 10,
+      arbitrary: fc.record({
+        kind: fc.constant('consume' as const),
+        advanceMs: fc.oneof(
+          fc.constant(0),
+          fc.integer({ min: 1, max: 50 }),
+          fc.integer({ min: 1, max: 5000 }),
+        ),
+        key: fc.integer({ min: 0, max: 1 }),
+        cost: fc.integer({ min: 0, max: 6 }),
+      }),
+    },
+    {
+      weight: 2,
+      arbitrary: fc.record({
+        kind: fc.constant('refund' as const),
+        advanceMs: fc.integer({ min: 0, max: 200 }),
+        key: fc.integer({ min: 0, max: 1 }),
+        cost: fc.integer({ min: 1, max: 6 }),
+        exact: fc.boolean(),
+      }),
+    },
+  )
+  const caseArb = fc.tuple(
+    fc.uniqueArray(specArb, {
+      minLength: 1,
+      maxLength: 3,
+      selector: (s) => JSON.stringify(s),
+    }),
+    fc.array(opArb, { minLength: 1, maxLength: 40 }),
+    fc.integer({ min: 1_600_000_000_000, max: 1_900_000_000_000 }),
+  )
+
+  it.each([
+    ['standalone', () => redis.client as Redis | Cluster],
+    ['Cluster', () => clusterClient as Redis | Cluster],
+  ])(
+    'decide alike on %s: every decision, policies included, after random traffic',
+    async (_n, client) => {
+      await fc.assert(
+        fc.asyncProperty(caseArb, async ([limits, ops, start]) => {
+          let now = start
+          const clock = () => now
+          const name = `twin${unique++}`
+          const memory = new MemoryStore()
+          const options = { limits, name, blockedCache: false as const }
+          const a = createLimiter(withClock({ ...options, store: memory }, clock))
+          const b = createLimiter(
+            withClock({ ...options, store: new RedisStore({ client: client() }) }, clock),
+          )
+          const maxCost = Math.min(...a.policies.map((p) => p.burst))
+          const last = new Map<number, [Decision, Decision]>()
+          try {
+            for (const [i, op] of ops.entries()) {
+              now += op.advanceMs
+              const key = `k${op.key}`
+              const cost = Math.min(op.cost, maxCost)
+              if (op.kind === 'consume') {
+                const [da, db] = await Promise.all([a.consume(key, cost), b.consume(key, cost)])
+                expect(numbers(db), `step ${i}: ${JSON.stringify(op)}`).toEqual(numbers(da))
+                if (da.allowed && cost > 0) last.set(op.key, [da, db])
+              } else {
+                const taken = op.exact ? last.get(op.key) : undefined
+                await a.refund(key, Math.min(cost, maxCost), taken?.[0])
+                await b.refund(key, Math.min(cost, maxCost), taken?.[1])
+              }
+              const [pa, pb] = await Promise.all([a.peek(key), b.peek(key)])
+              expect(numbers(pb), `peek after step ${i}`).toEqual(numbers(pa))
+            }
+          } finally {
+            await memory.close()
+          }
+        }),
+        { numRuns: 50 },
+      )
+    },
+  )
+})
+
+describe('failure modes and the blocked-key cache', () => {
+  const limits = [
+    { name: 'second', limit: 2, window: '1s' },
+    { name: 'day', limit: 100, window: '1d', algorithm: 'fixed-window' as const },
+  ]
+  const deadStore = async () =>
+    new RedisStore({
+      client: new Redis(await freePort(), '127.0.0.1', { maxRetriesPerRequest: 0 }),
+    })
+
+  it("'open' and 'closed' answer for every policy, counting nothing", async () => {
+    for (const failureMode of ['open', 'closed'] as const) {
+      const limiter = createLimiter({
+        limits,
+        store: await deadStore(),
+        failureMode,
+        onError: () => {},
+      })
+      const d = await limiter.consume('k')
+      expect(d.source).toBe(failureMode === 'open' ? 'fail-open' : 'fail-closed')
+      expect(d.policies.map((p) => [p.name, p.allowed])).toEqual([
+        ['second', failureMode === 'open'],
+        ['day', failureMode === 'open'],
+      ])
+    }
+  })
+
+  it("'local' decides every policy in process, all or nothing", async () => {
+    const limiter = createLimiter({
+      limits,
+      store: await deadStore(),
+      failureMode: 'local',
+      onError: () => {},
+    })
+    const decisions = []
+    for (let i = 0; i < 3; i++) decisions.push(await limiter.consume('k'))
+    expect(decisions.map((d) => [d.source, d.allowed])).toEqual([
+      ['local', true],
+      ['local', true],
+      ['local', false],
+    ])
+    expect(decisions[2]?.policies.map((p) => [p.allowed, p.remaining])).toEqual([
+      [false, 0],
+      [true, 98],
+    ])
+  })
+
+  it('a refusal is remembered with its policies, and the refused policy named', async () => {
+    const limiter = createLimiter({
+      limits: [
+        { name: 'tight', limit: 1, window: '1h', algorithm: 'fixed-window' },
+        { name: 'roomy', limit: 100, window: '1h', algorithm: 'fixed-window' },
+      ],
+      prefix: `bc${unique++}:`,
+      store: new RedisStore({ client: redis.client }),
+    })
+    await limiter.consume('k')
+    const fromStore = await limiter.consume('k')
+    const cached = await limiter.consume('k')
+    expect(fromStore.source).toBe('store')
+    expect(cached.source).toBe('blocked-cache')
+    expect(cached.allowed).toBe(false)
+    expect(cached.policies.map((p) => [p.name, p.allowed, p.remaining])).toEqual([
+      ['tight', false, 0],
+      ['roomy', true, 99],
+    ])
+    expect(cached.retryAfterMs).toBeLessThanOrEqual(fromStore.retryAfterMs)
+    expect(cached.retryAfterMs).toBeGreaterThan(fromStore.retryAfterMs - 1000)
+  })
+})
