@@ -21,6 +21,28 @@ function flagMemory(row) {
   return undefined
 }
 
+function flagTwoLimits(row) {
+  if (row.skip) return undefined
+  if (row.errors > 0) return `${row.errors} errors (${row.firstError})`
+  if (row.allowedShare < 0.999)
+    return `allowed only ${(row.allowedShare * 100).toFixed(1)}% where every request should pass: these figures measure something else`
+  return undefined
+}
+
+// The quota phase: ours must admit what its limits allow and leave nothing counted for a refusal.
+function flagQuota(row) {
+  const q = row.quota
+  if (q === undefined) return undefined
+  if (q.error) return `quota phase failed: ${q.error}`
+  if (q.slow)
+    return `a burst took ${q.maxBurstMs.toFixed(0)} ms: it may have crossed a 1 s window, so its counts are not exact`
+  if (row.owner === 'ours' && q.burnedTotal !== 0)
+    return `refused requests left ${q.burnedTotal} units counted: must be 0`
+  if (row.owner === 'ours' && q.admitted !== q.ideal)
+    return `admitted ${q.admitted} where the limits allow ${q.ideal}`
+  return undefined
+}
+
 function flagHttp(row) {
   if (row.skip) return undefined
   if (row.errors > 0) return `${row.errors} connection errors or timeouts`
@@ -38,6 +60,12 @@ export function checkResults(results) {
     row.warning = flagDecision(row)
     if (row.warning)
       notes.push(`${row.id}, ${row.scenario}, ${row.inFlight} in flight: ${row.warning}`)
+  }
+  for (const row of results.twoLimits ?? []) {
+    row.warning = flagTwoLimits(row)
+    if (row.warning) notes.push(`${row.id}, two limits: ${row.warning}`)
+    row.quotaWarning = flagQuota(row)
+    if (row.quotaWarning) notes.push(`${row.id}, two limits, quota phase: ${row.quotaWarning}`)
   }
   for (const row of [...results.memory, ...results.slidingLog]) {
     row.warning = flagMemory(row)

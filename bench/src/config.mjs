@@ -39,6 +39,34 @@ export const SCENARIOS = [
   },
 ]
 
+/**
+ * The "two limits on one key" scenario (section 5): every key holds 100 per second (GCRA) and
+ * 10,000 per day (fixed window), decided together. Neither limit is reached in a run (a key is
+ * hit every ~10,000 decisions), so every request is allowed and the figures measure what the
+ * second policy costs. `quota` is the small deterministic phase that counts what each contender's
+ * counters hold for refused requests: one key, 3 per second and 5 per day, `bursts` bursts of
+ * `burstSize` requests one after another, each burst in its own per-second window (`gapMs` from
+ * one burst's start to the next: past the 1 s window of every contender).
+ */
+export const TWO_LIMITS = {
+  id: 'two-limits',
+  inFlight: 256,
+  limits: [
+    { name: 'second', limit: 100, windowMs: 1000, algorithm: 'gcra' },
+    { name: 'day', limit: 10_000, windowMs: 86_400_000, algorithm: 'fixed-window' },
+  ],
+  keyAt: (i) => ipKey(i % DISTINCT_KEYS),
+  quota: {
+    limits: [
+      { name: 'second', limit: 3, windowMs: 1000, algorithm: 'gcra' },
+      { name: 'day', limit: 5, windowMs: 86_400_000, algorithm: 'fixed-window' },
+    ],
+    bursts: 4,
+    burstSize: 5,
+    gapMs: 1200,
+  },
+}
+
 /** The HTTP limits: "pass" never limits, "limited" lets 100 per minute through (the rest get 429). */
 export const HTTP_MODES = {
   pass: { limit: 1_000_000_000, windowMs: 60_000 },

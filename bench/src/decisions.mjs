@@ -34,11 +34,20 @@ function measureInChild(contender, scenario, inFlight, runMs, warmupMs) {
   })
 }
 
-async function measureOnce(contender, scenario, inFlight, { port, admin, runMs, warmupMs }) {
+/**
+ * One timed run of `contender` in `scenario` (after a warm-up): drive()'s figures plus, on Redis,
+ * commands and Redis CPU per decision. `scenario` holds `limit` and `windowMs`, or `limits`.
+ */
+export async function measureOnce(contender, scenario, inFlight, { port, admin, runMs, warmupMs }) {
   if (contender.store !== 'redis')
     return measureInChild(contender, scenario, inFlight, runMs, warmupMs)
-  const { limit, windowMs, keyAt } = scenario
-  const instance = await contender.create({ connect: (o) => connect(port, o), limit, windowMs })
+  const { limit, windowMs, limits, keyAt } = scenario
+  const instance = await contender.create({
+    connect: (o) => connect(port, o),
+    limit,
+    windowMs,
+    limits,
+  })
   const onRedis = contender.store === 'redis'
   try {
     await drive(instance.decide, { keyAt, inFlight, durationMs: warmupMs })
@@ -66,7 +75,8 @@ async function measureOnce(contender, scenario, inFlight, { port, admin, runMs, 
   }
 }
 
-function summarize(runs) {
+/** The medians of several runs of one contender, with each run's decisions/s. */
+export function summarize(runs) {
   const pick = (field) => median(runs.map((r) => r[field]))
   return {
     perSecond: pick('perSecond'),

@@ -1,7 +1,9 @@
 // `pnpm bench` / `pnpm bench:quick`: starts a private Redis, runs every section, writes
-// bench/results/ and prints the headline. Options: --quick, --only=decisions,memory,http,
+// bench/results/ and prints the headline. Options: --quick, --only=decisions,two-limits,memory,http,
 // --http-algorithm=<algorithm> (our adapters' default otherwise), --no-build (measure the
-// packages' dist as it is instead of building core and the adapters first).
+// packages' dist as it is instead of building core and the adapters first), and for short
+// checks --run-ms=<ms> (each timed Redis and in-memory run), --reps=<n>, --out=<dir> (instead
+// of bench/results/).
 import { execFileSync } from 'node:child_process'
 import { existsSync, readFileSync } from 'node:fs'
 import os from 'node:os'
@@ -13,11 +15,28 @@ import { connectAdmin } from './redis-client.mjs'
 import { startRedis } from './redis-server.mjs'
 import { redisVersion } from './redis-stats.mjs'
 
-const SECTIONS = ['decisions', 'memory', 'http']
+const SECTIONS = ['decisions', 'two-limits', 'memory', 'http']
 const args = process.argv.slice(2)
 const option = (name) => args.find((a) => a.startsWith(`--${name}=`))?.split('=')[1]
-const profile = PROFILES[args.includes('--quick') ? 'quick' : 'full']
+const positive = (name) => {
+  const value = option(name)
+  if (value === undefined) return undefined
+  const n = Number(value)
+  if (Number.isInteger(n) && n > 0) return n
+  console.error(`--${name} must be a positive integer, got ${JSON.stringify(value)}`)
+  process.exit(1)
+}
+const profile = { ...PROFILES[args.includes('--quick') ? 'quick' : 'full'] }
+const runMs = positive('run-ms')
+if (runMs !== undefined) Object.assign(profile, { redisRunMs: runMs, memoryRunMs: runMs })
+profile.reps = positive('reps') ?? profile.reps
 const only = option('only')?.split(',') ?? SECTIONS
+const unknown = only.filter((name) => !SECTIONS.includes(name))
+if (unknown.length > 0) {
+  console.error(`--only: no section ${unknown.join(', ')} (sections: ${SECTIONS.join(', ')})`)
+  process.exit(1)
+}
+const outDir = option('out')
 const httpAlgorithm = option('http-algorithm')
 const log = (line) => console.log(line)
 
@@ -58,6 +77,13 @@ function commit() {
   }
 }
 
+/** The command as run: the profile's script, with any other options after `--`. */
+function command() {
+  const extra = args.filter((a) => a !== '--quick' && !a.startsWith('--out='))
+  const script = profile.name === 'quick' ? 'pnpm bench:quick' : 'pnpm bench'
+  return extra.length === 0 ? script : `${script} -- ${extra.join(' ')}`
+}
+
 function machine() {
   const cpus = os.cpus()
   const gib = (os.totalmem() / 2 ** 30).toFixed(0)
@@ -73,9 +99,11 @@ async function main() {
   // Imported here so a missing build fails with the message above, not a stack trace.
   const { CONTENDERS } = await import('./contenders/index.mjs')
   const { runDecisions } = await import('./decisions.mjs')
+  const { runTwoLimits } = await import('./two-limits.mjs')
   const { runMemory, runSlidingLog } = await import('./memory.mjs')
   const { runHttp } = await import('./http/load.mjs')
   const { headlineLines, headlineTable } = await import('./report/headline.mjs')
+  const { twoLimitsLines } = await import('./report/two-limits.mjs')
   const { writeResults } = await import('./results.mjs')
 
   const redis = await startRedis()
@@ -92,7 +120,14 @@ async function main() {
     log,
     algorithm: httpAlgorithm,
   }
-  const results = { meta: {}, decisions: [], memory: [], slidingLog: [], http: [] }
+  const results = {
+    meta: {},
+    decisions: [],
+    twoLimits: [],
+    memory: [],
+    slidingLog: [],
+    http: [],
+  }
   try {
     const versions = { limiter: commit(), node: process.version, redis: await redisVersion(admin) }
     for (const name of [
@@ -126,6 +161,13 @@ async function main() {
       },
     )
     await section(
+      'two-limits',
+      '5. two limits on one key: decisions/s, CPU per decision, quota burned by refused requests',
+      async () => {
+        results.twoLimits = await runTwoLimits(context)
+      },
+    )
+    await section(
       'memory',
       `3. Redis memory per key (${profile.keysForMemory} keys each)`,
       async () => {
@@ -139,11 +181,14 @@ async function main() {
     const skipped = results.http
       .filter((r) => r.skip)
       .map((r) => `HTTP ${r.framework} ${r.variant}: ${r.skip.split('\n')[0]}`)
-    const notes = [...checkResults(results), ...new Set(skipped)]
+    const skippedTwoLimits = results.twoLimits
+      .filter((r) => r.skip)
+      .map((r) => `two limits ${r.id}: ${r.skip}`)
+    const notes = [...checkResults(results), ...new Set(skipped), ...skippedTwoLimits]
     results.meta = {
       date: new Date().toISOString(),
       profile: profile.name,
-      command: profile.name === 'quick' ? 'pnpm bench:quick' : 'pnpm bench',
+      command: command(),
       machine: machine(),
       versions,
       reps: profile.reps,
@@ -157,11 +202,15 @@ async function main() {
       elapsedS: (performance.now() - started) / 1000,
       sectionS,
     }
-    const written = writeResults(results)
+    const written = writeResults(results, outDir)
     if (results.decisions.length > 0) {
       const { inFlight, markdown } = headlineTable(results)
       log(`\nHeadline (Redis stores, ${inFlight} in flight):\n\n${markdown}\n`)
       for (const line of headlineLines(results)) log(line)
+    }
+    if (results.twoLimits.length > 0) {
+      log('')
+      for (const line of twoLimitsLines(results.twoLimits)) log(line)
     }
     for (const note of notes) log(`note: ${note}`)
     log(

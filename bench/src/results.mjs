@@ -1,5 +1,6 @@
 // Writing a run's results: markdown, SVG and JSON under bench/results/.
 import { mkdirSync, writeFileSync } from 'node:fs'
+import { join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { markdown } from './report/markdown.mjs'
 import { svg } from './report/svg.mjs'
@@ -8,10 +9,11 @@ const DIR = fileURLToPath(new URL('../results/', import.meta.url))
 
 /**
  * Full runs write `results-<date>.{md,svg,json}` and `latest.*`; quick runs only `quick-latest.*`,
- * so a quick check never replaces the full table. Returns the paths written.
+ * so a quick check never replaces the full table. `dir` (bench/results/ by default) is where.
+ * Returns the paths written.
  */
-export function writeResults(results) {
-  mkdirSync(DIR, { recursive: true })
+export function writeResults(results, dir = DIR) {
+  mkdirSync(dir, { recursive: true })
   const stamp = results.meta.date.replace(/:\d\d\.\d+Z$/, 'Z').replace(/:/g, '')
   const bases = results.meta.profile === 'quick' ? ['quick-latest'] : [`results-${stamp}`, 'latest']
   const files = {
@@ -22,7 +24,7 @@ export function writeResults(results) {
   const written = []
   for (const base of bases) {
     for (const [ext, text] of Object.entries(files)) {
-      const path = `${DIR}${base}.${ext}`
+      const path = join(resolve(dir), `${base}.${ext}`)
       writeFileSync(path, text)
       written.push(path)
     }

@@ -5,6 +5,7 @@ import { limitsRequests } from '../http/variants.mjs'
 import { ratio } from '../stats.mjs'
 import { ms, num, pct, rate, table, times } from './format.mjs'
 import { headlineTable } from './headline.mjs'
+import { twoLimitsSection } from './two-limits.mjs'
 
 const NOT_RUN = '_Not run._'
 
@@ -253,5 +254,9 @@ ${slidingLogSection(results.slidingLog)}
 \`INFO commandstats\` delta, which also counts the commands a Lua script runs.
 
 ${ran ? commandsSection(results.decisions) : NOT_RUN}
+
+## 5. Two limits on one key
+
+${twoLimitsSection(results.twoLimits ?? [])}
 ${results.meta.notes.length > 0 ? `\n## Notes\n\n${results.meta.notes.map((n) => `- ${n}`).join('\n')}\n` : ''}`
 }
