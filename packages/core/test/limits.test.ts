@@ -26,7 +26,7 @@ let clusterClient: Cluster
 
 beforeAll(async () => {
   cluster = await startCluster(3, 0)
-  clusterClient = new Cluster(cluster.startupNodes)
+  clusterClient = new Cluster([...cluster.startupNodes])
   await new Promise<void>((resolve, reject) => {
     clusterClient.once('ready', () => resolve())
     clusterClient.once('error', reject)

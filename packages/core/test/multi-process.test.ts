@@ -33,7 +33,7 @@ async function consumeIn(
     /** Several policies (JSON `limits`) instead of `algorithm`, `limit` and `window`. */
     limits?: readonly object[]
     /** Cluster node ports instead of the file's standalone Redis. */
-    cluster?: readonly number[]
+    cluster?: readonly number[] | undefined
   },
 ): Promise<Decision[]> {
   const args = [

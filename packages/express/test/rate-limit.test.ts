@@ -3,11 +3,13 @@
 import request from 'supertest'
 import { describe, expect, it } from 'vitest'
 import { describeAdapterContract } from '../../../test-support/adapter-contract.js'
+import { describeLimitsContract } from '../../../test-support/limits-contract.js'
 import { rateLimit } from '../src/index.js'
 import { EXPRESS, harness, appWith as makeApp } from './helpers.js'
 
 describe.each(EXPRESS)('$version', ({ express }) => {
   describeAdapterContract('adapter contract', harness(express))
+  describeLimitsContract('several limits', harness(express))
 
   it('several limiters on one route append one list member each', async () => {
     const app = express()

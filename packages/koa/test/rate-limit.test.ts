@@ -3,11 +3,13 @@
 import request from 'supertest'
 import { describe, expect, it } from 'vitest'
 import { describeAdapterContract } from '../../../test-support/adapter-contract.js'
+import { describeLimitsContract } from '../../../test-support/limits-contract.js'
 import { rateLimit } from '../src/index.js'
 import { harness, KOA, appWith as makeApp, showErrors } from './helpers.js'
 
 describe.each(KOA)('$version', ({ Koa }) => {
   describeAdapterContract('adapter contract', harness(Koa))
+  describeLimitsContract('several limits', harness(Koa))
 
   const appWith = (options: Parameters<typeof makeApp>[1]) => makeApp(Koa, options).callback()
 

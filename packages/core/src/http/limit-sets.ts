@@ -4,6 +4,7 @@
 import { createLimiter, type Limiter } from '../limiter.js'
 import type { LimiterStoreOptions } from '../limiter-types.js'
 import type { LimitSpec } from '../policy.js'
+import { MemoryStore } from '../stores/memory-store.js'
 import { invoke, isThenable, type MaybePromise, misbehaved } from './check.js'
 import { type HeaderPolicy, headerPolicies, headerPolicy } from './headers.js'
 
@@ -68,6 +69,9 @@ export function limitsPerRequest<Req>(
   shared: LimiterStoreOptions,
 ): (req: Req) => MaybePromise<LimitSet> {
   const sets = new Map<string, LimitSet>()
+  // Every plan's limiter counts in one store (a MemoryStore of their own when none is given),
+  // so plans that share a policy name share its counters.
+  let store = shared.store
   const setOf = (value: unknown): LimitSet => {
     const specs = Array.isArray(value) ? value : [value]
     const id = idOf(specs)
@@ -80,7 +84,8 @@ export function limitsPerRequest<Req>(
     }
     let made: LimitSet
     try {
-      made = limitSet(createLimiter({ ...shared, limits: specs as readonly LimitSpec[] }))
+      store ??= new MemoryStore()
+      made = limitSet(createLimiter({ ...shared, store, limits: specs as readonly LimitSpec[] }))
     } catch (error) {
       throw misbehaved(
         'limits',

@@ -72,6 +72,7 @@ export class MemoryStore implements Store {
   // The name of each namespace map, and the empty ones held weakly (see #space).
   readonly #names = new WeakMap<Map<string, Entry>, string>()
   readonly #weak = new Map<string, WeakRef<Map<string, Entry>>>()
+  #spaceLimit = MAX_SPACES
   readonly #gone = new FinalizationRegistry<string>((namespace) => {
     if (this.#weak.get(namespace)?.deref() === undefined) this.#weak.delete(namespace)
   })
@@ -274,7 +275,11 @@ export class MemoryStore implements Store {
       this.#attach(namespace, space)
       return space
     }
-    if (this.#spaces.size >= MAX_SPACES) this.#detachEmpty()
+    if (this.#spaces.size >= this.#spaceLimit) {
+      this.#detachEmpty()
+      // the next scan waits until as many namespaces again are held: O(1) per namespace
+      this.#spaceLimit = Math.max(MAX_SPACES, 2 * this.#spaces.size)
+    }
     space = new Map()
     this.#spaces.set(namespace, space)
     this.#names.set(space, namespace)

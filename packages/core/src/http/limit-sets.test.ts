@@ -1,0 +1,45 @@
+import { setFlagsFromString } from 'node:v8'
+import { runInNewContext } from 'node:vm'
+import { describe, expect, it } from 'vitest'
+import { MemoryStore } from '../stores/memory-store.js'
+import { type LimitSet, limitsPerRequest, MAX_LIMIT_SETS } from './limit-sets.js'
+
+setFlagsFromString('--expose-gc')
+const gc = runInNewContext('gc') as () => void
+
+type Req = { plan: number }
+
+describe('limits chosen per request', () => {
+  it('builds each distinct set of policies once, and keeps the most recently used', async () => {
+    const setFor = limitsPerRequest((req: Req) => ({ limit: req.plan, window: '1m' }), {})
+    const first = setFor({ plan: 1 }) as LimitSet
+    expect(setFor({ plan: 1 })).toBe(first)
+    expect(setFor({ plan: 2 })).not.toBe(first)
+    // past MAX_LIMIT_SETS others, plan 1 is built anew (its old limiter was let go)
+    for (let plan = 3; plan < MAX_LIMIT_SETS + 3; plan++) setFor({ plan })
+    expect(setFor({ plan: 1 })).not.toBe(first)
+  })
+
+  it('100,000 distinct policies from an attacker keep memory bounded', async () => {
+    // The store's own bound (maxKeys) caps the counters; what is checked here is everything else
+    // a plan leaves behind: its limiter and its namespace.
+    const store = new MemoryStore({ maxKeys: 1000 })
+    const setFor = limitsPerRequest((req: Req) => [{ limit: req.plan, window: '1m' }], { store })
+    const heapAfter = async (from: number, to: number): Promise<number> => {
+      for (let plan = from; plan < to; plan++) {
+        ;(setFor({ plan }) as LimitSet).limiter.consume('attacker').catch(() => {})
+        // each request is its own turn of the event loop, as on a server
+        if (plan % 500 === 0) await new Promise((resolve) => setImmediate(resolve))
+      }
+      for (let i = 0; i < 3; i++) {
+        gc()
+        await new Promise((resolve) => setImmediate(resolve))
+      }
+      return process.memoryUsage().heapUsed
+    }
+    const warm = await heapAfter(1, 5_000)
+    const after = await heapAfter(5_000, 100_000)
+    // unbounded, each of the 95,000 more would keep a limiter and a namespace (KBs each)
+    expect(after - warm).toBeLessThan(16 * 1024 * 1024)
+  }, 60_000)
+})
