@@ -8,8 +8,8 @@ when it is refused or peeks; a longer one applies from the next window). `burst`
 State: KEYS[i] is the counter: its integer value is the count, its expiry (PEXPIRETIME, Redis
 7.0+) the window's end.
 
-fixed_window.decide(key, limit, window_ms, burst, cost, op): see gcra.lua for the arguments and
-the values returned.
+fixed_window.decide(key, limit, window_ms, burst, cost, op, ticket, slot) and
+fixed_window.commit(slot): see gcra.lua.
 ]]
 local fixed_window = { tickets = false }
 do
@@ -19,6 +19,8 @@ do
   -- it is to be written. Every other key is read and written in place.
   local repeated = false
   local held_count, held_end, stored_count, stored_end, held_dirty, held_order
+  -- writes a check ('k') left pending, by slot (made on first use)
+  local pending_key, pending_count, pending_end, pending_was_count, pending_was_end
 
   function fixed_window.begin(keys)
     repeated = repeated_keys(keys)
@@ -57,7 +59,12 @@ do
     end
   end
 
-  function fixed_window.decide(key, limit, window_ms, burst, cost, op)
+  function fixed_window.commit(slot)
+    write(pending_key[slot], pending_count[slot], pending_end[slot], pending_was_count[slot],
+      pending_was_end[slot])
+  end
+
+  function fixed_window.decide(key, limit, window_ms, burst, cost, op, ticket, slot)
     -- check: the window's end is the key's expiry, its count the key's integer value
     local end_ms = now_ms + window_ms
     local count = 0
@@ -108,11 +115,15 @@ do
 
     -- commit
     local admitted = allowed and not peek
-    local pending = nil
+    local pending = false
     if admitted then count = count + need end
     if admitted and op == 'k' then
-      local c = count
-      pending = function() write(key, c, end_ms, was_count, was_end_ms) end
+      if not pending_key then
+        pending_key, pending_count, pending_end, pending_was_count, pending_was_end = {}, {}, {}, {}, {}
+      end
+      pending_key[slot], pending_count[slot], pending_end[slot] = key, count, end_ms
+      pending_was_count[slot], pending_was_end[slot] = was_count, was_end_ms
+      pending = true
     elseif admitted or (was_end_ms and end_ms < was_end_ms) then
       -- a shortened window keeps the end its first request saw, refused or peeking:
       -- recomputed from each later request, it would never end
@@ -122,6 +133,6 @@ do
     local reset_ms = 0
     if count > 0 then reset_ms = window_left_ms end
     if allowed then return 1, math.max(0, limit - count), reset_ms, 0, -1, pending end
-    return 0, math.max(0, limit - count), reset_ms, window_left_ms, -1, nil
+    return 0, math.max(0, limit - count), reset_ms, window_left_ms, -1, false
   end
 end

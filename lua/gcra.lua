@@ -9,11 +9,12 @@ token-bucket and leaky-bucket make exactly these decisions and run this module.
 State: KEYS[i] holds the TAT in the key's expiry (PEXPIRETIME, Redis 7.0+): '0' when frac is 0
 (the TAT is the expiry), else "<frac> <den>" (the TAT is the expiry - 1 ms + frac / den).
 
-gcra.decide(key, limit, window_ms, burst, cost, op) decides one request (lib/one-policy.lua and
-lib/limits.lua call it): cost is an integer >= 0 (0 peeks: decides for cost 1, writes nothing);
-op is 'c' (consume), 'k' (check: decide as a consume, but return the write as a function instead
-of making it) or 'r' (refund `cost`, never earlier than now). Returns allowed (1 or 0),
-remaining, reset_ms, retry_after_ms, -1 (no ticket) and, for 'k', the pending write (or nil).
+gcra.decide(key, limit, window_ms, burst, cost, op, ticket, slot) decides one request
+(lib/one-policy.lua and lib/limits.lua call it): cost is an integer >= 0 (0 peeks: decides for
+cost 1, writes nothing); op is 'c' (consume), 'r' (refund `cost`, never earlier than now) or 'k'
+(check: decide as a consume, but keep the write pending under `slot` instead of making it;
+gcra.commit(slot) makes it). Returns allowed (1 or 0), remaining, reset_ms, retry_after_ms, -1
+(no ticket) and, for 'k', whether a write is pending.
 ]]
 local gcra = { tickets = false }
 do
@@ -23,6 +24,8 @@ do
   -- be written. Every other key is read and written in place.
   local repeated = false
   local held_ahead, held_raw, held_dirty, held_order, held_limit
+  -- writes a check ('k') left pending, by slot (made on first use)
+  local pending_key, pending_limit, pending_ahead, pending_raw
 
   -- Called once per batch of one policy (lib/one-policy.lua), before its decisions.
   function gcra.begin(keys, limit)
@@ -70,7 +73,11 @@ do
     end
   end
 
-  function gcra.decide(key, limit, w, burst, cost, op)
+  function gcra.commit(slot)
+    write(pending_key[slot], pending_limit[slot], pending_ahead[slot], pending_raw[slot])
+  end
+
+  function gcra.decide(key, limit, w, burst, cost, op, ticket, slot)
     local tolerance = burst * w
     -- the TAT, never earlier than now, in the current denominator
     local tat_ms = now_ms
@@ -139,11 +146,13 @@ do
 
     -- commit
     local used = (tat_ms - now_ms) * limit + tat_frac
-    local pending = nil
+    local pending = false
     if allowed and not peek then
       used = ahead
       if op == 'k' then
-        pending = function() write(key, limit, ahead, raw) end
+        if not pending_key then pending_key, pending_limit, pending_ahead, pending_raw = {}, {}, {}, {} end
+        pending_key[slot], pending_limit[slot], pending_ahead[slot], pending_raw[slot] = key, limit, ahead, raw
+        pending = true
       else
         write(key, limit, ahead, raw)
       end
@@ -151,6 +160,6 @@ do
 
     local remaining = math.max(0, math.floor((tolerance - used) / w))
     if allowed then return 1, remaining, math.ceil(used / limit), 0, -1, pending end
-    return 0, remaining, math.ceil(used / limit), math.ceil((ahead - tolerance) / limit), -1, nil
+    return 0, remaining, math.ceil(used / limit), math.ceil((ahead - tolerance) / limit), -1, false
   end
 end

@@ -22,8 +22,8 @@ entries longer (never admits more). `limit` is at most 2^32 - 1 (checked by the 
 which bounds every cost held. A key holding anything else (another type or shape) reads as
 empty and is replaced by the next admission.
 
-sliding_log.decide(key, limit, window_ms, burst, cost, op, ticket): see gcra.lua for the
-arguments and the values returned, with two differences. The fifth value returned is the time
+sliding_log.decide(key, limit, window_ms, burst, cost, op, ticket, slot) and
+sliding_log.commit(slot): see gcra.lua, with two differences. The fifth value returned is the time
 the admission was recorded at (-1 if none): with the request's cost it is the ticket a later
 refund passes back. And a refund takes `ticket`, "<time>:<cost>" of the admission to take back
 (that much cost, at most, from the record of that time; nothing once it has left the window),
@@ -215,7 +215,14 @@ do
     return now_ms
   end
 
-  function sliding_log.decide(key, policy_limit, policy_window_ms, burst, cost, op, ticket)
+  -- writes a check ('k') left pending, by slot (made on first use)
+  local pending_write
+
+  function sliding_log.commit(slot)
+    pending_write[slot]()
+  end
+
+  function sliding_log.decide(key, policy_limit, policy_window_ms, burst, cost, op, ticket, slot)
     limit, window_ms, cutoff_ms = policy_limit, policy_window_ms, now_ms - policy_window_ms
     local sum, start, oldest, newest, newest_c, size
     if repeated and held_sum[key] ~= nil then
@@ -269,17 +276,19 @@ do
     -- commit
     local newest_ms = newest or now_ms
     local at_ms = -1
-    local pending = nil
+    local pending = false
     if allowed and not peek then
       held = held + need
       if op == 'k' then
         -- where commit will record it: this millisecond, or a later newest one
         if not sum or newest < now_ms then newest_ms = now_ms end
         local total = held
-        pending = function()
+        pending_write = pending_write or {}
+        pending_write[slot] = function()
           limit, window_ms, cutoff_ms = policy_limit, policy_window_ms, now_ms - policy_window_ms
           commit(key, need, total, sum, start, oldest, newest, newest_c, size)
         end
+        pending = true
       else
         newest_ms = commit(key, need, held, sum, start, oldest, newest, newest_c, size)
       end
@@ -289,7 +298,7 @@ do
     local reset_ms = 0
     if held > 0 then reset_ms = newest_ms + window_ms - now_ms end
     if allowed then return 1, math.max(0, limit - held), reset_ms, 0, at_ms, pending end
-    return 0, math.max(0, limit - held), reset_ms, retry_after_ms, at_ms, nil
+    return 0, math.max(0, limit - held), reset_ms, retry_after_ms, at_ms, false
   end
 
   function sliding_log.finish()

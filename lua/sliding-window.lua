@@ -9,8 +9,8 @@ State: KEYS[i] holds the counters, a string "<start_ms> <current> <previous>", w
 the aligned start of the window `current` belongs to, with a PXAT expiry at the time the state
 is empty.
 
-sliding_window.decide(key, limit, window_ms, burst, cost, op): see gcra.lua for the arguments
-and the values returned.
+sliding_window.decide(key, limit, window_ms, burst, cost, op, ticket, slot) and
+sliding_window.commit(slot): see gcra.lua.
 ]]
 local sliding_window = { tickets = false }
 do
@@ -36,6 +36,8 @@ do
   -- none). Every other key is read and written in place.
   local repeated = false
   local held_start, held_count, held_previous, held_until, held_order
+  -- writes a check ('k') left pending, by slot (made on first use)
+  local pending_key, pending_start, pending_count, pending_previous, pending_window
 
   function sliding_window.begin(keys)
     repeated = repeated_keys(keys)
@@ -69,7 +71,13 @@ do
     end
   end
 
-  function sliding_window.decide(key, limit, w, burst, cost, op)
+  function sliding_window.commit(slot)
+    local start_ms = pending_start[slot]
+    write(pending_key[slot], start_ms, pending_count[slot], pending_previous[slot],
+      start_ms + 2 * pending_window[slot])
+  end
+
+  function sliding_window.decide(key, limit, w, burst, cost, op, ticket, slot)
     local start_ms = now_ms - (now_ms % w)
     local state_start, state_count, state_previous = false, 0, 0
     if repeated and held_start[key] ~= nil then
@@ -126,11 +134,15 @@ do
 
     -- commit
     local window_left_ms = w - elapsed
-    local pending = nil
+    local pending = false
     if allowed and not peek then
       if op == 'k' then
-        local c = current
-        pending = function() write(key, start_ms, c, previous, start_ms + 2 * w) end
+        if not pending_key then
+          pending_key, pending_start, pending_count, pending_previous, pending_window = {}, {}, {}, {}, {}
+        end
+        pending_key[slot], pending_start[slot], pending_count[slot] = key, start_ms, current
+        pending_previous[slot], pending_window[slot] = previous, w
+        pending = true
       else
         write(key, start_ms, current, previous, start_ms + 2 * w)
       end
@@ -145,6 +157,6 @@ do
     end
     local remaining = math.max(0, math.floor((limit * w - used) / w))
     if allowed then return 1, remaining, reset_ms, 0, -1, pending end
-    return 0, remaining, reset_ms, retry_after_ms, -1, nil
+    return 0, remaining, reset_ms, retry_after_ms, -1, false
   end
 end

@@ -11,21 +11,27 @@ then for request i, with a = 3 + 4P + 2(i - 1):
 ARGV[a + 1]             its cost (integer >= 0; 0 peeks), or minus the cost to refund
 ARGV[a + 2]             a refund's tickets: P entries joined by ',' (the sliding-log
                         policies' "<time>:<cost>", '' for the others); '' otherwise
+                        (a batch of consumes of cost 1 sends neither for any request)
 Reply, per consume in order (a refund adds nothing), per policy in order: lib/reply.lua's
-encoding of that policy's decision, then the time its admission was recorded at (-1 if none).
-After a refusal each policy reports what it holds now: nothing was counted.
+encoding of that policy's decision, then, for a policy whose module has tickets (sliding-log),
+the time its admission was recorded at (-1 if none). After a refusal each policy reports what it
+holds now: nothing was counted.
 ]]
 local modules = { fw = fixed_window, sw = sliding_window, sl = sliding_log, gc = gcra }
 local policies = tonumber(ARGV[3])
-local decide, limit, window_ms, burst = {}, {}, {}, {}
+local decide, commit, tickets, limit, window_ms, burst = {}, {}, {}, {}, {}, {}
 for p = 1, policies do
   local b = 3 + 4 * (p - 1)
-  decide[p] = modules[ARGV[b + 1]].decide
+  local module = modules[ARGV[b + 1]]
+  decide[p] = module.decide
+  commit[p] = module.commit
+  tickets[p] = module.tickets
   limit[p] = tonumber(ARGV[b + 2])
   window_ms[p] = tonumber(ARGV[b + 3])
   burst[p] = tonumber(ARGV[b + 4])
 end
 local base = 3 + 4 * policies
+local plain = #ARGV == base
 
 -- The refund ticket of each policy, from "t1,t2,...".
 local function tickets_of(text)
@@ -50,25 +56,26 @@ local reply = {}
 local n = 0
 for i = 1, #KEYS / policies do
   local a = base + 2 * (i - 1)
-  local cost = tonumber(ARGV[a + 1])
+  local cost = 1
+  if not plain then cost = tonumber(ARGV[a + 1]) end
   local first = (i - 1) * policies
   if cost < 0 then
-    local tickets = tickets_of(ARGV[a + 2])
+    local given = tickets_of(ARGV[a + 2])
     for p = 1, policies do
-      decide[p](KEYS[first + p], limit[p], window_ms[p], burst[p], -cost, 'r', tickets[p])
+      decide[p](KEYS[first + p], limit[p], window_ms[p], burst[p], -cost, 'r', given[p])
     end
   else
     -- check every policy, writing nothing
     local all = true
     for p = 1, policies do
       allowed[p], remaining[p], reset_ms[p], retry_after_ms[p], at_ms[p], pending[p] =
-        decide[p](KEYS[first + p], limit[p], window_ms[p], burst[p], cost, 'k', '')
+        decide[p](KEYS[first + p], limit[p], window_ms[p], burst[p], cost, 'k', '', p)
       if allowed[p] ~= 1 then all = false end
     end
     if all then
       -- commit every policy
       for p = 1, policies do
-        if pending[p] then pending[p]() end
+        if pending[p] then commit[p](p) end
       end
     else
       -- nothing is counted: a policy that would have admitted reports what it holds now
@@ -83,8 +90,10 @@ for i = 1, #KEYS / policies do
     end
     for p = 1, policies do
       n = put_decision(reply, n, allowed[p], remaining[p], reset_ms[p], retry_after_ms[p])
-      n = n + 1
-      reply[n] = at_ms[p]
+      if tickets[p] then
+        n = n + 1
+        reply[n] = at_ms[p]
+      end
     end
   end
 end

@@ -67,7 +67,7 @@ export function decisionsFor(set: PolicySet): Decisions {
       top.retryAfterMs,
       ticket,
       source,
-      Object.freeze(entries),
+      entries,
     )
   }
 
@@ -76,10 +76,20 @@ export function decisionsFor(set: PolicySet): Decisions {
       const d = value as StoreDecision
       return one(d.allowed, d.remaining, d.resetMs, d.retryAfterMs, d.ticket, source)
     }
+    // one plain loop: this runs for every decision of a limiter with several policies
     const outcomes = value as readonly StoreDecision[]
-    const entries = outcomes.map((o, i) => entry(policies[i] as NamedPolicy, o))
-    const tickets = outcomes.map((o) => o.ticket)
-    return fromEntries(entries, tickets.some((t) => t !== undefined) ? tickets : undefined, source)
+    const n = outcomes.length
+    const entries: PolicyDecision[] = new Array(n)
+    let tickets: Array<string | undefined> | undefined
+    for (let i = 0; i < n; i++) {
+      const o = outcomes[i] as StoreDecision
+      entries[i] = entry(policies[i] as NamedPolicy, o)
+      if (o.ticket !== undefined) {
+        tickets ??= new Array(n).fill(undefined)
+        tickets[i] = o.ticket
+      }
+    }
+    return fromEntries(entries, tickets, source)
   }
 
   return {
@@ -119,21 +129,23 @@ export function decisionsFor(set: PolicySet): Decisions {
           undefined,
           'blocked-cache',
         )
-      const entries = decision.policies.map((p) =>
-        Object.freeze({ ...p, resetMs: down(p.resetMs), retryAfterMs: down(p.retryAfterMs) }),
-      )
+      const entries = decision.policies.map((p) => ({
+        ...p,
+        resetMs: down(p.resetMs),
+        retryAfterMs: down(p.retryAfterMs),
+      }))
       return fromEntries(entries, undefined, 'blocked-cache')
     },
   }
 }
 
 function entry(policy: NamedPolicy, o: StoreDecision): PolicyDecision {
-  return Object.freeze({
+  return {
     name: policy.name,
     allowed: o.allowed,
     limit: policy.limit,
     remaining: o.remaining,
     resetMs: o.resetMs,
     retryAfterMs: o.retryAfterMs,
-  })
+  }
 }

@@ -314,6 +314,8 @@ function policyArgs(batch: Batch, policy: Policy, script: LuaScript): Array<stri
 function setArgs(batch: Batch, set: PolicySet): Array<string | number> {
   const args: Array<string | number> = [set.policies.length]
   for (const p of set.policies) args.push(STATE_CODE[p.algorithm], p.limit, p.windowMs, p.burst)
+  // the common batch, consumes of cost 1, sends no per-request ARGV
+  if (batch.plain) return args
   const { calls, ops } = batch
   for (let i = 0; i < calls.length; i++) {
     const call = calls[i] as StoreCall
@@ -323,7 +325,7 @@ function setArgs(batch: Batch, set: PolicySet): Array<string | number> {
   return args
 }
 
-// Per consume, in order: `remaining, reset` when allowed, `-1 - remaining, reset, retry` when
+// One decision of a reply: `remaining, reset` when allowed, `-1 - remaining, reset, retry` when
 // refused, then (with tickets) the admission's time (-1 if none), which with the request's cost
 // is the ticket a refund takes back; refunds reply nothing. Returns where the next one starts.
 function readDecision(
@@ -375,8 +377,8 @@ function deliverSet(batch: Batch, values: readonly number[]): void {
     }
     const call = calls[i] as StoreCall
     const out: StoreDecision[] = []
-    const count = (call.set as PolicySet).policies.length
-    for (let p = 0; p < count; p++) at = readDecision(values, at, call.cost, true, undefined, out)
+    for (const policy of (call.set as PolicySet).policies)
+      at = readDecision(values, at, call.cost, policy.algorithm === 'sliding-log', undefined, out)
     sink.resolve(out)
   }
 }
