@@ -139,33 +139,40 @@ function capture(resolve: (result: never) => void): void {
   captured = resolve
 }
 
-/**
- * Creates a guard. After `failureThreshold` consecutive failures in one failure domain its
- * circuit opens: that domain's calls fail at once with `ERR_LIMITER_CIRCUIT_OPEN` (so nothing
- * piles up behind a dead node) until `coolDownMs` has passed; then one call probes it, and its
- * success closes the circuit. Other domains' calls go through meanwhile.
- */
-export function createGuard(timeoutMs: number, breaker: BreakerOptions): Guard {
+// The circuits of a guard: one per failure domain with failures since its last success.
+function createCircuits(breaker: BreakerOptions) {
   const circuits = new Map<string, Circuit>()
-
-  const succeed = (domain: string): void => {
-    // Runs on every decision: a healthy store has no circuits to look at.
-    if (circuits.size !== 0) circuits.delete(domain)
+  return {
+    succeed(domain: string): void {
+      // Runs on every decision: a healthy store has no circuits to look at.
+      if (circuits.size !== 0) circuits.delete(domain)
+    },
+    failed(domain: string): void {
+      let circuit = circuits.get(domain)
+      if (circuit === undefined) {
+        // Evicting the oldest circuit only forgets its count: its domain is retried sooner.
+        if (circuits.size >= MAX_CIRCUITS) circuits.delete(circuits.keys().next().value as string)
+        circuit = { failures: 0, openUntilMs: 0, probing: false }
+        circuits.set(domain, circuit)
+      }
+      circuit.probing = false
+      circuit.failures++
+      if (circuit.failures >= breaker.failureThreshold)
+        circuit.openUntilMs = nowMs() + breaker.coolDownMs
+    },
+    /** Whether a call to `domain` may go to the store now (an open circuit lets one probe in). */
+    admits(domain: string): boolean {
+      const circuit = circuits.get(domain)
+      if (circuit === undefined || circuit.failures < breaker.failureThreshold) return true
+      if (circuit.probing || nowMs() < circuit.openUntilMs) return false
+      circuit.probing = true
+      return true
+    },
   }
-  const failed = (domain: string): void => {
-    let circuit = circuits.get(domain)
-    if (circuit === undefined) {
-      // Evicting the oldest circuit only forgets its count: its domain is retried sooner.
-      if (circuits.size >= MAX_CIRCUITS) circuits.delete(circuits.keys().next().value as string)
-      circuit = { failures: 0, openUntilMs: 0, probing: false }
-      circuits.set(domain, circuit)
-    }
-    circuit.probing = false
-    circuit.failures++
-    if (circuit.failures >= breaker.failureThreshold)
-      circuit.openUntilMs = nowMs() + breaker.coolDownMs
-  }
+}
 
+// The calls in flight, in deadline order, with one timer for the head of the queue.
+function createDeadlines(timeoutMs: number) {
   // Every call has the same timeout, so deadlines arrive in call order: one FIFO queue and one
   // timer for its head replace a timer per call (which costs more than the rest of a decision).
   const waiting: Waiter<unknown>[] = []
@@ -219,25 +226,41 @@ export function createGuard(timeoutMs: number, breaker: BreakerOptions): Guard {
       timer.unref?.()
     }
   }
+  return {
+    release,
+    push(waiter: Waiter<unknown>): void {
+      waiting.push(waiter)
+      if (timer === undefined) arm()
+    },
+  }
+}
 
-  const circuitState: Circuits = { succeed, failed, release }
-
+/**
+ * Creates a guard. After `failureThreshold` consecutive failures in one failure domain its
+ * circuit opens: that domain's calls fail at once with `ERR_LIMITER_CIRCUIT_OPEN` (so nothing
+ * piles up behind a dead node) until `coolDownMs` has passed; then one call probes it, and its
+ * success closes the circuit. Other domains' calls go through meanwhile.
+ */
+export function createGuard(timeoutMs: number, breaker: BreakerOptions): Guard {
+  const circuits = createCircuits(breaker)
+  const deadlines = createDeadlines(timeoutMs)
+  const circuitState: Circuits = {
+    succeed: circuits.succeed,
+    failed: circuits.failed,
+    release: deadlines.release,
+  }
   return {
     run<T>(call: StoreCall, domain: string, sentAtMs: number, handlers: Handlers<T>): Promise<T> {
-      const circuit = circuits.get(domain)
-      if (circuit !== undefined && circuit.failures >= breaker.failureThreshold) {
-        if (circuit.probing || nowMs() < circuit.openUntilMs) {
-          return Promise.resolve(
-            handlers.error(
-              call,
-              new LimiterError(
-                'ERR_LIMITER_CIRCUIT_OPEN',
-                'Rate limit store skipped: circuit open after repeated failures',
-              ),
+      if (!circuits.admits(domain)) {
+        return Promise.resolve(
+          handlers.error(
+            call,
+            new LimiterError(
+              'ERR_LIMITER_CIRCUIT_OPEN',
+              'Rate limit store skipped: circuit open after repeated failures',
             ),
-          )
-        }
-        circuit.probing = true
+          ),
+        )
       }
       // A shared executor hands over the promise's resolve: no closure per call.
       const promise = new Promise<T>(capture)
@@ -250,8 +273,7 @@ export function createGuard(timeoutMs: number, breaker: BreakerOptions): Guard {
         handlers,
         captured as (result: T | PromiseLike<T>) => void,
       )
-      waiting.push(waiter as Waiter<unknown>)
-      if (timer === undefined) arm()
+      deadlines.push(waiter as Waiter<unknown>)
       try {
         handlers.submit(call, waiter)
       } catch (error) {

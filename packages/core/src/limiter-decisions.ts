@@ -32,111 +32,154 @@ export interface Decisions {
   blocked(decision: Decision, elapsedMs: number): Decision
 }
 
+// What every decision of one limiter shares.
+interface Maker {
+  readonly set: PolicySet
+  readonly owner: DecisionOwner
+  readonly first: NamedPolicy
+}
+
 /** Builds the decisions of a limiter holding `set`. */
 export function decisionsFor(set: PolicySet): Decisions {
   const { policies } = set
-  const owner: DecisionOwner = Object.freeze({ names: policies.map((p) => p.name) })
-  const first = policies[0] as NamedPolicy
-  const several = policies.length > 1
-
-  const one: Decisions['one'] = (allowed, remaining, resetMs, retryAfterMs, ticket, source) =>
-    new LimiterDecision(
-      owner,
-      allowed,
-      first.limit,
-      remaining,
-      resetMs,
-      retryAfterMs,
-      ticket,
-      source,
-    )
-
-  // One entry per policy, and the limiter's own fields from them.
-  const fromEntries = (
-    entries: readonly PolicyDecision[],
-    ticket: Ticket,
-    source: DecisionSource,
-  ): LimiterDecision => {
-    const top = combineDecisions(set, entries)
-    return new LimiterDecision(
-      owner,
-      top.allowed,
-      top.limit,
-      top.remaining,
-      top.resetMs,
-      top.retryAfterMs,
-      ticket,
-      source,
-      entries,
-    )
+  const m: Maker = {
+    set,
+    owner: Object.freeze({ names: policies.map((p) => p.name) }),
+    first: policies[0] as NamedPolicy,
   }
-
-  const of: Decisions['of'] = (value, source) => {
-    if (!several) {
+  const several = policies.length > 1
+  const one: Decisions['one'] = (allowed, remaining, resetMs, retryAfterMs, ticket, source) =>
+    oneDecision(m, allowed, remaining, resetMs, retryAfterMs, ticket, source)
+  return {
+    owner: m.owner,
+    one,
+    of(value, source) {
+      if (several) return fromOutcomes(m, value as readonly StoreDecision[], source)
       const d = value as StoreDecision
       return one(d.allowed, d.remaining, d.resetMs, d.retryAfterMs, d.ticket, source)
-    }
-    // one plain loop: this runs for every decision of a limiter with several policies
-    const outcomes = value as readonly StoreDecision[]
-    const n = outcomes.length
-    const entries: PolicyDecision[] = new Array(n)
-    let tickets: Array<string | undefined> | undefined
-    for (let i = 0; i < n; i++) {
-      const o = outcomes[i] as StoreDecision
-      entries[i] = entry(policies[i] as NamedPolicy, o)
-      if (o.ticket !== undefined) {
-        tickets ??= new Array(n).fill(undefined)
-        tickets[i] = o.ticket
-      }
-    }
-    return fromEntries(entries, tickets, source)
+    },
+    failed: (mode, error) => failedDecision(m, several, mode, error),
+    blocked: (decision, elapsedMs) => blockedDecision(m, several, decision, elapsedMs),
   }
+}
 
-  return {
+function oneDecision(
+  m: Maker,
+  allowed: boolean,
+  remaining: number,
+  resetMs: number,
+  retryAfterMs: number,
+  ticket: Ticket,
+  source: DecisionSource,
+): LimiterDecision {
+  const { owner, first } = m
+  return new LimiterDecision(
     owner,
-    one,
-    of,
-    failed(mode, error) {
-      const open = mode === 'open'
-      const entries = policies.map((p) =>
-        entry(p, {
-          allowed: open,
-          remaining: open ? p.limit : 0,
-          resetMs: open ? 0 : 1000,
-          retryAfterMs: open ? 0 : 1000,
-        }),
-      )
-      const decision = several
-        ? fromEntries(entries, undefined, open ? 'fail-open' : 'fail-closed')
-        : (one(
-            open,
-            open ? first.limit : 0,
-            open ? 0 : 1000,
-            open ? 0 : 1000,
-            undefined,
-            open ? 'fail-open' : 'fail-closed',
-          ) as LimiterDecision)
-      return LimiterDecision.failed(decision, error)
-    },
-    blocked(decision, elapsedMs) {
-      const down = (ms: number): number => Math.max(0, Math.ceil(ms - elapsedMs))
-      if (!several)
-        return one(
-          false,
-          0,
-          down(decision.resetMs),
-          down(decision.retryAfterMs),
-          undefined,
-          'blocked-cache',
-        )
-      const entries = decision.policies.map((p) => ({
-        ...p,
-        resetMs: down(p.resetMs),
-        retryAfterMs: down(p.retryAfterMs),
-      }))
-      return fromEntries(entries, undefined, 'blocked-cache')
-    },
+    allowed,
+    first.limit,
+    remaining,
+    resetMs,
+    retryAfterMs,
+    ticket,
+    source,
+  )
+}
+
+// One entry per policy, and the limiter's own fields from them.
+function fromEntries(
+  m: Maker,
+  entries: readonly PolicyDecision[],
+  ticket: Ticket,
+  source: DecisionSource,
+): LimiterDecision {
+  const top = combineDecisions(m.set, entries)
+  return new LimiterDecision(
+    m.owner,
+    top.allowed,
+    top.limit,
+    top.remaining,
+    top.resetMs,
+    top.retryAfterMs,
+    ticket,
+    source,
+    entries,
+  )
+}
+
+// A several-policies answer; one plain loop, as it runs for every such decision.
+function fromOutcomes(
+  m: Maker,
+  outcomes: readonly StoreDecision[],
+  source: DecisionSource,
+): LimiterDecision {
+  const { policies } = m.set
+  const n = outcomes.length
+  const entries: PolicyDecision[] = new Array(n)
+  let tickets: Array<string | undefined> | undefined
+  for (let i = 0; i < n; i++) {
+    const o = outcomes[i] as StoreDecision
+    entries[i] = entry(policies[i] as NamedPolicy, o)
+    if (o.ticket !== undefined) {
+      tickets ??= new Array(n).fill(undefined)
+      tickets[i] = o.ticket
+    }
   }
+  return fromEntries(m, entries, tickets, source)
+}
+
+// failureMode 'open' admits every policy with its whole limit left; 'closed' refuses every
+// policy for a second. Neither counted anything (adapters send no quota for them).
+function failedDecision(
+  m: Maker,
+  several: boolean,
+  mode: 'open' | 'closed',
+  error: LimiterError,
+): Decision {
+  const open = mode === 'open'
+  const source = open ? 'fail-open' : 'fail-closed'
+  const wait = open ? 0 : 1000
+  const decision = several
+    ? fromEntries(
+        m,
+        m.set.policies.map((p) =>
+          entry(p, {
+            allowed: open,
+            remaining: open ? p.limit : 0,
+            resetMs: wait,
+            retryAfterMs: wait,
+          }),
+        ),
+        undefined,
+        source,
+      )
+    : oneDecision(m, open, open ? m.first.limit : 0, wait, wait, undefined, source)
+  return LimiterDecision.failed(decision, error)
+}
+
+// A cached refusal, its times counted down by the ms since the store made it.
+function blockedDecision(
+  m: Maker,
+  several: boolean,
+  decision: Decision,
+  elapsedMs: number,
+): Decision {
+  const down = (ms: number): number => Math.max(0, Math.ceil(ms - elapsedMs))
+  if (!several)
+    return oneDecision(
+      m,
+      false,
+      0,
+      down(decision.resetMs),
+      down(decision.retryAfterMs),
+      undefined,
+      'blocked-cache',
+    )
+  const entries = decision.policies.map((p) => ({
+    ...p,
+    resetMs: down(p.resetMs),
+    retryAfterMs: down(p.retryAfterMs),
+  }))
+  return fromEntries(m, entries, undefined, 'blocked-cache')
 }
 
 function entry(policy: NamedPolicy, o: StoreDecision): PolicyDecision {

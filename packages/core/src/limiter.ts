@@ -6,6 +6,7 @@ import { decisionsFor } from './limiter-decisions.js'
 import { limiterSettings } from './limiter-options.js'
 import { type Report, storePathOf } from './limiter-paths.js'
 import type { Limiter, LimiterOptions } from './limiter-types.js'
+import type { PolicySet } from './limits.js'
 import { isCost } from './policy.js'
 import { checkKey } from './stores/redis-keys.js'
 
@@ -36,6 +37,20 @@ export function maxCostOf(limiter: Limiter): number {
   return most
 }
 
+// Validates a cost: an integer from `min` (0 peeks) to the smallest burst, the most that can pass.
+function costChecker(set: PolicySet): (cost: unknown, min: 0 | 1) => number {
+  const { maxCost } = set
+  const burst = set.policies.length > 1 ? 'smallest policy burst' : "policy's burst"
+  return (cost, min) => {
+    if (isCost(cost, min, maxCost)) return cost
+    const why =
+      typeof cost === 'number' && Number.isInteger(cost) && cost > maxCost
+        ? `can never be admitted: it exceeds the ${burst} (${maxCost})`
+        : `must be an integer >= ${min}`
+    throw new LimiterRangeError('cost', cost, why, 'ERR_LIMITER_COST')
+  }
+}
+
 /**
  * Creates a limiter. Options are validated here: a bad one throws a `TypeError`/`RangeError`
  * naming it.
@@ -64,16 +79,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
     }
   }
   const path = storePathOf(settings, decisions, report)
-  const maxCost = set.maxCost
-
-  const checkCost = (cost: unknown, min: 0 | 1): number => {
-    if (isCost(cost, min, maxCost)) return cost
-    const why =
-      typeof cost === 'number' && Number.isInteger(cost) && cost > maxCost
-        ? `can never be admitted: it exceeds the ${set.policies.length > 1 ? 'smallest ' : ''}policy's burst (${maxCost})`
-        : `must be an integer >= ${min}`
-    throw new LimiterRangeError('cost', cost, why, 'ERR_LIMITER_COST')
-  }
+  const checkCost = costChecker(set)
 
   // consume, answered synchronously when the store can (MemoryStore); bad input throws.
   const decide = (key: string, cost: number): Decision | Promise<Decision> => {

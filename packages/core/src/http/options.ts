@@ -182,6 +182,44 @@ export interface ResolvedRateLimit<Req, OnLimited = never> {
   readonly skipAbortedRequests: boolean
 }
 
+// The limiter's options that do not name its policies.
+function storeOptions(
+  options: SharedRateLimitOptions<never, unknown>,
+): LimiterStoreOptions & { [CLOCK]?: unknown } {
+  const shared: LimiterStoreOptions & { [CLOCK]?: unknown } = {
+    store: storeOf(options.store, options.redis),
+    name: options.name,
+    prefix: options.prefix,
+    timeout: options.timeout,
+    failureMode: options.failureMode,
+    onError: options.onError,
+    circuitBreaker: options.circuitBreaker,
+    blockedCache: options.blockedCache,
+  }
+  const clock = (options as { [CLOCK]?: unknown })[CLOCK]
+  if (clock !== undefined) shared[CLOCK] = clock
+  return shared
+}
+
+// The limiter of fixed policies: the one-policy options, or a `limits` array.
+function fixedLimits(options: RateLimitOptions<never, unknown>): LimitSet {
+  const shared = storeOptions(options)
+  const { limits } = options
+  return limitSet(
+    createLimiter(
+      limits === undefined
+        ? {
+            ...shared,
+            algorithm: options.algorithm,
+            limit: options.limit as number,
+            window: options.window as Duration,
+            burst: options.burst,
+          }
+        : { ...shared, limits: limits as readonly LimitSpec[] },
+    ),
+  )
+}
+
 /**
  * Validates an adapter's options and builds the limiter. Throws a `TypeError`/`RangeError`
  * naming the bad option, so `rateLimit(...)` fails at construction, never at the first request.
@@ -216,39 +254,12 @@ export function resolveRateLimitOptions<Req, OnLimited>(
   const skipAbortedRequests = optionalBoolean('skipAbortedRequests', options.skipAbortedRequests)
   const warnings = options.warnings === undefined || optionalBoolean('warnings', options.warnings)
 
-  const shared: LimiterStoreOptions & { [CLOCK]?: unknown } = {
-    store: storeOf(options.store, options.redis),
-    name: options.name,
-    prefix: options.prefix,
-    timeout: options.timeout,
-    failureMode: options.failureMode,
-    onError: options.onError,
-    circuitBreaker: options.circuitBreaker,
-    blockedCache: options.blockedCache,
-  }
-  const clock = (options as { [CLOCK]?: unknown })[CLOCK]
-  if (clock !== undefined) shared[CLOCK] = clock
-  const fixed =
-    typeof limits === 'function'
-      ? undefined
-      : limitSet(
-          createLimiter(
-            limits === undefined
-              ? {
-                  ...shared,
-                  algorithm: options.algorithm,
-                  limit: options.limit as number,
-                  window: options.window as Duration,
-                  burst: options.burst,
-                }
-              : { ...shared, limits },
-          ),
-        )
+  const fixed = typeof limits === 'function' ? undefined : fixedLimits(options)
   const getIp = adapter.ip
   const keyed = options.key !== undefined
   const shownName = fixed?.limiter.name ?? options.name ?? 'limits'
   return Object.freeze({
-    limits: fixed ?? limitsPerRequest(limits as LimitsFunction<Req>, shared),
+    limits: fixed ?? limitsPerRequest(limits as LimitsFunction<Req>, storeOptions(options)),
     scoped: options.name === undefined,
     key: options.key ?? ((req: Req) => ipKey(getIp(req))),
     defaultKey: !keyed,
