@@ -51,10 +51,13 @@ export async function until(check: () => boolean, timeoutMs = 2000): Promise<voi
 }
 
 /**
- * Starts a private redis-server for the calling test file (beforeAll/afterAll) and returns a
- * getter for a client made by `connect`, such as `(port) => new Redis(port, '127.0.0.1')`.
+ * Starts a private redis-server for the calling test file (beforeAll/afterAll) and a client on it
+ * made by `connect`, such as `(port) => new Redis(port, '127.0.0.1')`. The returned object's
+ * `server` and `client` are there inside tests.
  */
-export function useRedis<C extends { disconnect(): void }>(connect: (port: number) => C): () => C {
+export function useRedisServer<C extends { disconnect(): void }>(
+  connect: (port: number) => C,
+): { readonly server: RedisProcess; readonly client: C } {
   let server: RedisProcess | undefined
   let client: C | undefined
   beforeAll(async () => {
@@ -65,10 +68,24 @@ export function useRedis<C extends { disconnect(): void }>(connect: (port: numbe
     client?.disconnect()
     await server?.stop()
   })
-  return () => {
-    if (client === undefined) throw new Error('useRedis: the client is there only inside tests')
-    return client
+  const inside = <T>(value: T | undefined): T => {
+    if (value === undefined) throw new Error('useRedis: the server is there only inside tests')
+    return value
   }
+  return {
+    get server() {
+      return inside(server)
+    },
+    get client() {
+      return inside(client)
+    },
+  }
+}
+
+/** {@link useRedisServer}, as a getter for its client. */
+export function useRedis<C extends { disconnect(): void }>(connect: (port: number) => C): () => C {
+  const redis = useRedisServer(connect)
+  return () => redis.client
 }
 
 /**

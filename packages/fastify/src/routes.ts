@@ -14,8 +14,8 @@ type RouteConfig = { readonly rateLimit?: unknown; readonly url?: string; readon
 
 /**
  * The route's config for a request, cheaply. `request.routeOptions.config` is the public way, but
- * it builds an object per call on Fastify 4 (about 1.2 µs, every request pays it in the root
- * hook), and `request.routeConfig` is deprecated. Both majors keep the route context under a
+ * it builds an object per call on Fastify 4 (which every request would pay in the root hook;
+ * BENCHMARKS.md has the cost), and `request.routeConfig` is deprecated. Both majors keep the route context under a
  * symbol described `fastify.context`, whose `config` is what `routeOptions.config` returns: read
  * it there when present, else the public way.
  */
