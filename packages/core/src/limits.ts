@@ -5,7 +5,6 @@ import { LimiterRangeError, LimiterTypeError } from './errors.js'
 import { checkName, claimName, defaultName, storeNamespace } from './naming.js'
 import { checkOptionNames, ownOptions } from './option-names.js'
 import { ALGORITHM_CODE, definePolicy, type LimitSpec, type Policy } from './policy.js'
-import type { StoreDecision } from './stores/store.js'
 
 /** The most policies one limiter holds. */
 export const MAX_LIMITS = 8
@@ -116,6 +115,14 @@ function setOf(
   })
 }
 
+/** What one policy decided: the fields {@link combineDecisions} reads. */
+export interface PolicyOutcome {
+  readonly allowed: boolean
+  readonly remaining: number
+  readonly resetMs: number
+  readonly retryAfterMs: number
+}
+
 /**
  * The limiter's decision from its policies' (in declaration order): admitted when every policy
  * admitted; `retryAfterMs` the longest wait among the refusing policies (waiting it out, each
@@ -124,8 +131,8 @@ function setOf(
  */
 export function combineDecisions(
   set: PolicySet,
-  outcomes: readonly StoreDecision[],
-): Omit<StoreDecision, 'ticket'> & { readonly limit: number } {
+  outcomes: readonly PolicyOutcome[],
+): PolicyOutcome & { readonly limit: number } {
   let allowed = true
   let retryAfterMs = 0
   for (const o of outcomes) {
@@ -134,7 +141,7 @@ export function combineDecisions(
     if (o.retryAfterMs > retryAfterMs) retryAfterMs = o.retryAfterMs
   }
   const i = constrainingIndex(outcomes)
-  const tight = outcomes[i] as StoreDecision
+  const tight = outcomes[i] as PolicyOutcome
   return {
     allowed,
     limit: (set.policies[i] as NamedPolicy).limit,

@@ -1,10 +1,13 @@
 // The request check every adapter runs: skip, key, cost and consume, synchronously when it can be.
+export { invoke, isThenable, type MaybePromise, misbehaved } from './callbacks.js'
+
 import { nowMs } from '../clock.js'
 import type { Decision } from '../decision.js'
-import { describeValue, LimiterError, type LimiterErrorCode } from '../errors.js'
+import { describeValue } from '../errors.js'
 import { decideNow, maxCostOf } from '../limiter.js'
 import type { Limiter } from '../limiter-types.js'
 import { isCost } from '../policy.js'
+import { invoke, isThenable, type MaybePromise, misbehaved } from './callbacks.js'
 import { formatHeaders, type HeaderPair, type HeaderPolicy } from './headers.js'
 import type { LimitSet } from './limit-sets.js'
 import type { ResolvedRateLimit } from './options.js'
@@ -21,59 +24,6 @@ export interface RateLimitCheck {
   readonly policy: HeaderPolicy
   /** Header pairs to merge into the response (`Retry-After` included on a denial). */
   readonly headers: HeaderPair[]
-}
-
-/** The error for an option whose callback misbehaved. */
-export function misbehaved(
-  option: string,
-  what: string,
-  code: LimiterErrorCode,
-  cause?: unknown,
-): LimiterError {
-  return new LimiterError(
-    code,
-    `rateLimit option \`${option}\` ${what}`,
-    cause === undefined ? undefined : { cause },
-  )
-}
-
-/** A value, or a promise of one: what each step of a check returns. */
-export type MaybePromise<T> = T | Promise<T>
-
-/** Whether `value` is a promise (or any thenable) rather than a plain value. */
-export function isThenable<T>(value: MaybePromise<T> | PromiseLike<T>): value is PromiseLike<T> {
-  return (
-    value !== null &&
-    (typeof value === 'object' || typeof value === 'function') &&
-    typeof (value as { then?: unknown }).then === 'function'
-  )
-}
-
-function threw(option: string, code: LimiterErrorCode, error: unknown): LimiterError {
-  return misbehaved(
-    option,
-    `threw: ${error instanceof Error ? error.message : String(error)}`,
-    code,
-    error,
-  )
-}
-
-// Runs a user callback; its throw or rejection becomes a LimiterError naming the option.
-export function invoke<T>(
-  option: string,
-  code: LimiterErrorCode,
-  run: () => T | PromiseLike<T>,
-): MaybePromise<T> {
-  let value: T | PromiseLike<T>
-  try {
-    value = run()
-  } catch (error) {
-    throw threw(option, code, error)
-  }
-  if (!isThenable(value)) return value
-  return Promise.resolve(value).then(undefined, (error: unknown) => {
-    throw threw(option, code, error)
-  })
 }
 
 /**

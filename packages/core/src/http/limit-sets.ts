@@ -5,7 +5,7 @@ import { createLimiter, type Limiter } from '../limiter.js'
 import type { LimiterStoreOptions } from '../limiter-types.js'
 import type { LimitSpec } from '../policy.js'
 import { MemoryStore } from '../stores/memory-store.js'
-import { invoke, isThenable, type MaybePromise, misbehaved } from './check.js'
+import { invoke, isThenable, type MaybePromise, misbehaved } from './callbacks.js'
 import { type HeaderPolicy, headerPolicies, headerPolicy } from './headers.js'
 
 /** A limiter and its header policies. */
