@@ -4,8 +4,8 @@
 // refunds, resets and the blocked-key cache cover every policy.
 import fc from 'fast-check'
 import { Cluster, Redis } from 'ioredis'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { freePort, type RedisCluster, startCluster } from '../../../test-support/redis.js'
+import { describe, expect, it } from 'vitest'
+import { freePort } from '../../../test-support/redis.js'
 import {
   ALGORITHMS,
   type Algorithm,
@@ -18,25 +18,10 @@ import {
   type Store,
 } from '../src/index.js'
 import { withClock } from '../src/testing.js'
-import { useRedis } from './setup/redis.js'
+import { useCluster, useRedis } from './setup/redis.js'
 
 const redis = useRedis()
-let cluster: RedisCluster
-let clusterClient: Cluster
-
-beforeAll(async () => {
-  cluster = await startCluster(3, 0)
-  clusterClient = new Cluster([...cluster.startupNodes])
-  await new Promise<void>((resolve, reject) => {
-    clusterClient.once('ready', () => resolve())
-    clusterClient.once('error', reject)
-  })
-}, 120_000)
-
-afterAll(async () => {
-  clusterClient?.disconnect()
-  await cluster?.stop()
-})
+const cluster = useCluster(3, 0)
 
 const COUNTING = new Set<Algorithm>(['fixed-window', 'sliding-window', 'sliding-log'])
 let unique = 0
@@ -172,7 +157,7 @@ describe('decisions', () => {
 describe.each([
   ['MemoryStore', () => new MemoryStore() as Store],
   ['RedisStore', () => new RedisStore({ client: redis.client }) as Store],
-  ['RedisStore on a Cluster', () => new RedisStore({ client: clusterClient }) as Store],
+  ['RedisStore on a Cluster', () => new RedisStore({ client: cluster.client }) as Store],
 ])('%s', (_name, makeStore) => {
   it('peek counts nothing; refund with the decision gives back exactly what it took; reset clears every policy', async () => {
     let now = 1_800_000_000_000
@@ -230,7 +215,7 @@ async function heldState(client: Redis | Cluster, keys: readonly string[]) {
 
 describe.each([
   ['standalone', () => redis.client as Redis | Cluster],
-  ['Cluster', () => clusterClient as Redis | Cluster],
+  ['Cluster', () => cluster.client as Redis | Cluster],
 ])('all or nothing on Redis (%s)', (_name, client) => {
   it.each(PAIRS)(
     '%s + %s: a request one policy refuses leaves every key byte-identical',
@@ -327,7 +312,7 @@ describe('Lua vs TypeScript twins, several policies', () => {
 
   it.each([
     ['standalone', () => redis.client as Redis | Cluster],
-    ['Cluster', () => clusterClient as Redis | Cluster],
+    ['Cluster', () => cluster.client as Redis | Cluster],
   ])(
     'decide alike on %s: every decision, policies included, after random traffic',
     async (_n, client) => {
