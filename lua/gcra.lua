@@ -9,12 +9,20 @@ token-bucket and leaky-bucket make exactly these decisions and run this module.
 State: KEYS[i] holds the TAT in the key's expiry (PEXPIRETIME, Redis 7.0+): '0' when frac is 0
 (the TAT is the expiry), else "<frac> <den>" (the TAT is the expiry - 1 ms + frac / den).
 
-gcra.decide(key, limit, window_ms, burst, cost, op, ticket, slot) decides one request
-(lib/one-policy.lua and lib/limits.lua call it): cost is an integer >= 0 (0 peeks: decides for
-cost 1, writes nothing); op is 'c' (consume), 'r' (refund `cost`, never earlier than now) or 'k'
-(check: decide as a consume, but keep the write pending under `slot` instead of making it;
-gcra.commit(slot) makes it). Returns allowed (1 or 0), remaining, reset_ms, retry_after_ms, -1
-(no ticket) and, for 'k', whether a write is pending.
+gcra.decide(key, limit, window_ms, burst, cost, op, ticket, slot, after, wait) decides one
+request (lib/one-policy.lua and lib/limits.lua call it): cost is an integer >= 0 (0 peeks: decides
+for cost 1, writes nothing); op is 'c' (consume), 'r' (refund `cost`, never earlier than now) or
+'k' (check: decide as a consume, but keep the write pending under `slot` instead of making it;
+gcra.commit(slot, hold) makes it). Returns allowed (1 or 0), remaining, reset_ms,
+retry_after_ms, -1 (no ticket), for 'k' whether a write is pending, and delay_ms.
+
+Waiting (a limiter's maxDelay or delayAfter; `after` and `wait` nil otherwise): the first
+`after` of a burst pass at once; a request beyond them whose wait, delay_ms = ceil((TAT' - now -
+after x T) / 1 ms), fits in `wait` (units of 1/limit ms) is admitted with that delay, reserving
+its slot: the TAT becomes max(TAT, now + delay_ms) + c x T, as if it were admitted when its wait
+ends. Beyond `wait` it is refused, retry_after_ms being the time until it would pass without
+waiting. commit(slot, hold) reserves at `hold` ms instead when several policies wait together
+(hold: the longest of their delays).
 ]]
 local gcra = { tickets = false }
 do
@@ -25,7 +33,8 @@ do
   local repeated = false
   local held_ahead, held_raw, held_dirty, held_order, held_limit
   -- writes a check ('k') left pending, by slot (made on first use)
-  local pending_key, pending_limit, pending_ahead, pending_raw
+  local pending_key, pending_limit, pending_ahead, pending_raw, pending_before, pending_step
+  local pending_w, pending_tolerance
 
   -- Called once per batch of one policy (lib/one-policy.lua), before its decisions.
   function gcra.begin(keys, limit)
@@ -73,11 +82,22 @@ do
     end
   end
 
-  function gcra.commit(slot)
-    write(pending_key[slot], pending_limit[slot], pending_ahead[slot], pending_raw[slot])
+  -- Makes the write a check left pending; with `hold` > 0 (several policies that wait, reserving
+  -- together), reserves at `hold` ms from now. Returns the remaining, reset_ms and delay_ms of
+  -- the admission as written.
+  function gcra.commit(slot, hold)
+    local limit, ahead = pending_limit[slot], pending_ahead[slot]
+    local delay_ms = 0
+    if hold and hold > 0 then
+      ahead = math.max(pending_before[slot], hold * limit) + pending_step[slot]
+      delay_ms = hold
+    end
+    write(pending_key[slot], limit, ahead, pending_raw[slot])
+    local w = pending_w[slot]
+    return math.max(0, math.floor((pending_tolerance[slot] - ahead) / w)), math.ceil(ahead / limit), delay_ms
   end
 
-  function gcra.decide(key, limit, w, burst, cost, op, ticket, slot)
+  function gcra.decide(key, limit, w, burst, cost, op, ticket, slot, after, wait)
     local tolerance = burst * w
     -- the TAT, never earlier than now, in the current denominator
     local tat_ms = now_ms
@@ -142,24 +162,39 @@ do
     local next_ms = tat_ms + math.floor(sum / limit)
     local next_frac = sum % limit
     local ahead = (next_ms - now_ms) * limit + next_frac
-    local allowed = ahead <= tolerance
+    local before = (tat_ms - now_ms) * limit + tat_frac
+    -- how far the request is past what passes at once, in units; its wait in whole ms
+    local late = ahead - tolerance
+    local allowed = late <= 0
+    if wait then
+      late = ahead - after * w
+      allowed = late <= wait
+    end
+    local delay_ms = 0
+    if late > 0 then delay_ms = math.ceil(late / limit) end
 
     -- commit
-    local used = (tat_ms - now_ms) * limit + tat_frac
+    local used = before
     local pending = false
     if allowed and not peek then
       used = ahead
+      if wait and delay_ms > 0 then used = math.max(before, delay_ms * limit) + need * w end
       if op == 'k' then
-        if not pending_key then pending_key, pending_limit, pending_ahead, pending_raw = {}, {}, {}, {} end
-        pending_key[slot], pending_limit[slot], pending_ahead[slot], pending_raw[slot] = key, limit, ahead, raw
+        if not pending_key then
+          pending_key, pending_limit, pending_ahead, pending_raw = {}, {}, {}, {}
+          pending_before, pending_step, pending_w, pending_tolerance = {}, {}, {}, {}
+        end
+        pending_key[slot], pending_limit[slot], pending_ahead[slot], pending_raw[slot] = key, limit, used, raw
+        pending_before[slot], pending_step[slot] = before, need * w
+        pending_w[slot], pending_tolerance[slot] = w, tolerance
         pending = true
       else
-        write(key, limit, ahead, raw)
+        write(key, limit, used, raw)
       end
     end
 
     local remaining = math.max(0, math.floor((tolerance - used) / w))
-    if allowed then return 1, remaining, math.ceil(used / limit), 0, -1, pending end
-    return 0, remaining, math.ceil(used / limit), math.ceil((ahead - tolerance) / limit), -1, false
+    if allowed then return 1, remaining, math.ceil(used / limit), 0, -1, pending, delay_ms end
+    return 0, remaining, math.ceil(used / limit), delay_ms, -1, false, 0
   end
 end

@@ -5,30 +5,36 @@ every policy admits it, and then every policy counts it; if any refuses, none co
 KEYS[(i - 1) * P + p]   request i's state key under policy p (all of one request's keys share
                         the user key's hash tag: one Cluster slot)
 ARGV[3]                 P, the policies per request (2 to 8)
-ARGV[3 + 4(p-1) + 1..4] policy p: its state module ('fw', 'sw', 'sl' or 'gc'), limit,
-                        window_ms and burst (integers >= 1)
+ARGV[3 + 4(p-1) + 1..4] policy p: its state module ('fw', 'sw', 'sl', 'gc' or 'cc'), limit,
+                        window_ms and capacity (lib/capacity.lua)
 then for request i, with a = 3 + 4P + 2(i - 1):
-ARGV[a + 1]             its cost (integer >= 0; 0 peeks), or minus the cost to refund
-ARGV[a + 2]             a refund's tickets: P entries joined by ',' (the sliding-log
-                        policies' "<time>:<cost>", '' for the others); '' otherwise
-                        (a batch of consumes of cost 1 sends neither for any request)
-Reply, per consume in order (a refund adds nothing), per policy in order: lib/reply.lua's
-encoding of that policy's decision, then, for a policy whose module has tickets (sliding-log),
-the time its admission was recorded at (-1 if none). After a refusal each policy reports what it
-holds now: nothing was counted.
+ARGV[a + 1]             its cost (integer >= 0; 0 peeks), minus the cost to refund, or 'l' to
+                        release its leases (the concurrency policies' only)
+ARGV[a + 2]             its tickets: P entries joined by ',': a refund's or release's (the
+                        sliding-log policies' "<time>:<cost>", the concurrency policies'
+                        leases), a consume's new leases (concurrency policies), '' for the
+                        others (a batch of consumes of cost 1 without concurrency policies sends
+                        neither for any request)
+Reply, per consume in order (refunds and releases add nothing), per policy in order:
+lib/reply.lua's encoding of that policy's decision, then, for a policy whose module has tickets,
+its fifth value (sliding-log: the time its admission was recorded at; concurrency: 1 if its
+lease was taken; -1 if none). After a refusal each policy reports what it holds now: nothing was
+counted. Policies that wait (gcra's `wait`) and admit all reserve at the longest of their delays.
 ]]
-local modules = { fw = fixed_window, sw = sliding_window, sl = sliding_log, gc = gcra }
+local modules = { fw = fixed_window, sw = sliding_window, sl = sliding_log, gc = gcra, cc = concurrency }
 local policies = tonumber(ARGV[3])
-local decide, commit, tickets, limit, window_ms, burst = {}, {}, {}, {}, {}, {}
+local decide, commit, tickets, leases, limit, window_ms, burst, extra_a, extra_b =
+  {}, {}, {}, {}, {}, {}, {}, {}, {}
 for p = 1, policies do
   local b = 3 + 4 * (p - 1)
   local module = modules[ARGV[b + 1]]
   decide[p] = module.decide
   commit[p] = module.commit
   tickets[p] = module.tickets
+  leases[p] = module == concurrency
   limit[p] = tonumber(ARGV[b + 2])
   window_ms[p] = tonumber(ARGV[b + 3])
-  burst[p] = tonumber(ARGV[b + 4])
+  burst[p], extra_a[p], extra_b[p] = capacity_of(ARGV[b + 4])
 end
 local base = 3 + 4 * policies
 local plain = #ARGV == base
@@ -51,31 +57,46 @@ local function tickets_of(text)
 end
 
 -- one request's per-policy results, reused from request to request
-local allowed, remaining, reset_ms, retry_after_ms, at_ms, pending = {}, {}, {}, {}, {}, {}
+local allowed, remaining, reset_ms, retry_after_ms, at_ms, pending, delay_ms = {}, {}, {}, {}, {}, {}, {}
+local none = {}
 local reply = {}
 local n = 0
 for i = 1, #KEYS / policies do
   local a = base + 2 * (i - 1)
   local cost = 1
-  if not plain then cost = tonumber(ARGV[a + 1]) end
+  local given = none
+  if not plain then
+    given = tickets_of(ARGV[a + 2])
+    cost = tonumber(ARGV[a + 1])
+  end
   local first = (i - 1) * policies
-  if cost < 0 then
-    local given = tickets_of(ARGV[a + 2])
+  if not cost then
+    -- 'l': release the leases
+    for p = 1, policies do
+      if leases[p] then decide[p](KEYS[first + p], limit[p], window_ms[p], burst[p], 0, 'r', given[p]) end
+    end
+  elseif cost < 0 then
     for p = 1, policies do
       decide[p](KEYS[first + p], limit[p], window_ms[p], burst[p], -cost, 'r', given[p])
     end
   else
     -- check every policy, writing nothing
     local all = true
+    local hold = 0
     for p = 1, policies do
-      allowed[p], remaining[p], reset_ms[p], retry_after_ms[p], at_ms[p], pending[p] =
-        decide[p](KEYS[first + p], limit[p], window_ms[p], burst[p], cost, 'k', '', p)
-      if allowed[p] ~= 1 then all = false end
+      allowed[p], remaining[p], reset_ms[p], retry_after_ms[p], at_ms[p], pending[p], delay_ms[p] =
+        decide[p](KEYS[first + p], limit[p], window_ms[p], burst[p], cost, 'k', given[p] or '', p,
+          extra_a[p], extra_b[p])
+      if allowed[p] ~= 1 then all = false
+      elseif delay_ms[p] and delay_ms[p] > hold then hold = delay_ms[p] end
     end
     if all then
-      -- commit every policy
+      -- commit every policy (those that wait, at the longest wait)
       for p = 1, policies do
-        if pending[p] then commit[p](p) end
+        if pending[p] then
+          local r, t, d = commit[p](p, hold)
+          if r then remaining[p], reset_ms[p], delay_ms[p] = r, t, d end
+        end
       end
     else
       -- nothing is counted: a policy that would have admitted reports what it holds now
@@ -83,13 +104,14 @@ for i = 1, #KEYS / policies do
         if allowed[p] == 1 then
           local _
           _, remaining[p], reset_ms[p] =
-            decide[p](KEYS[first + p], limit[p], window_ms[p], burst[p], 0, 'c', '')
+            decide[p](KEYS[first + p], limit[p], window_ms[p], burst[p], 0, 'c', '', p, extra_a[p], extra_b[p])
           at_ms[p] = -1
+          delay_ms[p] = 0
         end
       end
     end
     for p = 1, policies do
-      n = put_decision(reply, n, allowed[p], remaining[p], reset_ms[p], retry_after_ms[p])
+      n = put_decision(reply, n, allowed[p], remaining[p], reset_ms[p], retry_after_ms[p], delay_ms[p])
       if tickets[p] then
         n = n + 1
         reply[n] = at_ms[p]

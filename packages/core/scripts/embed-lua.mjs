@@ -13,19 +13,27 @@ export const LUA_DIR = join(here, '..', '..', '..', 'lua')
 export const OUTPUT = join(here, '..', 'src', 'stores', 'scripts.generated.ts')
 
 // What every script opens with: the batch's time, repeated-key detection, the reply encoder.
-const SHARED = ['lib/time.lua', 'lib/repeats.lua', 'lib/reply.lua']
-const MODULES = ['fixed-window.lua', 'sliding-window.lua', 'sliding-log.lua', 'gcra.lua']
+const SHARED = ['lib/time.lua', 'lib/repeats.lua', 'lib/reply.lua', 'lib/capacity.lua']
+const MODULES = [
+  'fixed-window.lua',
+  'sliding-window.lua',
+  'sliding-log.lua',
+  'gcra.lua',
+  'concurrency.lua',
+]
 
 /**
  * The scripts a store sends: which parts each is assembled from, and what the store needs to
  * know about it. `argsPerRequest`: ARGV slots per request after the batch-wide ones; `tickets`:
- * each decision in the reply ends with the time its admission was recorded at.
+ * each decision in the reply ends with its module's fifth value (sliding-log: the time its
+ * admission was recorded at; concurrency: whether its lease was taken).
  */
 export const RECIPES = {
   'fixed-window': one('fixed-window.lua', 'fixed_window', 1, false),
   gcra: one('gcra.lua', 'gcra', 1, false),
   'sliding-log': one('sliding-log.lua', 'sliding_log', 2, true),
   'sliding-window': one('sliding-window.lua', 'sliding_window', 1, false),
+  concurrency: one('concurrency.lua', 'concurrency', 2, true),
   // Several policies of any algorithms, decided together (lib/limits.lua).
   limits: { parts: [...SHARED, ...MODULES, 'lib/limits.lua'], argsPerRequest: 2, tickets: true },
 }

@@ -53,8 +53,11 @@ export interface BlockedHit {
 export interface BlockedCache {
   /** The cached refusal for a request of `need` (cost, or 1 for a peek), if still blocked. */
   get(key: string, need: number, nowMs: number): BlockedHit | undefined
-  /** Records a refusal decided no earlier than `sentAtMs`. */
-  add(key: string, need: number, sentAtMs: number, decision: Decision): void
+  /**
+   * Records a refusal decided no earlier than `sentAtMs`, trusted for at most `trustedMs`
+   * (default: its Retry-After; less when the request could pass sooner by waiting).
+   */
+  add(key: string, need: number, sentAtMs: number, decision: Decision, trustedMs?: number): void
   delete(key: string): void
 }
 
@@ -82,8 +85,8 @@ export function createBlockedCache({ maxKeys, maxMs }: BlockedCacheSettings): Bl
       if (entry.need !== need) return undefined
       return { decision: entry.decision, elapsedMs: nowMs - entry.sentAtMs }
     },
-    add(key, need, sentAtMs, decision) {
-      if (decision.allowed || decision.remaining !== 0 || decision.retryAfterMs <= 0) return
+    add(key, need, sentAtMs, decision, trustedMs = decision.retryAfterMs) {
+      if (decision.allowed || decision.remaining !== 0 || trustedMs <= 0) return
       const held = boundedKey(key)
       if (entries.size >= maxKeys && !entries.has(held)) {
         const oldest = entries.keys().next()
@@ -91,7 +94,7 @@ export function createBlockedCache({ maxKeys, maxMs }: BlockedCacheSettings): Bl
       }
       entries.set(held, {
         need,
-        untilMs: Math.min(sentAtMs + decision.retryAfterMs, sentAtMs + maxMs),
+        untilMs: Math.min(sentAtMs + trustedMs, sentAtMs + maxMs),
         decision,
         sentAtMs,
       })

@@ -1,53 +1,9 @@
 // The Decision: what a limiter answers for one request.
 import type { LimiterError } from './errors.js'
 
-/**
- * Who made a decision:
- * - `'store'`: the limiter's store (Redis, or the MemoryStore it was given);
- * - `'blocked-cache'`: the process-local cache of a refusal the store made moments ago;
- * - `'local'`: the process-local fallback of `failureMode: 'local'` while the store failed;
- * - `'fail-open'` / `'fail-closed'`: nobody; the store failed and `failureMode` answered. Such a
- *   decision's `remaining` and `resetMs` are placeholders, and adapters send no quota for it.
- */
-export type DecisionSource = 'store' | 'blocked-cache' | 'local' | 'fail-open' | 'fail-closed'
+export type { Decision, DecisionSource, PolicyDecision } from './decision-types.js'
 
-/**
- * The answer to "may this request go ahead, and if not, when?". All times are milliseconds from now.
- *
- * - `allowed`: the request may proceed (its cost was counted).
- * - `limit`: the policy's `limit` (requests per window).
- * - `remaining`: whole requests of cost 1 that would still pass right now.
- * - `resetMs`: ms until the key is back to full capacity (0 when it already is).
- * - `retryAfterMs`: 0 when allowed; otherwise ms until the same request would pass if nobody
- *   else consumed meanwhile.
- * - `source`: who decided (see {@link DecisionSource}); only `'fail-open'` and `'fail-closed'`
- *   decisions were made without counting.
- * - `policies`: one entry per policy of the limiter, in declaration order (one for a one-policy
- *   limiter). The top-level fields describe the limiter as a whole: `allowed` when every policy
- *   admitted; `retryAfterMs` the longest of the refusing policies'; `limit`, `remaining` and
- *   `resetMs` those of the most constraining policy (the fewest remaining; on a tie, the first
- *   declared). After a refusal nothing was counted, and each entry reports what its policy holds.
- */
-export interface Decision {
-  readonly allowed: boolean
-  readonly limit: number
-  readonly remaining: number
-  readonly resetMs: number
-  readonly retryAfterMs: number
-  readonly source: DecisionSource
-  readonly policies: readonly PolicyDecision[]
-}
-
-/** One policy's part of a {@link Decision}: the same fields, for that policy alone. */
-export interface PolicyDecision {
-  readonly name: string
-  /** This policy admitted the request's cost (the request itself passed only if all did). */
-  readonly allowed: boolean
-  readonly limit: number
-  readonly remaining: number
-  readonly resetMs: number
-  readonly retryAfterMs: number
-}
+import type { Decision, DecisionSource, PolicyDecision } from './decision-types.js'
 
 /**
  * The index of the most constraining of a limiter's policy decisions: the fewest `remaining`;
@@ -76,7 +32,10 @@ export function isUncounted(decision: Decision): boolean {
   return decision.source === 'fail-open' || decision.source === 'fail-closed'
 }
 
-/** A refund ticket: sliding-log's, or one per policy for a limiter with several. */
+/**
+ * What identifies an admission for its refund or release: sliding-log's record, concurrency's
+ * lease; one per policy for a limiter with several.
+ */
 export type Ticket = string | readonly (string | undefined)[] | undefined
 
 /**
@@ -91,6 +50,7 @@ export class LimiterDecision implements Decision {
   readonly remaining: number
   readonly resetMs: number
   readonly retryAfterMs: number
+  readonly delayMs: number
   readonly source: DecisionSource
   #policies: readonly PolicyDecision[] | undefined
   readonly #ticket: Ticket
@@ -107,12 +67,14 @@ export class LimiterDecision implements Decision {
     ticket: Ticket,
     source: DecisionSource,
     policies?: readonly PolicyDecision[],
+    delayMs = 0,
   ) {
     this.allowed = allowed
     this.limit = limit
     this.remaining = remaining
     this.resetMs = resetMs
     this.retryAfterMs = retryAfterMs
+    this.delayMs = delayMs
     this.source = source
     this.#policies = policies
     this.#ticket = ticket
@@ -135,8 +97,8 @@ export class LimiterDecision implements Decision {
 
   /** The plain fields, `policies` included (a getter `JSON.stringify` would skip). */
   toJSON(): Omit<Decision, never> {
-    const { allowed, limit, remaining, resetMs, retryAfterMs, source, policies } = this
-    return { allowed, limit, remaining, resetMs, retryAfterMs, source, policies }
+    const { allowed, limit, remaining, resetMs, retryAfterMs, delayMs, source, policies } = this
+    return { allowed, limit, remaining, resetMs, retryAfterMs, delayMs, source, policies }
   }
 
   /** Marks a decision `failureMode` answered with the store failure behind it. */

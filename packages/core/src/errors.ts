@@ -1,4 +1,5 @@
 // Error types: option errors thrown at construction, LimiterError for store failures.
+import type { Decision } from './decision-types.js'
 
 /** Codes carried by every error this package throws. */
 export type LimiterErrorCode =
@@ -9,6 +10,7 @@ export type LimiterErrorCode =
   | 'ERR_LIMITER_TIMEOUT'
   | 'ERR_LIMITER_CIRCUIT_OPEN'
   | 'ERR_LIMITER_CONFLICT'
+  | 'ERR_LIMITER_REFUSED'
 
 /**
  * A short description of a bad value for error messages: strings quoted (cut at 80 characters),
@@ -72,8 +74,10 @@ export class LimiterRangeError extends RangeError {
 }
 
 /**
- * A store failed, timed out or was skipped by the circuit breaker. The limiter hands it to
- * `onError` and answers from its `failureMode`; it never reaches the request unless you rethrow it.
+ * A store failed, timed out or was skipped by the circuit breaker: the limiter hands it to
+ * `onError` and answers from its `failureMode`; it never reaches the request unless you rethrow
+ * it. Or (`ERR_LIMITER_REFUSED`) `limiter.acquire` could not get a slot in time: `decision` is
+ * the refusal.
  */
 export class LimiterError extends Error {
   readonly code: LimiterErrorCode
@@ -81,12 +85,15 @@ export class LimiterError extends Error {
   readonly address: string | undefined
   /** For a store failure: the client's last connection error (`ECONNREFUSED`, `NOAUTH`, ...), if any. */
   readonly clientError: string | undefined
+  /** For `ERR_LIMITER_REFUSED`: the refused decision (`retryAfterMs` says when to try again). */
+  readonly decision: Decision | undefined
   constructor(code: LimiterErrorCode, message: string, options?: LimiterErrorOptions) {
     super(message, options?.cause === undefined ? undefined : { cause: options.cause })
     this.name = 'LimiterError'
     this.code = code
     this.address = options?.address
     this.clientError = options?.clientError
+    this.decision = options?.decision
   }
 }
 
@@ -95,4 +102,5 @@ export interface LimiterErrorOptions {
   readonly cause?: unknown
   readonly address?: string | undefined
   readonly clientError?: string | undefined
+  readonly decision?: Decision | undefined
 }

@@ -38,6 +38,7 @@ export interface Handlers<T> {
     resetMs: number,
     retryAfterMs: number,
     ticket: string | undefined,
+    delayMs: number,
     sentAtMs: number,
   ): T
   /** The result for a failure: the store's error, the deadline, or an open circuit. */
@@ -91,10 +92,11 @@ class Waiter<T> implements Sink {
     resetMs: number,
     retryAfterMs: number,
     ticket: string | undefined,
+    delayMs: number,
   ): void {
     const { handlers } = this
     if (handlers.decided === undefined) {
-      this.resolve({ allowed, remaining, resetMs, retryAfterMs, ticket })
+      this.resolve({ allowed, remaining, resetMs, retryAfterMs, ticket, delayMs })
       return
     }
     if (!this.#claim(true)) return
@@ -107,6 +109,7 @@ class Waiter<T> implements Sink {
         resetMs,
         retryAfterMs,
         ticket,
+        delayMs,
         this.sentAtMs,
       )
     } catch (error) {

@@ -13,6 +13,7 @@ export { failureOf } from './failure.js'
 export type { HeaderStandard } from './http/headers.js'
 export { type IpKeyOptions, ipKey, routeKey, userKey } from './http/keys.js'
 export {
+  type AcquireOptions,
   createLimiter,
   type ErrorContext,
   type FailureMode,
@@ -27,10 +28,12 @@ export {
   type Algorithm,
   definePolicy,
   type LimitSpec,
+  MAX_CONCURRENCY_LIMIT,
   MAX_LOG_LIMIT,
   MAX_UNITS,
   type Policy,
   type PolicyOptions,
+  RATE_ALGORITHMS,
 } from './policy.js'
 export type { LuaScript } from './stores/lua-script.js'
 export { MemoryStore, type MemoryStoreOptions } from './stores/memory-store.js'

@@ -23,6 +23,7 @@ export interface Decisions {
     retryAfterMs: number,
     ticket: string | undefined,
     source: DecisionSource,
+    delayMs?: number,
   ): Decision
   /** A store's answer: one decision, or one per policy for a limiter with several. */
   of(value: StoreDecision | readonly StoreDecision[], source: DecisionSource): Decision
@@ -48,15 +49,22 @@ export function decisionsFor(set: PolicySet): Decisions {
     first: policies[0] as NamedPolicy,
   }
   const several = policies.length > 1
-  const one: Decisions['one'] = (allowed, remaining, resetMs, retryAfterMs, ticket, source) =>
-    oneDecision(m, allowed, remaining, resetMs, retryAfterMs, ticket, source)
+  const one: Decisions['one'] = (
+    allowed,
+    remaining,
+    resetMs,
+    retryAfterMs,
+    ticket,
+    source,
+    delayMs = 0,
+  ) => oneDecision(m, allowed, remaining, resetMs, retryAfterMs, ticket, source, delayMs)
   return {
     owner: m.owner,
     one,
     of(value, source) {
       if (several) return fromOutcomes(m, value as readonly StoreDecision[], source)
       const d = value as StoreDecision
-      return one(d.allowed, d.remaining, d.resetMs, d.retryAfterMs, d.ticket, source)
+      return one(d.allowed, d.remaining, d.resetMs, d.retryAfterMs, d.ticket, source, d.delayMs)
     },
     failed: (mode, error) => failedDecision(m, several, mode, error),
     blocked: (decision, elapsedMs) => blockedDecision(m, several, decision, elapsedMs),
@@ -71,6 +79,7 @@ function oneDecision(
   retryAfterMs: number,
   ticket: Ticket,
   source: DecisionSource,
+  delayMs = 0,
 ): LimiterDecision {
   const { owner, first } = m
   return new LimiterDecision(
@@ -82,15 +91,19 @@ function oneDecision(
     retryAfterMs,
     ticket,
     source,
+    undefined,
+    delayMs,
   )
 }
 
-// One entry per policy, and the limiter's own fields from them.
+// One entry per policy, and the limiter's own fields from them (`delayMs`: the admission's
+// wait, the longest of its policies').
 function fromEntries(
   m: Maker,
   entries: readonly PolicyDecision[],
   ticket: Ticket,
   source: DecisionSource,
+  delayMs = 0,
 ): LimiterDecision {
   const top = combineDecisions(m.set, entries)
   return new LimiterDecision(
@@ -103,6 +116,7 @@ function fromEntries(
     ticket,
     source,
     entries,
+    top.allowed ? delayMs : 0,
   )
 }
 
@@ -116,6 +130,7 @@ function fromOutcomes(
   const n = outcomes.length
   const entries: PolicyDecision[] = new Array(n)
   let tickets: Array<string | undefined> | undefined
+  let delayMs = 0
   for (let i = 0; i < n; i++) {
     const o = outcomes[i] as StoreDecision
     entries[i] = entry(policies[i] as NamedPolicy, o)
@@ -123,8 +138,9 @@ function fromOutcomes(
       tickets ??= new Array(n).fill(undefined)
       tickets[i] = o.ticket
     }
+    if (o.delayMs !== undefined && o.delayMs > delayMs) delayMs = o.delayMs
   }
-  return fromEntries(m, entries, tickets, source)
+  return fromEntries(m, entries, tickets, source, delayMs)
 }
 
 // failureMode 'open' admits every policy with its whole limit left; 'closed' refuses every

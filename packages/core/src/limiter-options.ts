@@ -13,7 +13,7 @@ import { MemoryStore } from './stores/memory-store.js'
 import { DECIDES_SETS, isStore, type Store } from './stores/store.js'
 
 const LIMITER_OPTIONS: ReadonlySet<string> = new Set(
-  'algorithm limit window burst limits store name prefix timeout failureMode circuitBreaker blockedCache onError'.split(
+  'algorithm limit window burst retryAfter limits store name prefix timeout failureMode circuitBreaker blockedCache onError maxDelay delayAfter'.split(
     ' ',
   ),
 )
@@ -38,6 +38,8 @@ export interface LimiterSettings {
   readonly blocked: BlockedCacheSettings
   /** The injected test clock (`@limiter/core/testing`), if any. */
   readonly clock: (() => number) | undefined
+  /** `maxDelay` in ms (0: none): how long `acquire` waits by default. */
+  readonly maxDelayMs: number
 }
 
 /** Validates `options`: a bad one throws a `TypeError`/`RangeError` naming it. */
@@ -89,12 +91,17 @@ export function limiterSettings(given: LimiterOptions): LimiterSettings {
     breaker,
     blocked,
     clock,
+    maxDelayMs:
+      options.maxDelay === undefined || options.maxDelay === 0
+        ? 0
+        : parseDuration(options.maxDelay, 'maxDelay'),
   }
 }
 
 // A named policy as the plain Policy a limiter's `policy` has always been.
-function unnamed({ algorithm, limit, windowMs, burst }: NamedPolicy): Policy {
-  return Object.freeze({ algorithm, limit, windowMs, burst })
+function unnamed(named: NamedPolicy): Policy {
+  const { name: _, ...policy } = named
+  return Object.freeze(policy)
 }
 
 /** Validates the `circuitBreaker` option. */

@@ -22,6 +22,8 @@ import {
 export interface StorePath {
   decide(key: string, cost: number): Decision | Promise<Decision>
   refund(key: string, cost: number, ticket: Ticket): Promise<void>
+  /** Gives back the leases `ticket` names (a limiter with a concurrency policy; never rejects). */
+  release(key: string, ticket: Ticket): Promise<void>
   reset(key: string): Promise<void>
 }
 
@@ -81,9 +83,11 @@ function memoryPath(
     return {
       decide(key, cost) {
         const d = consume(key, cost, clock?.())
-        return decisions.one(d.allowed, d.remaining, d.resetMs, d.retryAfterMs, d.ticket, 'store')
+        const { allowed, remaining, resetMs, retryAfterMs, ticket, delayMs } = d
+        return decisions.one(allowed, remaining, resetMs, retryAfterMs, ticket, 'store', delayMs)
       },
       refund: (key, cost, ticket) => store.refund(call(key, cost, ticket)),
+      release: (key, ticket) => store.release(call(key, 0, ticket)),
       reset: (key) => store.reset(call(key, 0)),
     }
   }
@@ -91,6 +95,10 @@ function memoryPath(
     decide: (key, cost) => decisions.of(bound.consume(key, cost, clock?.()), 'store'),
     refund(key, cost, ticket) {
       bound.refund(key, cost, Array.isArray(ticket) ? ticket : [], clock?.())
+      return Promise.resolve()
+    },
+    release(key, ticket) {
+      bound.release(key, Array.isArray(ticket) ? ticket : [], clock?.())
       return Promise.resolve()
     },
     reset(key) {
@@ -147,6 +155,8 @@ function localPath(
       )
     },
     refund: (key, cost, ticket) => store.refund(call(key, cost, ticket)).catch(reported(key)),
+    release: (key, ticket) =>
+      (store.release?.(call(key, 0, ticket)) ?? Promise.resolve()).catch(reported(key)),
     reset: (key) => store.reset(call(key, 0)).catch(reported(key)),
   }
 }
@@ -183,6 +193,11 @@ function remotePath(
       const c = call(key, cost, ticket)
       return guard.run(c, domainOf(c), 0, handlers.refund)
     },
+    release(key, ticket) {
+      blocked?.delete(key)
+      const c = call(key, 0, ticket)
+      return guard.run(c, domainOf(c), 0, handlers.release)
+    },
     reset(key) {
       blocked?.delete(key)
       const c = call(key, 0)
@@ -198,8 +213,13 @@ function remoteHandlers(
   report: Report,
   failed: Failed,
   blocked: ReturnType<typeof createBlockedCache> | undefined,
-): { consume: Handlers<Decision>; refund: Handlers<void>; reset: Handlers<void> } {
-  const { store } = settings
+): {
+  consume: Handlers<Decision>
+  refund: Handlers<void>
+  release: Handlers<void>
+  reset: Handlers<void>
+} {
+  const { store, set } = settings
   // A store with the internal entry point settles the guard's entry itself; any other store's
   // promise is bridged to it.
   const submitting = SUBMIT in store ? (store as SubmittingStore) : undefined
@@ -211,9 +231,22 @@ function remoteHandlers(
         (error: unknown) => sink.reject(error),
       )
     }
+  // A concurrency refusal's Retry-After is an estimate (a release frees a slot at any time):
+  // it never enters the cache.
+  const leaseRefusal = (decision: Decision): boolean =>
+    set.leases &&
+    (set.policies.length === 1 ||
+      decision.policies.some((p, i) => !p.allowed && set.policies[i]?.algorithm === 'concurrency'))
+  // A refusal under `maxDelay` could pass by waiting `waitMs` before its Retry-After.
   const remember = (c: StoreCall, decision: Decision, sentAtMs: number): Decision => {
-    if (blocked !== undefined && !decision.allowed)
-      blocked.add(c.key, c.cost === 0 ? 1 : c.cost, sentAtMs, decision)
+    if (blocked !== undefined && !decision.allowed && !leaseRefusal(decision))
+      blocked.add(
+        c.key,
+        c.cost === 0 ? 1 : c.cost,
+        sentAtMs,
+        decision,
+        decision.retryAfterMs - set.waitMs,
+      )
     return decision
   }
   const reported = (c: StoreCall, error: unknown): undefined => {
@@ -228,10 +261,10 @@ function remoteHandlers(
           : (c, sink) => submitting[SUBMIT](c, 'c', sink),
       value: (c, value, sentAtMs) =>
         remember(c, decisions.of(value as StoreDecision | StoreDecision[], 'store'), sentAtMs),
-      decided: (c, allowed, remaining, resetMs, retryAfterMs, ticket, sentAtMs) =>
+      decided: (c, allowed, remaining, resetMs, retryAfterMs, ticket, delayMs, sentAtMs) =>
         remember(
           c,
-          decisions.one(allowed, remaining, resetMs, retryAfterMs, ticket, 'store'),
+          decisions.one(allowed, remaining, resetMs, retryAfterMs, ticket, 'store', delayMs),
           sentAtMs,
         ),
       error: (c, error) => failed(error, c),
@@ -241,6 +274,14 @@ function remoteHandlers(
         submitting === undefined
           ? bridge((c) => store.refund(c))
           : (c, sink) => submitting[SUBMIT](c, 'r', sink),
+      value: () => undefined,
+      error: reported,
+    },
+    release: {
+      submit:
+        submitting === undefined
+          ? bridge((c) => store.release?.(c) ?? Promise.resolve())
+          : (c, sink) => submitting[SUBMIT](c, 'l', sink),
       value: () => undefined,
       error: reported,
     },

@@ -29,9 +29,47 @@ export interface Limiter {
   reset(key: string): Promise<void>
   /**
    * Gives `cost` (default 1) back to `key` in every policy, never above full. Pass the `Decision`
-   * that consume returned to remove exactly what that request added (needed for `sliding-log`).
+   * that consume returned to remove exactly what that request added (needed for `sliding-log`,
+   * and for `concurrency`, whose lease it releases).
    */
   refund(key: string, cost?: number, decision?: Decision): Promise<void>
+  /**
+   * Gives back the lease a `concurrency` admission holds, so the next request may go in at once.
+   * Idempotent: a second call, or a decision that held no lease (a refusal, a limiter without a
+   * concurrency policy), does nothing. Store failures go to `onError`; it rejects only for a
+   * bad key.
+   */
+  release(key: string, decision: Decision): Promise<void>
+  /**
+   * Waits for a slot, for outbound calls: resolves with the decision once the caller may go
+   * ahead (after waiting its `delayMs`, or for a concurrency slot to free). Rejects with a
+   * `LimiterError` coded `ERR_LIMITER_REFUSED` (carrying the refusal as `decision`) when no slot
+   * can be had within `maxWait`, or with the signal's reason once `signal` aborts (any
+   * reservation is given back).
+   */
+  acquire(key: string, options?: AcquireOptions): Promise<Decision>
+  /**
+   * Runs `fn` in a slot: `acquire`, then `fn(decision)`, then `release`, whatever `fn` does.
+   * Resolves with what `fn` returns.
+   */
+  run<T>(
+    key: string,
+    fn: (decision: Decision) => T | PromiseLike<T>,
+    options?: AcquireOptions,
+  ): Promise<T>
+}
+
+/** Options of {@link Limiter.acquire} and {@link Limiter.run}. */
+export interface AcquireOptions {
+  /** The request's cost (default 1). */
+  readonly cost?: number | undefined
+  /**
+   * The longest to wait for a slot, in all (default: the limiter's `maxDelay`, 0 without one:
+   * take a slot now or be refused).
+   */
+  readonly maxWait?: Duration | undefined
+  /** Stops waiting: the promise rejects with the signal's reason. */
+  readonly signal?: AbortSignal | undefined
 }
 
 /** What the limiter does when its store fails or misses the deadline. */
@@ -67,6 +105,7 @@ export interface SeveralPolicies {
   readonly window?: undefined
   readonly algorithm?: undefined
   readonly burst?: undefined
+  readonly retryAfter?: undefined
 }
 
 /** The options of {@link createLimiter} besides its policies. */
@@ -112,4 +151,18 @@ export interface LimiterStoreOptions {
     | undefined
   /** Called with each store failure (a `LimiterError` whose `cause` is the original). */
   readonly onError?: ((error: LimiterError, context: ErrorContext) => void) | undefined
+  /**
+   * Wait instead of refusing (default 0: refuse): a request that would be refused but can pass
+   * within `maxDelay` reserves its slot at once and is admitted with `delayMs`, the time to wait
+   * before going ahead. Beyond it, it is refused as usual. Only `gcra`, `token-bucket` and
+   * `leaky-bucket` policies can reserve exactly; other algorithms throw (`concurrency` policies
+   * may sit alongside in `limits`: they decide now).
+   */
+  readonly maxDelay?: Duration | undefined
+  /**
+   * With waiting: how many of a burst pass at once (default: the policy's `burst`); the rest
+   * wait their turn at the policy's rate. Alone, it allows waiting until `burst` is used up, as
+   * nginx's `limit_req burst=B delay=N` does.
+   */
+  readonly delayAfter?: number | undefined
 }

@@ -1,4 +1,5 @@
 // createLimiter(): consume / peek / reset / refund over a store, with a deadline and failure policy.
+import { acquire, runInSlot, Wakers } from './acquire.js'
 import { type Decision, LimiterDecision } from './decision.js'
 import { LimiterRangeError } from './errors.js'
 import { defaultOnError } from './failure.js'
@@ -10,7 +11,13 @@ import type { PolicySet } from './limits.js'
 import { isCost } from './policy.js'
 import { checkKey } from './stores/redis-keys.js'
 
-export type { ErrorContext, FailureMode, Limiter, LimiterOptions } from './limiter-types.js'
+export type {
+  AcquireOptions,
+  ErrorContext,
+  FailureMode,
+  Limiter,
+  LimiterOptions,
+} from './limiter-types.js'
 
 /**
  * Internal: a limiter's consume that answers synchronously when its store can (a Decision, or a
@@ -80,6 +87,8 @@ export function createLimiter(options: LimiterOptions): Limiter {
   }
   const path = storePathOf(settings, decisions, report)
   const checkCost = costChecker(set)
+  // acquire's waiters for a concurrency slot, woken by a release here
+  const wakers = new Wakers()
 
   // consume, answered synchronously when the store can (MemoryStore); bad input throws.
   const decide = (key: string, cost: number): Decision | Promise<Decision> => {
@@ -122,8 +131,21 @@ export function createLimiter(options: LimiterOptions): Limiter {
       }
       const ticket =
         decision === undefined ? undefined : LimiterDecision.ticketOf(decision, decisions.owner)
-      return path.refund(key, cost, ticket)
+      const refunded = path.refund(key, cost, ticket)
+      return set.leases ? refunded.then(() => wakers.wake(key)) : refunded
     },
+    release(key, decision) {
+      try {
+        checkKey(key)
+      } catch (error) {
+        return Promise.reject(error)
+      }
+      const ticket = set.leases ? LimiterDecision.ticketOf(decision, decisions.owner) : undefined
+      if (ticket === undefined) return Promise.resolve()
+      return path.release(key, ticket).then(() => wakers.wake(key))
+    },
+    acquire: (key, options) => acquire(limiter, wakers, settings.maxDelayMs, key, options),
+    run: (key, fn, options) => runInSlot(limiter, key, fn, options),
   }
   return Object.freeze(limiter)
 }

@@ -1,10 +1,11 @@
 // Several policies on one limiter: the `limits` option validated, where each policy's counters
 // live, and how their decisions combine into the limiter's.
 import { constrainingIndex } from './decision.js'
+import { type DelayOptions, withDelays } from './delays.js'
 import { LimiterRangeError, LimiterTypeError } from './errors.js'
 import { checkName, claimName, defaultName, storeNamespace } from './naming.js'
 import { checkOptionNames, ownOptions } from './option-names.js'
-import { ALGORITHM_CODE, definePolicy, type LimitSpec, type Policy } from './policy.js'
+import { ALGORITHM_CODE, capacityArg, definePolicy, type LimitSpec, type Policy } from './policy.js'
 
 /** The most policies one limiter holds. */
 export const MAX_LIMITS = 8
@@ -25,17 +26,32 @@ export interface PolicySet {
   readonly id: string
   /** The limiter's name: `name` when given, else its policies' names joined by `+`. */
   readonly name: string
+  /** Whether a policy is `concurrency`: its admissions hold leases to release. */
+  readonly leases: boolean
+  /**
+   * The longest a request may wait for a reserved slot (ms, rounded up; 0 without `maxDelay` or
+   * `delayAfter`): a refusal's Retry-After less this is when it could pass at the earliest.
+   */
+  readonly waitMs: number
 }
 
 /** What {@link policySetOf} reads: the policy options or `limits`, and the namespace options. */
 export interface PolicySetOptions
-  extends Partial<Record<'limit' | 'window' | 'algorithm' | 'burst', unknown>> {
+  extends Partial<Record<'limit' | 'window' | 'algorithm' | 'burst' | 'retryAfter', unknown>>,
+    DelayOptions {
   readonly limits?: unknown
   readonly name?: unknown
 }
 
-const SPEC_FIELDS: ReadonlySet<string> = new Set(['limit', 'window', 'algorithm', 'burst', 'name'])
-const SHORTHAND = ['limit', 'window', 'algorithm', 'burst'] as const
+const SPEC_FIELDS: ReadonlySet<string> = new Set([
+  'limit',
+  'window',
+  'algorithm',
+  'burst',
+  'retryAfter',
+  'name',
+])
+const SHORTHAND = ['limit', 'window', 'algorithm', 'burst', 'retryAfter'] as const
 
 /**
  * Validates the policy options (`limit`, `window`, `algorithm`, `burst`) or `limits`, names
@@ -51,7 +67,9 @@ export function policySetOf(options: PolicySetOptions, prefix: string, store: ob
     const chosen = options.name !== undefined
     const name = chosen ? checkName('name', options.name, false) : defaultName(policy)
     if (chosen) claimName(store, prefix, name, policy.algorithm)
-    return setOf([{ ...policy, name }], [storeNamespace(prefix, name, policy.algorithm, chosen)])
+    return setOf(withDelays([{ ...policy, name }], options, false), [
+      storeNamespace(prefix, name, policy.algorithm, chosen),
+    ])
   }
   for (const option of SHORTHAND) {
     if (options[option] !== undefined)
@@ -84,7 +102,7 @@ export function policySetOf(options: PolicySetOptions, prefix: string, store: ob
     policies.push(Object.freeze({ ...policy, name }))
     namespaces.push(storeNamespace(base, name, policy.algorithm, chosen))
   })
-  return setOf(policies, namespaces, limiterName)
+  return setOf(withDelays(policies, options, true), namespaces, limiterName)
 }
 
 function checkedSpecs(limits: unknown): readonly unknown[] {
@@ -109,9 +127,11 @@ function setOf(
     namespaces: Object.freeze(namespaces),
     maxCost: Math.min(...policies.map((p) => p.burst)),
     id: policies
-      .map((p) => `${ALGORITHM_CODE[p.algorithm]}:${p.limit}:${p.windowMs}:${p.burst}`)
+      .map((p) => `${ALGORITHM_CODE[p.algorithm]}:${p.limit}:${p.windowMs}:${capacityArg(p)}`)
       .join('|'),
     name: limiterName !== '' ? limiterName : policies.map((p) => p.name).join('+'),
+    leases: policies.some((p) => p.algorithm === 'concurrency'),
+    waitMs: Math.max(0, ...policies.map((p) => Math.ceil((p.waitUnits ?? 0) / p.limit))),
   })
 }
 

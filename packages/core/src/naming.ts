@@ -57,6 +57,7 @@ export const STATE_CODE: Readonly<Record<Algorithm, string>> = {
   'token-bucket': 'gc',
   'leaky-bucket': 'gc',
   gcra: 'gc',
+  concurrency: 'cc',
 }
 
 /**

@@ -2,7 +2,10 @@
 import { type Duration, parseDuration } from './duration.js'
 import { LimiterRangeError, LimiterTypeError } from './errors.js'
 
-/** The six algorithms. */
+/**
+ * The algorithms: six rate algorithms, and `'concurrency'`, which caps the requests a key has in
+ * flight at once (each admission holds a lease until `limiter.release`, or `window` at most).
+ */
 export type Algorithm =
   | 'fixed-window'
   | 'sliding-window'
@@ -10,6 +13,7 @@ export type Algorithm =
   | 'token-bucket'
   | 'leaky-bucket'
   | 'gcra'
+  | 'concurrency'
 
 /** Every algorithm name, in documentation order. */
 export const ALGORITHMS: readonly Algorithm[] = Object.freeze([
@@ -19,10 +23,27 @@ export const ALGORITHMS: readonly Algorithm[] = Object.freeze([
   'token-bucket',
   'leaky-bucket',
   'gcra',
+  'concurrency',
 ])
 
-/** Algorithms that count requests in windows: their capacity is `limit`, so `burst` must equal it. */
-const COUNTING: ReadonlySet<Algorithm> = new Set(['fixed-window', 'sliding-window', 'sliding-log'])
+/** The six rate algorithms (every algorithm but `'concurrency'`), in documentation order. */
+export const RATE_ALGORITHMS: readonly Algorithm[] = Object.freeze(
+  ALGORITHMS.filter((a) => a !== 'concurrency'),
+)
+
+/**
+ * Algorithms whose capacity is `limit` (counting requests in windows, or in flight), so `burst`
+ * must equal it.
+ */
+const COUNTING: ReadonlySet<Algorithm> = new Set([
+  'fixed-window',
+  'sliding-window',
+  'sliding-log',
+  'concurrency',
+])
+
+/** The algorithms that can reserve a later slot (`maxDelay`): GCRA and the buckets it decides. */
+export const RESERVING: ReadonlySet<Algorithm> = new Set(['gcra', 'token-bucket', 'leaky-bucket'])
 
 /** Short codes used in default key names (keeps Redis keys compact). */
 export const ALGORITHM_CODE: Readonly<Record<Algorithm, string>> = Object.freeze({
@@ -32,6 +53,7 @@ export const ALGORITHM_CODE: Readonly<Record<Algorithm, string>> = Object.freeze
   'token-bucket': 'tb',
   'leaky-bucket': 'lb',
   gcra: 'gc',
+  concurrency: 'cc',
 })
 
 /**
@@ -44,6 +66,12 @@ export const MAX_UNITS = 2 ** 50
 /** The largest `limit` of `sliding-log`, whose Redis log keeps costs in 32-bit fields. */
 export const MAX_LOG_LIMIT = 2 ** 32 - 1
 
+/** The largest `limit` of `concurrency`: every slot in use is a lease the store holds. */
+export const MAX_CONCURRENCY_LIMIT = 100_000
+
+/** The default Retry-After of a `concurrency` refusal: nobody can know when a slot frees. */
+export const DEFAULT_CONCURRENCY_RETRY_MS = 1000
+
 /** What a user writes to describe a policy. */
 export interface PolicyOptions {
   /** The algorithm. Default `'sliding-window'`. */
@@ -54,9 +82,15 @@ export interface PolicyOptions {
   readonly window: Duration
   /**
    * The most that can pass at once (bucket algorithms and GCRA). Default `limit`. The counting
-   * algorithms (`fixed-window`, `sliding-window`, `sliding-log`) only accept `burst === limit`.
+   * algorithms (`fixed-window`, `sliding-window`, `sliding-log`) and `concurrency` only accept
+   * `burst === limit`.
    */
   readonly burst?: number | undefined
+  /**
+   * `concurrency` only: the `Retry-After` of a refusal (default 1 s), an estimate: a slot frees
+   * when a request in flight ends. Never later than the moment the oldest lease expires.
+   */
+  readonly retryAfter?: Duration | undefined
 }
 
 /** One entry of a limiter's `limits`: a policy, and optionally its name. */
@@ -74,6 +108,15 @@ export interface Policy {
   readonly limit: number
   readonly windowMs: number
   readonly burst: number
+  /** `concurrency` only: the estimate a refusal's `retryAfterMs` is capped at. */
+  readonly retryAfterMs?: number | undefined
+  /**
+   * GCRA and the buckets, under a limiter's `maxDelay` or `delayAfter`: how many of a burst pass
+   * at once (the rest wait their turn).
+   */
+  readonly delayAfter?: number | undefined
+  /** Likewise: how long a request may wait for its reserved slot, in units of 1/`limit` ms. */
+  readonly waitUnits?: number | undefined
 }
 
 /** Whether `cost` is a cost `policy` can take: an integer from `min` (1, or 0 for a peek) to `burst`. */
@@ -113,12 +156,20 @@ export function definePolicy(options: PolicyOptions, at = ''): Policy {
   const windowMs = parseDuration(options.window, `${at}window`)
   const burst = options.burst === undefined ? limit : positiveInteger(`${at}burst`, options.burst)
   if (COUNTING.has(algorithm) && burst !== limit) {
+    const what = algorithm === 'concurrency' ? 'in flight' : 'per window'
     throw new LimiterRangeError(
       `${at}burst`,
       burst,
-      `'${algorithm}' admits at most \`limit\` (${limit}) per window, so \`burst\` must be omitted or equal it; use 'token-bucket', 'leaky-bucket' or 'gcra' for a separate burst`,
+      `'${algorithm}' admits at most \`limit\` (${limit}) ${what}, so \`burst\` must be omitted or equal it; use 'token-bucket', 'leaky-bucket' or 'gcra' for a separate burst`,
     )
   }
+  if (algorithm === 'concurrency') return concurrencyPolicy(options, at, limit, windowMs)
+  if (options.retryAfter !== undefined)
+    throw new LimiterRangeError(
+      `${at}retryAfter`,
+      options.retryAfter,
+      `is the Retry-After estimate of a 'concurrency' policy; a '${algorithm}' refusal's Retry-After is exact: remove \`retryAfter\``,
+    )
   if (algorithm === 'sliding-log' && limit > MAX_LOG_LIMIT) {
     throw new LimiterRangeError(
       `${at}limit`,
@@ -141,4 +192,36 @@ export function definePolicy(options: PolicyOptions, at = ''): Policy {
     )
   }
   return Object.freeze({ algorithm, limit, windowMs, burst })
+}
+
+function concurrencyPolicy(
+  options: PolicyOptions,
+  at: string,
+  limit: number,
+  windowMs: number,
+): Policy {
+  if (limit > MAX_CONCURRENCY_LIMIT)
+    throw new LimiterRangeError(
+      `${at}limit`,
+      limit,
+      `'concurrency' holds a lease per request in flight and takes a limit of at most ${MAX_CONCURRENCY_LIMIT}`,
+    )
+  const retryAfterMs =
+    options.retryAfter === undefined
+      ? DEFAULT_CONCURRENCY_RETRY_MS
+      : parseDuration(options.retryAfter, `${at}retryAfter`)
+  return Object.freeze({ algorithm: 'concurrency', limit, windowMs, burst: limit, retryAfterMs })
+}
+
+/**
+ * The policy's capacity as the Redis scripts take it: `burst`, then what the algorithm needs
+ * besides (a concurrency policy's Retry-After estimate; a reserving policy's `delayAfter` and
+ * wait allowance), joined by `/`. Also part of the batch group: policies that differ in any of
+ * it never share a script call.
+ */
+export function capacityArg(policy: Policy): string | number {
+  if (policy.retryAfterMs !== undefined) return `${policy.burst}/${policy.retryAfterMs}`
+  if (policy.waitUnits !== undefined)
+    return `${policy.burst}/${policy.delayAfter}/${policy.waitUnits}`
+  return policy.burst
 }

@@ -26,8 +26,20 @@ const cluster = useCluster(3, 0)
 const COUNTING = new Set<Algorithm>(['fixed-window', 'sliding-window', 'sliding-log'])
 let unique = 0
 
-/** A spec of `algorithm` with these numbers (burst only where the algorithm takes one). */
-function spec(algorithm: Algorithm, limit: number, windowMs: number, burst = limit): LimitSpec {
+/**
+ * A spec of `algorithm` with these numbers (burst only where the algorithm takes one). A
+ * concurrency policy's Retry-After estimate is its window unless given: its refusals then wait
+ * exactly until a lease expires, as a rate policy's do until capacity returns.
+ */
+function spec(
+  algorithm: Algorithm,
+  limit: number,
+  windowMs: number,
+  burst = limit,
+  retryAfterMs = windowMs,
+): LimitSpec {
+  if (algorithm === 'concurrency')
+    return { algorithm, limit, window: windowMs, retryAfter: retryAfterMs }
   return COUNTING.has(algorithm)
     ? { algorithm, limit, window: windowMs }
     : { algorithm, limit, window: windowMs, burst }
@@ -271,9 +283,10 @@ describe('Lua vs TypeScript twins, several policies', () => {
       limit: fc.integer({ min: 1, max: 8 }),
       windowMs: fc.oneof(fc.integer({ min: 1, max: 40 }), fc.integer({ min: 41, max: 4000 })),
       burstExtra: fc.integer({ min: -3, max: 6 }),
+      retryAfterMs: fc.integer({ min: 1, max: 3000 }),
     })
-    .map(({ algorithm, limit, windowMs, burstExtra }) =>
-      spec(algorithm, limit, windowMs, Math.max(1, limit + burstExtra)),
+    .map(({ algorithm, limit, windowMs, burstExtra, retryAfterMs }) =>
+      spec(algorithm, limit, windowMs, Math.max(1, limit + burstExtra), retryAfterMs),
     )
   const opArb = fc.oneof(
     {
@@ -297,6 +310,16 @@ describe('Lua vs TypeScript twins, several policies', () => {
         key: fc.integer({ min: 0, max: 1 }),
         cost: fc.integer({ min: 1, max: 6 }),
         exact: fc.boolean(),
+      }),
+    },
+    {
+      weight: 3,
+      arbitrary: fc.record({
+        kind: fc.constant('release' as const),
+        advanceMs: fc.integer({ min: 0, max: 200 }),
+        key: fc.integer({ min: 0, max: 1 }),
+        cost: fc.constant(1),
+        exact: fc.constant(true),
       }),
     },
   )
@@ -338,6 +361,12 @@ describe('Lua vs TypeScript twins, several policies', () => {
                 const [da, db] = await Promise.all([a.consume(key, cost), b.consume(key, cost)])
                 expect(numbers(db), `step ${i}: ${JSON.stringify(op)}`).toEqual(numbers(da))
                 if (da.allowed && cost > 0) last.set(op.key, [da, db])
+              } else if (op.kind === 'release') {
+                const taken = last.get(op.key)
+                if (taken !== undefined) {
+                  await a.release(key, taken[0])
+                  await b.release(key, taken[1])
+                }
               } else {
                 const taken = op.exact ? last.get(op.key) : undefined
                 await a.refund(key, Math.min(cost, maxCost), taken?.[0])

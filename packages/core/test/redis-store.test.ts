@@ -133,7 +133,7 @@ describe('RedisStore', () => {
       expect(a).toMatchObject({ allowed: true, remaining: 2 })
       expect(b).toMatchObject({ allowed: true, remaining: 2 })
       expect(again).toMatchObject({ allowed: true, remaining: 1 })
-      expect(await redis.client.type(key)).toBe('string')
+      expect(await redis.client.type(key)).toBe(algorithm === 'concurrency' ? 'zset' : 'string')
       expect(await redis.client.pttl(key)).toBeGreaterThan(0)
       expect(await limiter.peek('a')).toMatchObject({ remaining: 1 })
     },

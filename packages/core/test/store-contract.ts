@@ -17,9 +17,20 @@ export function describeStoreContract(name: string, makeStore: () => Store): voi
   describe.each(ALGORITHMS)(`${name} contract: %s`, (algorithm: Algorithm) => {
     let now = 1_750_000_000_000
     const clock = () => now
+    // A concurrency policy's Retry-After is an estimate unless it is its window: then a refusal
+    // waits exactly until the oldest lease expires, and the contract holds as it stands.
     const limiter = (options: Omit<Extract<LimiterOptions, { limit: number }>, 'store'>) =>
       createLimiter(
-        withClock({ algorithm, name: `c${unique++}`, ...options, store: makeStore() }, clock),
+        withClock(
+          {
+            algorithm,
+            name: `c${unique++}`,
+            ...options,
+            ...(algorithm === 'concurrency' ? { retryAfter: options.window } : {}),
+            store: makeStore(),
+          },
+          clock,
+        ),
       )
 
     it('admits up to the limit in one millisecond, then rejects with an honest retryAfterMs', async () => {
@@ -104,32 +115,37 @@ export function describeStoreContract(name: string, makeStore: () => Store): voi
       expect((await large.consume('u')).allowed).toBe(true)
     })
 
-    it('after a change to a shorter window, a refused key is admitted once its retryAfterMs has passed', async () => {
-      const named = `shrink${unique++}`
-      const store = makeStore()
-      const make = (window: string) =>
-        createLimiter(withClock({ algorithm, limit: 2, window, name: named, store }, clock))
-      const long = make('1h')
-      const short = make('1s')
-      // The first request after the change is a consume for one key and a peek for the other.
-      for (const first of ['consume', 'peek'] as const) {
-        const key = `s-${first}`
-        await long.consume(key, 2)
-        now += 10
-        const refused = first === 'consume' ? await short.consume(key) : await short.peek(key)
-        // A fixed window ends no later than the new length from the first request that saw it.
-        if (algorithm === 'fixed-window') expect(refused).toMatchObject({ retryAfterMs: 1000 })
-        // sliding-window aligns windows to the new length: the old hour has left its estimate.
-        if (algorithm === 'sliding-window') expect(refused.allowed).toBe(true)
-        if (refused.allowed) continue
-        now += 400
-        const later = await short.consume(key)
-        expect(later.allowed).toBe(false)
-        expect(later.retryAfterMs).toBe(refused.retryAfterMs - 400)
-        now += later.retryAfterMs
-        expect((await short.consume(key)).allowed).toBe(true)
-      }
-    })
+    // (a concurrency lease keeps the expiry it was taken with: a shorter window applies to the
+    // leases taken after the change; its Retry-After is an estimate in any case)
+    it.skipIf(algorithm === 'concurrency')(
+      'after a change to a shorter window, a refused key is admitted once its retryAfterMs has passed',
+      async () => {
+        const named = `shrink${unique++}`
+        const store = makeStore()
+        const make = (window: string) =>
+          createLimiter(withClock({ algorithm, limit: 2, window, name: named, store }, clock))
+        const long = make('1h')
+        const short = make('1s')
+        // The first request after the change is a consume for one key and a peek for the other.
+        for (const first of ['consume', 'peek'] as const) {
+          const key = `s-${first}`
+          await long.consume(key, 2)
+          now += 10
+          const refused = first === 'consume' ? await short.consume(key) : await short.peek(key)
+          // A fixed window ends no later than the new length from the first request that saw it.
+          if (algorithm === 'fixed-window') expect(refused).toMatchObject({ retryAfterMs: 1000 })
+          // sliding-window aligns windows to the new length: the old hour has left its estimate.
+          if (algorithm === 'sliding-window') expect(refused.allowed).toBe(true)
+          if (refused.allowed) continue
+          now += 400
+          const later = await short.consume(key)
+          expect(later.allowed).toBe(false)
+          expect(later.retryAfterMs).toBe(refused.retryAfterMs - 400)
+          now += later.retryAfterMs
+          expect((await short.consume(key)).allowed).toBe(true)
+        }
+      },
+    )
 
     it('rejects bad input with clear errors', async () => {
       const l = limiter({ limit: 3, window: '1m' })

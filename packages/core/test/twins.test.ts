@@ -17,18 +17,36 @@ import { useRedis } from './setup/redis.js'
 
 const redis = useRedis()
 
-const COUNTING = new Set<Algorithm>(['fixed-window', 'sliding-window', 'sliding-log'])
+const COUNTING = new Set<Algorithm>([
+  'fixed-window',
+  'sliding-window',
+  'sliding-log',
+  'concurrency',
+])
+const RESERVING = new Set<Algorithm>(['gcra', 'token-bucket', 'leaky-bucket'])
 
 type Op =
   | { kind: 'consume'; advanceMs: number; key: number; cost: number }
   | { kind: 'refund'; advanceMs: number; key: number; cost: number; exact: boolean }
+  | { kind: 'release'; advanceMs: number; key: number; cost: 0 }
   | { kind: 'policy'; limit: number; windowMs: number; burst: number }
 
+// `retryAfterMs`: a concurrency policy's estimate; `wait`: a reserving policy's maxDelay and
+// delayAfter (either may be absent), used when the algorithm can reserve.
 const policyArb = fc.record({
   limit: fc.integer({ min: 1, max: 12 }),
   windowMs: fc.oneof(fc.integer({ min: 1, max: 50 }), fc.integer({ min: 51, max: 5000 })),
   burstExtra: fc.integer({ min: -5, max: 10 }),
+  retryAfterMs: fc.integer({ min: 1, max: 6000 }),
+  wait: fc.option(
+    fc.record({
+      maxDelayMs: fc.option(fc.integer({ min: 1, max: 3000 }), { nil: undefined }),
+      delayAfter: fc.option(fc.integer({ min: 1, max: 20 }), { nil: undefined }),
+    }),
+    { nil: undefined },
+  ),
 })
+type FirstPolicy = typeof policyArb extends fc.Arbitrary<infer P> ? P : never
 
 function opArb(windowMs: number): fc.Arbitrary<Op> {
   const advance = fc.oneof(
@@ -57,6 +75,15 @@ function opArb(windowMs: number): fc.Arbitrary<Op> {
       }),
     },
     {
+      weight: 3,
+      arbitrary: fc.record({
+        kind: fc.constant('release' as const),
+        advanceMs: advance,
+        key: fc.integer({ min: 0, max: 2 }),
+        cost: fc.constant(0 as const),
+      }),
+    },
+    {
       weight: 1,
       arbitrary: fc.record({
         kind: fc.constant('policy' as const),
@@ -74,17 +101,23 @@ let run = 0
 class TwinStore implements Store {
   readonly local = true
   readonly #states = new Map<string, unknown>()
+  #leases = 0
   consume(call: StoreCall): Promise<StoreDecision> {
     const id = `${call.namespace}${call.key}`
     // The state is also handed back for reuse, as MemoryStore does: the in-place path is the
     // one compared with Lua.
     const state = this.#states.get(id)
+    const lease =
+      call.policy.algorithm === 'concurrency' && call.cost > 0
+        ? `${call.cost}:t${this.#leases++}`
+        : undefined
     const outcome = TWINS[call.policy.algorithm].check(
       state,
       call.nowMs as number,
       call.policy,
       call.cost,
       state,
+      lease,
     )
     if (outcome.state !== undefined) this.#states.set(id, outcome.state)
     return Promise.resolve(outcome)
@@ -102,6 +135,9 @@ class TwinStore implements Store {
     else this.#states.set(id, outcome.state)
     return Promise.resolve()
   }
+  release(call: StoreCall): Promise<void> {
+    return this.refund(call)
+  }
   reset(call: Omit<StoreCall, 'cost'>): Promise<void> {
     this.#states.delete(`${call.namespace}${call.key}`)
     return Promise.resolve()
@@ -113,7 +149,7 @@ type StorePair = () => [Store, Store, () => Promise<void>]
 async function scenario(
   algorithm: Algorithm,
   stores: StorePair,
-  first: { limit: number; windowMs: number; burstExtra: number },
+  first: FirstPolicy,
   ops: readonly Op[],
   startMs: number,
 ): Promise<void> {
@@ -123,7 +159,20 @@ async function scenario(
   const [storeA, storeB, close] = stores()
   const make = (limit: number, windowMs: number, burst: number): [Limiter, Limiter] => {
     const b = COUNTING.has(algorithm) ? limit : Math.max(1, burst)
-    const options = { algorithm, limit, window: windowMs, burst: b, name }
+    const { wait } = first
+    const options = {
+      algorithm,
+      limit,
+      window: windowMs,
+      burst: b,
+      name,
+      retryAfter: algorithm === 'concurrency' ? first.retryAfterMs : undefined,
+      maxDelay: RESERVING.has(algorithm) ? wait?.maxDelayMs : undefined,
+      delayAfter:
+        RESERVING.has(algorithm) && wait?.delayAfter !== undefined
+          ? Math.min(wait.delayAfter, b)
+          : undefined,
+    }
     return [
       createLimiter(withClock({ ...options, store: storeA }, clock)),
       createLimiter(withClock({ ...options, store: storeB }, clock)),
@@ -146,6 +195,10 @@ async function scenario(
           numbers(da),
         )
         if (da.allowed && cost > 0) last.set(op.key, [da, db])
+      } else if (op.kind === 'release') {
+        const taken = last.get(op.key)
+        if (taken !== undefined)
+          await Promise.all([a.release(key, taken[0]), b.release(key, taken[1])])
       } else {
         const decisions = op.exact ? last.get(op.key) : undefined
         await a.refund(key, cost, decisions?.[0])

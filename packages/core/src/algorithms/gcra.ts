@@ -1,4 +1,5 @@
 // gcra: one theoretical arrival time (TAT) per key.
+import type { Policy } from '../policy.js'
 import {
   type AlgorithmTwin,
   ceilDiv,
@@ -55,12 +56,14 @@ function stateAt(nowMs: number, ahead: number, limit: number, reuse?: GcraState)
  * `now + burst x T`. Decisions equal a token bucket's with the same numbers.
  */
 export const gcra: AlgorithmTwin<GcraState> = {
-  check(state, nowMs, policy, cost, reuse): Outcome<GcraState> {
+  check(state, nowMs, policy, cost, reuse, _lease, holdMs): Outcome<GcraState> {
     const { limit, windowMs: w, burst } = policy
     const tolerance = burst * w
     const peek = cost === 0
     const before = aheadOf(state, nowMs, limit)
     const ahead = before + (peek ? 1 : cost) * w
+    if (policy.waitUnits !== undefined)
+      return reserve(policy, nowMs, before, ahead, peek, reuse, holdMs)
     const allowed = ahead <= tolerance
     const used = allowed && !peek ? ahead : before
     return {
@@ -78,4 +81,41 @@ export const gcra: AlgorithmTwin<GcraState> = {
     if (ahead <= 0) return { state: null, ttlMs: 0 }
     return { state: stateAt(nowMs, ahead, limit), ttlMs: ceilDiv(ahead, limit) }
   },
+}
+
+/**
+ * GCRA under a limiter's `maxDelay` or `delayAfter`: the first `delayAfter` of a burst pass at
+ * once; a request beyond them that can pass within the wait allowance reserves its slot (the
+ * TAT advances as if it were admitted when its wait ends, `max(TAT, now + delay) + c x T`) and
+ * is admitted with `delayMs`; beyond the allowance it is refused, its `retryAfterMs` the time
+ * until it would pass without waiting. `holdMs`: the common wait of several policies decided
+ * together, at least this policy's own.
+ */
+function reserve(
+  policy: Policy,
+  nowMs: number,
+  before: number,
+  ahead: number,
+  peek: boolean,
+  reuse: GcraState | undefined,
+  holdMs: number | undefined,
+): Outcome<GcraState> {
+  const { limit, windowMs: w, burst } = policy
+  const atOnce = (policy.delayAfter as number) * w
+  const late = ahead - atOnce
+  const allowed = late <= (policy.waitUnits as number)
+  const delayMs = late > 0 ? ceilDiv(late, limit) : 0
+  const wait = holdMs === undefined || holdMs < delayMs ? delayMs : holdMs
+  let used = before
+  if (allowed && !peek)
+    used = wait === 0 ? ahead : Math.max(before, wait * limit) + (ahead - before)
+  return {
+    allowed,
+    remaining: Math.max(0, floorDiv(burst * w - used, w)),
+    resetMs: ceilDiv(used, limit),
+    retryAfterMs: allowed ? 0 : delayMs,
+    state: allowed && !peek ? stateAt(nowMs, used, limit, reuse) : undefined,
+    ttlMs: ceilDiv(allowed && !peek ? used : ahead, limit),
+    delayMs: allowed ? wait : 0,
+  }
 }

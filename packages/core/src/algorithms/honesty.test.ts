@@ -3,7 +3,7 @@
 // bucket models.
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { ALGORITHMS, type Algorithm, definePolicy, type Policy } from '../policy.js'
+import { type Algorithm, definePolicy, type Policy, RATE_ALGORITHMS } from '../policy.js'
 import { TWINS } from './index.js'
 
 const COUNTING = new Set<Algorithm>(['fixed-window', 'sliding-window', 'sliding-log'])
@@ -42,7 +42,7 @@ function replay(
   return { state, now }
 }
 
-describe.each(ALGORITHMS)('%s', (algorithm) => {
+describe.each(RATE_ALGORITHMS)('%s', (algorithm) => {
   const twin = TWINS[algorithm]
 
   it('retryAfterMs is honest and minimal: allowed after waiting it out, rejected 1 ms earlier', () => {

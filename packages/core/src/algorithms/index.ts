@@ -1,5 +1,6 @@
 // The twin of each algorithm by name.
 import type { Algorithm } from '../policy.js'
+import { concurrency } from './concurrency.js'
 import { fixedWindow } from './fixed-window.js'
 import { gcra } from './gcra.js'
 import { leakyBucket } from './leaky-bucket.js'
@@ -19,4 +20,5 @@ export const TWINS: Readonly<Record<Algorithm, AlgorithmTwin<unknown>>> = Object
   'token-bucket': tokenBucket as AlgorithmTwin<unknown>,
   'leaky-bucket': leakyBucket as AlgorithmTwin<unknown>,
   gcra: gcra as AlgorithmTwin<unknown>,
+  concurrency: concurrency as AlgorithmTwin<unknown>,
 })

@@ -13,8 +13,13 @@ export interface Outcome<S> {
   readonly state: S | undefined
   /** How long the written state matters: ms until it is back to "empty". */
   readonly ttlMs: number
-  /** Identifies what this request added (sliding-log only), so a refund can remove exactly it. */
+  /**
+   * Identifies what this request added (sliding-log's record, concurrency's lease), so a refund
+   * or release can remove exactly it.
+   */
   readonly ticket?: string | undefined
+  /** An admission that reserved a later slot: ms to wait before going ahead (absent: 0). */
+  readonly delayMs?: number | undefined
 }
 
 /** `T` with its fields writable: how a twin fills a `reuse` state object. */
@@ -37,7 +42,20 @@ export interface RefundOutcome<S> {
  * full GC to reclaim.
  */
 export interface AlgorithmTwin<S> {
-  check(state: S | undefined, nowMs: number, policy: Policy, cost: number, reuse?: S): Outcome<S>
+  /**
+   * `lease`: a concurrency admission's lease, `<cost>:<id>` (the store makes one per consume).
+   * `holdMs`: several policies that wait decided together reserve at one time, the longest of
+   * their delays: a reserving policy records its admission as of `nowMs + holdMs`.
+   */
+  check(
+    state: S | undefined,
+    nowMs: number,
+    policy: Policy,
+    cost: number,
+    reuse?: S,
+    lease?: string,
+    holdMs?: number,
+  ): Outcome<S>
   refund(
     state: S | undefined,
     nowMs: number,

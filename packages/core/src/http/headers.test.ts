@@ -18,6 +18,7 @@ const allowed: Decision = {
   remaining: 42,
   resetMs: 16_001,
   retryAfterMs: 0,
+  delayMs: 0,
   source: 'store',
   policies: [],
 }
@@ -27,6 +28,7 @@ const denied: Decision = {
   remaining: 0,
   resetMs: 59_000,
   retryAfterMs: 2_500,
+  delayMs: 0,
   source: 'store',
   policies: [],
 }
@@ -141,6 +143,7 @@ describe('formatHeaders', () => {
       remaining: 2,
       resetMs: 1,
       retryAfterMs: 0,
+      delayMs: 0,
       source: 'store',
       policies: [],
     }
@@ -171,6 +174,7 @@ const decisions = fc.record({
   remaining: fc.integer({ min: 0, max: 1e9 }),
   resetMs: fc.integer({ min: 0, max: 1e10 }),
   retryAfterMs: fc.integer({ min: 0, max: 1e10 }),
+  delayMs: fc.constant(0),
   source: fc.constant('store' as const),
   policies: fc.constant([]),
 })

@@ -132,6 +132,7 @@ describe('mergeHeaders across header styles (the first style written for a field
     remaining,
     resetMs: 30_000,
     retryAfterMs: 0,
+    delayMs: 0,
     source: 'store',
     policies: [],
   })

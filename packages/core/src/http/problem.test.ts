@@ -24,6 +24,7 @@ describe('problemBody', () => {
       remaining: 0,
       resetMs: 900_000,
       retryAfterMs: 1001,
+      delayMs: 0,
       source: 'store' as const,
       policies: [],
     }

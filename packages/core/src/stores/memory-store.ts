@@ -8,6 +8,7 @@ import type { PolicySet } from '../limits.js'
 import { ownOptions } from '../option-names.js'
 import type { Policy } from '../policy.js'
 import { boundedKey } from './bounded-key.js'
+import { newLease } from './leases.js'
 import { DECIDES_SETS, type Store, type StoreCall, type StoreDecision } from './store.js'
 
 /**
@@ -33,6 +34,8 @@ export interface BoundSet {
     nowMs: number | undefined,
   ): void
   reset(key: string): void
+  /** Gives back the leases `tickets` name (concurrency policies; the others are untouched). */
+  release(key: string, tickets: readonly (string | undefined)[], nowMs: number | undefined): void
 }
 
 // Namespaces held before the empty ones are let go.
@@ -116,17 +119,21 @@ export class MemoryStore implements Store {
   consumeSync(call: StoreCall): StoreDecision {
     const twin = TWINS[call.policy.algorithm]
     const space = this.#space(call.namespace)
-    return this.#check(space, twin, call.policy, boundedKey(call.key), call.cost, this.#now(call))
+    const { policy, cost } = call
+    const key = boundedKey(call.key)
+    return this.#check(space, twin, policy, key, cost, this.#now(call), leaseFor(policy, cost))
   }
 
   /** Internal: {@link BIND}. */
   [BIND](namespace: string, policy: Policy): BoundConsume {
     const twin = TWINS[policy.algorithm]
     const space = this.#space(namespace)
+    const leases = policy.algorithm === 'concurrency'
     return (key, cost, at) => {
       const now = at ?? nowMs()
       if (now > this.#latestMs) this.#latestMs = now
-      return this.#check(space, twin, policy, boundedKey(key), cost, now)
+      const lease = leases && cost > 0 ? newLease(cost) : undefined
+      return this.#check(space, twin, policy, boundedKey(key), cost, now, lease)
     }
   }
 
@@ -145,12 +152,16 @@ export class MemoryStore implements Store {
         const t = now(at)
         const held = boundedKey(key)
         policies.forEach((policy, i) => {
-          const space = spaces[i] as Map<string, Entry>
-          const entry = space.get(held)
-          const state = entry !== undefined && entry.expiresAtMs > t ? entry.state : undefined
-          const outcome = TWINS[policy.algorithm].refund(state, t, policy, cost, tickets[i])
-          if (outcome.state === null) this.#delete(space, held)
-          else this.#write(space, held, entry, outcome.state, t + outcome.ttlMs)
+          this.#refund(spaces[i] as Map<string, Entry>, policy, held, cost, tickets[i], t)
+        })
+      },
+      release: (key, tickets, at) => {
+        const t = now(at)
+        const held = boundedKey(key)
+        policies.forEach((policy, i) => {
+          const ticket = tickets[i]
+          if (policy.algorithm === 'concurrency' && ticket !== undefined)
+            this.#refund(spaces[i] as Map<string, Entry>, policy, held, 0, ticket, t)
         })
       },
       reset: (key) => {
@@ -161,8 +172,9 @@ export class MemoryStore implements Store {
   }
 
   // Several policies, all or nothing (the twin of lua/lib/limits.lua): each policy's check
-  // writes nothing; if every policy admits, each writes its new state; if any refuses, none
-  // counts, and a policy that would have admitted reports what it holds now (a peek).
+  // writes nothing; if every policy admits, each writes its new state (policies that reserve a
+  // later slot all reserve at the longest of their waits); if any refuses, none counts, and a
+  // policy that would have admitted reports what it holds now (a peek).
   #checkAll(
     spaces: readonly Map<string, Entry>[],
     policies: PolicySet['policies'],
@@ -170,27 +182,40 @@ export class MemoryStore implements Store {
     cost: number,
     now: number,
   ): StoreDecision[] {
-    const entries: Array<Entry | undefined> = []
-    const states: unknown[] = []
-    const outcomes: StoreDecision[] = []
+    const n = policies.length
+    const entries: Array<Entry | undefined> = new Array(n)
+    const states: unknown[] = new Array(n)
+    const outcomes: Outcome<unknown>[] = new Array(n)
     let all = true
-    policies.forEach((policy, i) => {
+    let holdMs = 0
+    for (let i = 0; i < n; i++) {
+      const policy = policies[i] as PolicySet['policies'][number]
       const entry = (spaces[i] as Map<string, Entry>).get(key)
       const state = entry !== undefined && entry.expiresAtMs > now ? entry.state : undefined
-      const outcome = TWINS[policy.algorithm].check(state, now, policy, cost)
-      entries.push(entry)
-      states.push(state)
-      outcomes.push(outcome)
+      const outcome = TWINS[policy.algorithm].check(
+        state,
+        now,
+        policy,
+        cost,
+        undefined,
+        leaseFor(policy, cost),
+      )
+      entries[i] = entry
+      states[i] = state
+      outcomes[i] = outcome
       if (!outcome.allowed) all = false
-    })
+      else if ((outcome.delayMs ?? 0) > holdMs) holdMs = outcome.delayMs as number
+    }
     return outcomes.map((outcome, i) => {
       const policy = policies[i] as PolicySet['policies'][number]
-      const space = spaces[i] as Map<string, Entry>
-      const o =
-        all || !outcome.allowed ? outcome : TWINS[policy.algorithm].check(states[i], now, policy, 0)
-      const { state, ttlMs } = o as Outcome<unknown>
-      if (state !== undefined) this.#write(space, key, entries[i], state, now + ttlMs)
-      if (o === outcome) return o
+      const twin = TWINS[policy.algorithm]
+      let o = outcome
+      if (!all && outcome.allowed) o = twin.check(states[i], now, policy, 0)
+      else if (all && cost > 0 && outcome.delayMs !== undefined && outcome.delayMs < holdMs)
+        o = twin.check(states[i], now, policy, cost, undefined, undefined, holdMs)
+      if (o.state !== undefined)
+        this.#write(spaces[i] as Map<string, Entry>, key, entries[i], o.state, now + o.ttlMs)
+      if (o === outcome || all) return o
       return { allowed: true, remaining: o.remaining, resetMs: o.resetMs, retryAfterMs: 0 }
     })
   }
@@ -203,11 +228,12 @@ export class MemoryStore implements Store {
     key: string,
     cost: number,
     now: number,
+    lease?: string,
   ): StoreDecision {
     const entry = space.get(key)
     const state = entry !== undefined && entry.expiresAtMs > now ? entry.state : undefined
     // The stored state object is handed back for reuse: a busy key keeps one object for life.
-    const outcome = twin.check(state, now, policy, cost, entry?.state)
+    const outcome = twin.check(state, now, policy, cost, entry?.state, lease)
     if (outcome.state !== undefined)
       this.#write(space, key, entry, outcome.state, now + outcome.ttlMs)
     return outcome
@@ -216,13 +242,40 @@ export class MemoryStore implements Store {
   refund(call: StoreCall): Promise<void> {
     const now = this.#now(call)
     const space = this.#space(call.namespace)
-    const key = boundedKey(call.key)
+    this.#refund(space, call.policy, boundedKey(call.key), call.cost, call.ticket, now)
+    return Promise.resolve()
+  }
+
+  // One policy's refund (a concurrency policy's: the release of the lease `ticket` names).
+  #refund(
+    space: Map<string, Entry>,
+    policy: Policy,
+    key: string,
+    cost: number,
+    ticket: string | undefined,
+    now: number,
+  ): void {
     const entry = space.get(key)
     const state = entry !== undefined && entry.expiresAtMs > now ? entry.state : undefined
-    const twin = TWINS[call.policy.algorithm]
-    const outcome = twin.refund(state, now, call.policy, call.cost, call.ticket)
+    if (state === undefined && entry === undefined) return
+    const outcome = TWINS[policy.algorithm].refund(state, now, policy, cost, ticket)
     if (outcome.state === null) this.#delete(space, key)
     else this.#write(space, key, entry, outcome.state, now + outcome.ttlMs)
+  }
+
+  release(call: StoreCall): Promise<void> {
+    const { set } = call
+    if (set === undefined) {
+      if (call.policy.algorithm === 'concurrency' && call.ticket !== undefined)
+        this.#refund(
+          this.#space(call.namespace),
+          call.policy,
+          boundedKey(call.key),
+          0,
+          call.ticket,
+          this.#now(call),
+        )
+    } else this[BIND_SET](set).release(call.key, call.tickets ?? [], call.nowMs)
     return Promise.resolve()
   }
 
@@ -341,4 +394,9 @@ export class MemoryStore implements Store {
       }
     }
   }
+}
+
+// A concurrency consume's new lease (none for a peek or another algorithm).
+function leaseFor(policy: Policy, cost: number): string | undefined {
+  return policy.algorithm === 'concurrency' && cost > 0 ? newLease(cost) : undefined
 }

@@ -3,8 +3,9 @@ import { logTicket } from '../algorithms/sliding-log.js'
 import { LimiterError, LimiterRangeError, LimiterTypeError } from '../errors.js'
 import type { PolicySet } from '../limits.js'
 import { STATE_CODE } from '../naming.js'
-import type { Algorithm, Policy } from '../policy.js'
+import { type Algorithm, capacityArg, type Policy } from '../policy.js'
 import { clusterSlot } from './cluster-slot.js'
+import { newLease } from './leases.js'
 import type { LuaScript } from './lua-script.js'
 import {
   clientAddress,
@@ -22,6 +23,7 @@ import {
   type Store,
   type StoreCall,
   type StoreDecision,
+  type StoreOp,
   type StoreSink,
   SUBMIT,
 } from './store.js'
@@ -58,28 +60,41 @@ const SCRIPT_OF: Readonly<Record<Algorithm, LuaScript>> = {
 const GROUPS = new WeakMap<Policy, string>()
 
 // The decisions gathered for one policy (and slot): parallel arrays, so queueing a decision
-// allocates nothing of its own. `ops[i]` is 'c' (consume) or 'r' (refund).
+// allocates nothing of its own. `ops[i]`: see StoreOp. `leases[i]`: a concurrency consume's new
+// lease (several policies: one per policy, '' for the others, joined by ',').
 class Batch {
   readonly calls: StoreCall[] = []
   readonly keys: string[] = []
-  readonly ops: Array<'c' | 'r'> = []
+  readonly ops: StoreOp[] = []
   readonly sinks: StoreSink[] = []
-  // Only consumes of cost 1 so far: such a batch sends no per-request ARGV.
+  readonly leases: string[] = []
+  // Only consumes of cost 1 without leases so far: such a batch sends no per-request ARGV.
   plain = true
 
-  add(call: StoreCall, op: 'c' | 'r', key: string, sink: StoreSink): void {
+  add(call: StoreCall, op: StoreOp, key: string, sink: StoreSink): void {
     this.calls.push(call)
     const { set } = call
-    if (set === undefined) this.keys.push(key)
-    else {
+    let lease = ''
+    if (set === undefined) {
+      this.keys.push(key)
+      if (op === 'c' && call.cost > 0 && call.policy.algorithm === 'concurrency')
+        lease = newLease(call.cost)
+    } else {
       // one key per policy: the namespace of each, the same hash tag
       const tag = key.slice(call.namespace.length)
       for (const namespace of set.namespaces) this.keys.push(`${namespace}${tag}`)
+      if (op === 'c' && call.cost > 0 && set.leases) lease = setLeases(set, call.cost)
     }
+    this.leases.push(lease)
     this.ops.push(op)
     this.sinks.push(sink)
-    if (op === 'r' || call.cost !== 1) this.plain = false
+    if (op !== 'c' || call.cost !== 1 || lease !== '') this.plain = false
   }
+}
+
+// A consume's new leases under several policies: one for each concurrency policy, joined by ','.
+function setLeases(set: PolicySet, cost: number): string {
+  return set.policies.map((p) => (p.algorithm === 'concurrency' ? newLease(cost) : '')).join(',')
 }
 
 /**
@@ -153,8 +168,12 @@ export class RedisStore implements Store {
     return new Promise((resolve, reject) => this.#enqueue(call, 'r', { resolve, reject }))
   }
 
+  release(call: StoreCall): Promise<void> {
+    return new Promise((resolve, reject) => this.#enqueue(call, 'l', { resolve, reject }))
+  }
+
   /** Internal: the limiter's entry point, settling its guard entry directly. */
-  [SUBMIT](call: StoreCall, op: 'c' | 'r', sink: StoreSink): void {
+  [SUBMIT](call: StoreCall, op: StoreOp, sink: StoreSink): void {
     this.#enqueue(call, op, sink)
   }
 
@@ -165,7 +184,7 @@ export class RedisStore implements Store {
     await this.client.del(...namespaces.map((namespace) => baseKey(namespace, tag)))
   }
 
-  #enqueue(call: StoreCall, op: 'c' | 'r', sink: StoreSink): void {
+  #enqueue(call: StoreCall, op: StoreOp, sink: StoreSink): void {
     // A disconnected ioredis client queues commands until it reconnects (its offline queue):
     // fail at once instead, so nothing piles up during an outage and nothing stale runs later.
     const status = (this.client as { status?: unknown }).status
@@ -288,7 +307,7 @@ function groupOf(call: StoreCall): string {
   const { policy } = call
   let group = GROUPS.get(policy)
   if (group === undefined) {
-    group = `${policy.algorithm}:${policy.limit}:${policy.windowMs}:${policy.burst}`
+    group = `${policy.algorithm}:${policy.limit}:${policy.windowMs}:${capacityArg(policy)}`
     GROUPS.set(policy, group)
   }
   return group
@@ -298,13 +317,15 @@ function groupOf(call: StoreCall): string {
 // minus its cost) and, with tickets, its ticket; the common batch, consumes of cost 1, sends no
 // per-request ARGV at all.
 function policyArgs(batch: Batch, policy: Policy, script: LuaScript): Array<string | number> {
-  const args: Array<string | number> = [policy.limit, policy.windowMs, policy.burst]
+  const args: Array<string | number> = [policy.limit, policy.windowMs, capacityArg(policy)]
   if (batch.plain) return args
-  const { calls, ops } = batch
+  const { calls, ops, leases } = batch
   for (let i = 0; i < calls.length; i++) {
     const call = calls[i] as StoreCall
-    args.push(ops[i] === 'r' ? -call.cost : call.cost)
-    if (script.tickets) args.push(call.ticket ?? '')
+    // a one-policy release is its concurrency policy's refund (of the lease its ticket names)
+    const consume = ops[i] === 'c'
+    args.push(consume ? call.cost : -Math.max(1, call.cost))
+    if (script.tickets) args.push(consume ? (leases[i] as string) : (call.ticket ?? ''))
   }
   return args
 }
@@ -313,72 +334,104 @@ function policyArgs(batch: Batch, policy: Policy, script: LuaScript): Array<stri
 // refund's tickets (see lua/lib/limits.lua).
 function setArgs(batch: Batch, set: PolicySet): Array<string | number> {
   const args: Array<string | number> = [set.policies.length]
-  for (const p of set.policies) args.push(STATE_CODE[p.algorithm], p.limit, p.windowMs, p.burst)
+  for (const p of set.policies)
+    args.push(STATE_CODE[p.algorithm], p.limit, p.windowMs, capacityArg(p))
   // the common batch, consumes of cost 1, sends no per-request ARGV
   if (batch.plain) return args
-  const { calls, ops } = batch
+  const { calls, ops, leases } = batch
   for (let i = 0; i < calls.length; i++) {
     const call = calls[i] as StoreCall
-    const refund = ops[i] === 'r'
-    args.push(refund ? -call.cost : call.cost, refund ? (call.tickets ?? []).join(',') : '')
+    const op = ops[i]
+    if (op === 'c') args.push(call.cost, leases[i] as string)
+    else args.push(op === 'l' ? 'l' : -call.cost, (call.tickets ?? []).join(','))
   }
   return args
 }
 
-// One decision of a reply: `remaining, reset` when allowed, `-1 - remaining, reset, retry` when
-// refused, then (with tickets) the admission's time (-1 if none), which with the request's cost
-// is the ticket a refund takes back; refunds reply nothing. Returns where the next one starts.
+// One decision of a reply (lua/lib/reply.lua): `remaining, reset` when allowed, `remaining,
+// -1 - delay, reset` when allowed after a wait, `-1 - remaining, reset, retry` when refused;
+// then, with tickets, the module's fifth value: sliding-log's admission time (with the
+// request's cost, the ticket a refund takes back), or 1 when concurrency's `lease` was taken
+// (-1: none). Returns where the next one starts.
 function readDecision(
   values: readonly number[],
   at: number,
   cost: number,
   tickets: boolean,
+  lease: string,
   sink: StoreSink | undefined,
   out: StoreDecision[] | undefined,
 ): number {
   const head = values[at] as number
   const allowed = head >= 0
-  const resetMs = values[at + 1] as number
+  let resetMs = values[at + 1] as number
   let retryAfterMs = 0
+  let delayMs = 0
   let next = at + 2
   if (!allowed) retryAfterMs = values[next++] as number
+  else if (resetMs < 0) {
+    delayMs = -1 - resetMs
+    resetMs = values[next++] as number
+  }
   let ticket: string | undefined
   if (tickets) {
     const atMs = values[next++] as number
-    if (atMs >= 0) ticket = logTicket(atMs, cost)
+    if (atMs >= 0) ticket = lease === '' ? logTicket(atMs, cost) : lease
   }
   const remaining = allowed ? head : -1 - head
-  if (out !== undefined) out.push({ allowed, remaining, resetMs, retryAfterMs, ticket })
+  if (out !== undefined)
+    out.push(storeDecision(allowed, remaining, resetMs, retryAfterMs, ticket, delayMs))
   else if (sink?.decided !== undefined)
-    sink.decided(allowed, remaining, resetMs, retryAfterMs, ticket)
-  else sink?.resolve({ allowed, remaining, resetMs, retryAfterMs, ticket })
+    sink.decided(allowed, remaining, resetMs, retryAfterMs, ticket, delayMs)
+  else sink?.resolve(storeDecision(allowed, remaining, resetMs, retryAfterMs, ticket, delayMs))
   return next
 }
 
+function storeDecision(
+  allowed: boolean,
+  remaining: number,
+  resetMs: number,
+  retryAfterMs: number,
+  ticket: string | undefined,
+  delayMs: number,
+): StoreDecision {
+  return delayMs === 0
+    ? { allowed, remaining, resetMs, retryAfterMs, ticket }
+    : { allowed, remaining, resetMs, retryAfterMs, ticket, delayMs }
+}
+
 function deliverOne(batch: Batch, values: readonly number[], tickets: boolean): void {
-  const { calls, ops, sinks } = batch
+  const { calls, ops, sinks, leases } = batch
   let at = 0
   for (let i = 0; i < calls.length; i++) {
     const sink = sinks[i] as StoreSink
-    if (ops[i] === 'r') sink.resolve(undefined)
-    else at = readDecision(values, at, (calls[i] as StoreCall).cost, tickets, sink, undefined)
+    if (ops[i] !== 'c') sink.resolve(undefined)
+    else {
+      const cost = (calls[i] as StoreCall).cost
+      at = readDecision(values, at, cost, tickets, leases[i] as string, sink, undefined)
+    }
   }
 }
 
 // A several-policies reply: per consume, one decision per policy; the sink gets the list.
 function deliverSet(batch: Batch, values: readonly number[]): void {
-  const { calls, ops, sinks } = batch
+  const { calls, ops, sinks, leases } = batch
   let at = 0
   for (let i = 0; i < calls.length; i++) {
     const sink = sinks[i] as StoreSink
-    if (ops[i] === 'r') {
+    if (ops[i] !== 'c') {
       sink.resolve(undefined)
       continue
     }
     const call = calls[i] as StoreCall
     const out: StoreDecision[] = []
-    for (const policy of (call.set as PolicySet).policies)
-      at = readDecision(values, at, call.cost, policy.algorithm === 'sliding-log', undefined, out)
+    const given = leases[i] === '' ? undefined : (leases[i] as string).split(',')
+    ;(call.set as PolicySet).policies.forEach((policy, p) => {
+      const { algorithm } = policy
+      const lease = algorithm === 'concurrency' ? (given?.[p] ?? '') : ''
+      const tickets = algorithm === 'sliding-log' || algorithm === 'concurrency'
+      at = readDecision(values, at, call.cost, tickets, lease, undefined, out)
+    })
     sink.resolve(out)
   }
 }

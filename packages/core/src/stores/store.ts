@@ -11,7 +11,10 @@ export interface StoreCall {
   readonly key: string
   /** Integer cost; 0 peeks. For refunds, the cost to give back. */
   readonly cost: number
-  /** What a consume returned to identify its entry (sliding-log), for an exact refund. */
+  /**
+   * What a consume returned to identify its admission (sliding-log's record, concurrency's
+   * lease), for an exact refund or release.
+   */
   readonly ticket?: string | undefined
   /** Test clock only (see `@limiter/core/testing`); stores read their own clock otherwise. */
   readonly nowMs?: number | undefined
@@ -20,7 +23,7 @@ export interface StoreCall {
    * {@link DECIDES_SETS}); `policy` and `namespace` are then its first policy's.
    */
   readonly set?: PolicySet | undefined
-  /** A refund of a limiter with several policies: each policy's ticket. */
+  /** A refund or release of a limiter with several policies: each policy's ticket. */
   readonly tickets?: readonly (string | undefined)[] | undefined
 }
 
@@ -31,6 +34,8 @@ export interface StoreDecision {
   readonly resetMs: number
   readonly retryAfterMs: number
   readonly ticket?: string | undefined
+  /** An admission that reserved a later slot: ms to wait before going ahead (absent: 0). */
+  readonly delayMs?: number | undefined
 }
 
 /**
@@ -41,6 +46,11 @@ export interface Store {
   consume(call: StoreCall): Promise<StoreDecision>
   refund(call: StoreCall): Promise<void>
   reset(call: Omit<StoreCall, 'cost'>): Promise<void>
+  /**
+   * Gives back the leases of a concurrency admission (`ticket`, or `tickets` with several
+   * policies); the other policies are untouched. Needed only for `concurrency` policies.
+   */
+  release?(call: StoreCall): Promise<void>
   /** True for an in-process store: the limiter skips its deadline and failure policy. */
   readonly local?: boolean
   /**
@@ -62,18 +72,22 @@ export interface StoreSink {
     resetMs: number,
     retryAfterMs: number,
     ticket: string | undefined,
+    delayMs: number,
   ): void
 }
 
+/** What a store call does: consume, refund, or release (a concurrency admission's leases). */
+export type StoreOp = 'c' | 'r' | 'l'
+
 /**
  * Internal: a store that can settle a sink directly (RedisStore) takes calls here, sparing the
- * promise its public methods would make per call. `op` is `'c'` (consume) or `'r'` (refund).
+ * promise its public methods would make per call.
  */
 export const SUBMIT: unique symbol = Symbol('@limiter/core.submit') as never
 
 /** A store with the internal {@link SUBMIT} entry point. */
 export interface SubmittingStore extends Store {
-  [SUBMIT](call: StoreCall, op: 'c' | 'r', sink: StoreSink): void
+  [SUBMIT](call: StoreCall, op: StoreOp, sink: StoreSink): void
 }
 
 /**
@@ -90,6 +104,7 @@ export function isStore(value: unknown): value is Store {
     typeof s.consume === 'function' &&
     typeof s.refund === 'function' &&
     typeof s.reset === 'function' &&
-    (s.failureDomain === undefined || typeof s.failureDomain === 'function')
+    (s.failureDomain === undefined || typeof s.failureDomain === 'function') &&
+    (s.release === undefined || typeof s.release === 'function')
   )
 }

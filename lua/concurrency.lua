@@ -1,0 +1,119 @@
+--[[
+concurrency.lua: at most `limit` slots in flight per key. Each admission of cost c holds a lease
+of c slots until it is released or until `window_ms` after it was taken (a crashed process's
+leases expire on their own). `burst` equals limit.
+
+State: KEYS[i] is a sorted set of the slots held: members are lease ids (a lease of cost c holds
+`<id>`, then `<id>#2` to `<id>#c`), scored by the time they expire (ms, by Redis time). The key
+expires with its last slot (PEXPIREAT); a slot that expired is removed by the next decision on
+the key. Lease ids come from the caller (unique per admission, never a timestamp: two admissions
+in one millisecond are two leases).
+
+concurrency.decide(key, limit, window_ms, burst, cost, op, ticket, slot, retry_ms) and
+concurrency.commit(slot): see gcra.lua, with these differences. `ticket` is the lease,
+"<cost>:<id>": the one a consume ('c' or 'k') takes if admitted, or the one a refund ('r')
+releases (removing its slots; '' releases nothing: a concurrency policy gives back only a lease
+it is shown). The fifth value returned is 1 when the lease was taken, else -1. remaining is the
+free slots; reset_ms the time until the last slot held expires; a refusal's retry_after_ms is
+the time until enough slots expire on their own, capped at `retry_ms` (the policy's estimate:
+a slot frees when a request ends, which nobody can know). A key holding anything else reads as
+empty and is replaced by the next admission.
+]]
+local concurrency = { tickets = true }
+do
+  local CHUNK = 1000 -- members per ZADD or ZREM (Lua's unpack has a stack limit)
+
+  -- The members of lease "<cost>:<id>".
+  local function members_of(lease)
+    local c, id = string.match(lease, '^(%d+):(.+)$')
+    if not c then return {} end
+    local out = { id }
+    for i = 2, tonumber(c) do out[i] = id .. '#' .. i end
+    return out
+  end
+
+  -- Adds the lease's members, expiring at `expires_ms`, and makes the key live until `last_ms`.
+  local function take(key, lease, expires_ms, last_ms, replace)
+    if replace then redis.call('DEL', key) end
+    local members = members_of(lease)
+    local args = {}
+    for i = 1, #members do
+      args[#args + 1] = expires_ms
+      args[#args + 1] = members[i]
+      if #args == 2 * CHUNK or i == #members then
+        redis.call('ZADD', key, unpack(args))
+        args = {}
+      end
+    end
+    redis.call('PEXPIREAT', key, last_ms + offset_ms)
+  end
+
+  local function release(key, lease)
+    local members = members_of(lease)
+    for from = 1, #members, CHUNK do
+      redis.pcall('ZREM', key, unpack(members, from, math.min(from + CHUNK - 1, #members)))
+    end
+  end
+
+  function concurrency.begin() end
+  function concurrency.finish() end
+
+  local pending_key, pending_lease, pending_expires, pending_last, pending_replace
+
+  function concurrency.commit(slot)
+    take(pending_key[slot], pending_lease[slot], pending_expires[slot], pending_last[slot],
+      pending_replace[slot])
+  end
+
+  function concurrency.decide(key, limit, window_ms, burst, cost, op, ticket, slot, retry_ms)
+    if op == 'r' then
+      if ticket ~= '' then release(key, ticket) end
+      return 0, 0, 0, 0, -1
+    end
+    -- the slots still held: expired ones go first
+    local held = 0
+    local replace = false
+    local dropped = redis.pcall('ZREMRANGEBYSCORE', key, '-inf', now_ms)
+    if type(dropped) == 'number' then
+      held = redis.call('ZCARD', key)
+    else
+      replace = true -- another type: empty, replaced by the next admission
+    end
+    local last_ms = now_ms
+    if held > 0 then last_ms = tonumber(redis.call('ZRANGE', key, -1, -1, 'WITHSCORES')[2]) end
+
+    local peek = cost == 0
+    local need = cost
+    if peek then need = 1 end
+    local allowed = held + need <= limit
+    if not allowed then
+      -- the slot whose expiry makes room for `need`: the (held + need - limit)-th earliest
+      local at = redis.call('ZRANGE', key, held + need - limit - 1, held + need - limit - 1, 'WITHSCORES')
+      local retry_after_ms = math.min(retry_ms, tonumber(at[2]) - now_ms)
+      local reset_ms = 0
+      if held > 0 then reset_ms = last_ms - now_ms end
+      return 0, math.max(0, limit - held), reset_ms, retry_after_ms, -1, false, 0
+    end
+    local taken = -1
+    local pending = false
+    if not peek and ticket ~= '' then
+      held = held + need
+      local expires_ms = now_ms + window_ms
+      if expires_ms > last_ms then last_ms = expires_ms end
+      if op == 'k' then
+        if not pending_key then
+          pending_key, pending_lease, pending_expires, pending_last, pending_replace = {}, {}, {}, {}, {}
+        end
+        pending_key[slot], pending_lease[slot], pending_expires[slot] = key, ticket, expires_ms
+        pending_last[slot], pending_replace[slot] = last_ms, replace
+        pending = true
+      else
+        take(key, ticket, expires_ms, last_ms, replace)
+      end
+      taken = 1
+    end
+    local reset_ms = 0
+    if held > 0 then reset_ms = last_ms - now_ms end
+    return 1, limit - held, reset_ms, 0, taken, pending, 0
+  end
+end

@@ -1,0 +1,168 @@
+// Waiting for a slot (limiter.acquire and limiter.run), for outbound calls and jobs.
+import type { Decision } from './decision.js'
+import { MAX_TIMER_MS, parseDuration } from './duration.js'
+import { LimiterError, LimiterTypeError } from './errors.js'
+import type { AcquireOptions, Limiter } from './limiter-types.js'
+import type { NamedPolicy } from './limits.js'
+import { own } from './option-names.js'
+
+// A concurrency refusal is polled again after FIRST_POLL_MS, doubling up to MAX_POLL_MS (a
+// release in this process wakes its waiters at once; one in another process is seen next poll).
+const FIRST_POLL_MS = 5
+const MAX_POLL_MS = 250
+
+/** The waiters of one limiter, by key: `release` wakes those of its key. */
+export class Wakers {
+  readonly #waiting = new Map<string, Set<() => void>>()
+
+  /** Calls `wake` at the next {@link Wakers.wake} of `key`; returns how to stop waiting. */
+  add(key: string, wake: () => void): () => void {
+    let set = this.#waiting.get(key)
+    if (set === undefined) {
+      set = new Set()
+      this.#waiting.set(key, set)
+    }
+    set.add(wake)
+    return () => {
+      set.delete(wake)
+      if (set.size === 0 && this.#waiting.get(key) === set) this.#waiting.delete(key)
+    }
+  }
+
+  wake(key: string): void {
+    const set = this.#waiting.get(key)
+    if (set === undefined) return
+    this.#waiting.delete(key)
+    for (const wake of set) wake()
+  }
+}
+
+interface Parsed {
+  readonly cost: number
+  readonly maxWaitMs: number
+  readonly signal: AbortSignal | undefined
+}
+
+function parse(options: AcquireOptions | undefined, maxDelayMs: number): Parsed {
+  if (options === undefined) return { cost: 1, maxWaitMs: maxDelayMs, signal: undefined }
+  if (options === null || typeof options !== 'object')
+    throw new LimiterTypeError('options', options, 'an object { cost?, maxWait?, signal? }')
+  const maxWait = own(options, 'maxWait')
+  const signal = own(options, 'signal')
+  if (signal !== undefined && !(signal instanceof AbortSignal))
+    throw new LimiterTypeError('signal', signal, 'an AbortSignal')
+  return {
+    cost: (own(options, 'cost') ?? 1) as number,
+    maxWaitMs:
+      maxWait === undefined
+        ? maxDelayMs
+        : maxWait === 0
+          ? 0
+          : parseDuration(maxWait, 'maxWait', MAX_TIMER_MS),
+    signal,
+  }
+}
+
+// Resolves after `ms`, or when woken; rejects with the signal's reason once it aborts.
+function pause(
+  ms: number,
+  signal: AbortSignal | undefined,
+  woken?: (wake: () => void) => () => void,
+): Promise<void> {
+  return new Promise((resolve, reject) => {
+    let stop: (() => void) | undefined
+    const done = (): void => {
+      clearTimeout(timer)
+      stop?.()
+      signal?.removeEventListener('abort', aborted)
+    }
+    const timer = setTimeout(() => {
+      done()
+      resolve()
+    }, ms)
+    const aborted = (): void => {
+      done()
+      reject(signal?.reason)
+    }
+    signal?.addEventListener('abort', aborted, { once: true })
+    stop = woken?.(() => {
+      done()
+      resolve()
+    })
+  })
+}
+
+function refused(decision: Decision, key: string, maxWaitMs: number): LimiterError {
+  return new LimiterError(
+    'ERR_LIMITER_REFUSED',
+    `no slot for key ${JSON.stringify(key)} within maxWait (${maxWaitMs} ms); retry in ${decision.retryAfterMs} ms`,
+    { decision },
+  )
+}
+
+// Whether a concurrency policy refused: its Retry-After is an estimate, so it is polled.
+function byConcurrency(policies: readonly NamedPolicy[], decision: Decision): boolean {
+  if (policies.length === 1) return policies[0]?.algorithm === 'concurrency'
+  return decision.policies.some((p, i) => !p.allowed && policies[i]?.algorithm === 'concurrency')
+}
+
+/**
+ * `limiter.acquire`: consumes until admitted within `maxWait`. A rate refusal sleeps until its
+ * slot can be reserved (its Retry-After, less the limiter's own `maxDelay`), a concurrency one
+ * polls with backoff or until a release in this process wakes it; an admission with `delayMs`
+ * waits it out. Aborting gives a reservation back.
+ */
+export async function acquire(
+  limiter: Limiter,
+  wakers: Wakers,
+  maxDelayMs: number,
+  key: string,
+  options: AcquireOptions | undefined,
+): Promise<Decision> {
+  const { cost, maxWaitMs, signal } = parse(options, maxDelayMs)
+  signal?.throwIfAborted()
+  const deadline = performance.now() + maxWaitMs
+  let pollMs = FIRST_POLL_MS
+  for (;;) {
+    const decision = await limiter.consume(key, cost)
+    if (decision.allowed) {
+      if (decision.delayMs === 0 && signal?.aborted !== true) return decision
+      try {
+        signal?.throwIfAborted()
+        await pause(decision.delayMs, signal)
+        return decision
+      } catch (error) {
+        await limiter.refund(key, cost, decision).catch(() => undefined)
+        throw error
+      }
+    }
+    const left = deadline - performance.now()
+    const polled = byConcurrency(limiter.policies, decision)
+    const waitMs = polled
+      ? Math.min(pollMs, decision.retryAfterMs)
+      : Math.max(1, decision.retryAfterMs - maxDelayMs)
+    if (left <= 0 || (!polled && waitMs > left)) throw refused(decision, key, maxWaitMs)
+    await pause(
+      Math.min(waitMs, Math.max(1, Math.ceil(left))),
+      signal,
+      polled ? (wake) => wakers.add(key, wake) : undefined,
+    )
+    pollMs = Math.min(MAX_POLL_MS, pollMs * 2)
+  }
+}
+
+/** `limiter.run`: `fn` inside a slot, always released. */
+export async function runInSlot<T>(
+  limiter: Limiter,
+  key: string,
+  fn: (decision: Decision) => T | PromiseLike<T>,
+  options: AcquireOptions | undefined,
+): Promise<T> {
+  if (typeof fn !== 'function') throw new LimiterTypeError('fn', fn, 'a function')
+  const decision = await limiter.acquire(key, options)
+  try {
+    return await fn(decision)
+  } finally {
+    await limiter.release(key, decision)
+  }
+}
