@@ -100,6 +100,22 @@ function refused(decision: Decision, key: string, maxWaitMs: number): LimiterErr
   )
 }
 
+// An admission whose wait is longer than the caller's, as the refusal it is for that caller:
+// Retry-After is when it would pass without waiting.
+function tooLate(decision: Decision): Decision {
+  const { limit, resetMs, source, policies } = decision
+  return Object.freeze({
+    allowed: false,
+    limit,
+    remaining: 0,
+    resetMs,
+    retryAfterMs: decision.delayMs,
+    delayMs: 0,
+    source,
+    policies,
+  })
+}
+
 // Whether a concurrency policy refused: its Retry-After is an estimate, so it is polled.
 function byConcurrency(policies: readonly NamedPolicy[], decision: Decision): boolean {
   if (policies.length === 1) return policies[0]?.algorithm === 'concurrency'
@@ -125,6 +141,11 @@ export async function acquire(
   let pollMs = FIRST_POLL_MS
   for (;;) {
     const decision = await limiter.consume(key, cost)
+    if (decision.allowed && decision.delayMs > deadline - performance.now()) {
+      // reserved further ahead (the limiter's maxDelay) than this caller will wait
+      await limiter.refund(key, cost, decision).catch(() => undefined)
+      throw refused(tooLate(decision), key, maxWaitMs)
+    }
     if (decision.allowed) {
       if (decision.delayMs === 0 && signal?.aborted !== true) return decision
       try {

@@ -12,6 +12,7 @@ import {
   createLimiter,
   type Decision,
   type Limiter,
+  type LimiterStoreOptions,
   type LimitSpec,
   MemoryStore,
   RedisStore,
@@ -333,55 +334,129 @@ describe('Lua vs TypeScript twins, several policies', () => {
     fc.integer({ min: 1_600_000_000_000, max: 1_900_000_000_000 }),
   )
 
-  it.each([
+  type Op = typeof opArb extends fc.Arbitrary<infer O> ? O : never
+  // Runs random traffic through a MemoryStore limiter and a RedisStore one (`options` added to
+  // both), comparing every decision and a peek after each step.
+  const differential = (
+    client: () => Redis | Cluster,
+    cases: fc.Arbitrary<
+      readonly [
+        readonly LimitSpec[],
+        readonly Op[],
+        number,
+        Pick<LimiterStoreOptions, 'maxDelay' | 'delayAfter'>,
+      ]
+    >,
+  ) =>
+    fc.assert(
+      fc.asyncProperty(cases, async ([limits, ops, start, extra]) => {
+        let now = start
+        const clock = () => now
+        const name = `twin${unique++}`
+        const memory = new MemoryStore()
+        const options = { limits, name, blockedCache: false as const, ...extra }
+        const a = createLimiter(withClock({ ...options, store: memory }, clock))
+        const b = createLimiter(
+          withClock({ ...options, store: new RedisStore({ client: client() }) }, clock),
+        )
+        const maxCost = Math.min(...a.policies.map((p) => p.burst))
+        const last = new Map<number, [Decision, Decision]>()
+        try {
+          for (const [i, op] of ops.entries()) {
+            now += op.advanceMs
+            const key = `k${op.key}`
+            const cost = Math.min(op.cost, maxCost)
+            if (op.kind === 'consume') {
+              const [da, db] = await Promise.all([a.consume(key, cost), b.consume(key, cost)])
+              expect(numbers(db), `step ${i}: ${JSON.stringify(op)}`).toEqual(numbers(da))
+              if (da.allowed && cost > 0) last.set(op.key, [da, db])
+            } else if (op.kind === 'release') {
+              const taken = last.get(op.key)
+              if (taken !== undefined) {
+                await a.release(key, taken[0])
+                await b.release(key, taken[1])
+              }
+            } else {
+              const taken = op.exact ? last.get(op.key) : undefined
+              await a.refund(key, Math.min(cost, maxCost), taken?.[0])
+              await b.refund(key, Math.min(cost, maxCost), taken?.[1])
+            }
+            const [pa, pb] = await Promise.all([a.peek(key), b.peek(key)])
+            expect(numbers(pb), `peek after step ${i}`).toEqual(numbers(pa))
+          }
+        } finally {
+          await memory.close()
+        }
+      }),
+      { numRuns: 50 },
+    )
+
+  const CLIENTS: ReadonlyArray<[string, () => Redis | Cluster]> = [
     ['standalone', () => redis.client as Redis | Cluster],
     ['Cluster', () => cluster.client as Redis | Cluster],
-  ])(
+  ]
+
+  it.each(CLIENTS)(
     'decide alike on %s: every decision, policies included, after random traffic',
-    async (_n, client) => {
-      await fc.assert(
-        fc.asyncProperty(caseArb, async ([limits, ops, start]) => {
-          let now = start
-          const clock = () => now
-          const name = `twin${unique++}`
-          const memory = new MemoryStore()
-          const options = { limits, name, blockedCache: false as const }
-          const a = createLimiter(withClock({ ...options, store: memory }, clock))
-          const b = createLimiter(
-            withClock({ ...options, store: new RedisStore({ client: client() }) }, clock),
-          )
-          const maxCost = Math.min(...a.policies.map((p) => p.burst))
-          const last = new Map<number, [Decision, Decision]>()
-          try {
-            for (const [i, op] of ops.entries()) {
-              now += op.advanceMs
-              const key = `k${op.key}`
-              const cost = Math.min(op.cost, maxCost)
-              if (op.kind === 'consume') {
-                const [da, db] = await Promise.all([a.consume(key, cost), b.consume(key, cost)])
-                expect(numbers(db), `step ${i}: ${JSON.stringify(op)}`).toEqual(numbers(da))
-                if (da.allowed && cost > 0) last.set(op.key, [da, db])
-              } else if (op.kind === 'release') {
-                const taken = last.get(op.key)
-                if (taken !== undefined) {
-                  await a.release(key, taken[0])
-                  await b.release(key, taken[1])
-                }
-              } else {
-                const taken = op.exact ? last.get(op.key) : undefined
-                await a.refund(key, Math.min(cost, maxCost), taken?.[0])
-                await b.refund(key, Math.min(cost, maxCost), taken?.[1])
-              }
-              const [pa, pb] = await Promise.all([a.peek(key), b.peek(key)])
-              expect(numbers(pb), `peek after step ${i}`).toEqual(numbers(pa))
-            }
-          } finally {
-            await memory.close()
-          }
-        }),
-        { numRuns: 50 },
-      )
-    },
+    (_n, client) =>
+      differential(
+        client,
+        caseArb.map(([l, o, t]) => [l, o, t, {}] as const),
+      ),
+  )
+
+  // Waiting: policies that reserve (and concurrency ones beside them) under random maxDelay and
+  // delayAfter, so reservations at a common time are compared too.
+  const waitingArb = fc
+    .tuple(
+      fc.uniqueArray(
+        fc
+          .record({
+            algorithm: fc.constantFrom<Algorithm>(
+              'gcra',
+              'token-bucket',
+              'leaky-bucket',
+              'concurrency',
+            ),
+            limit: fc.integer({ min: 1, max: 8 }),
+            windowMs: fc.integer({ min: 1, max: 3000 }),
+            burst: fc.integer({ min: 1, max: 8 }),
+            retryAfterMs: fc.integer({ min: 1, max: 3000 }),
+          })
+          .map(({ algorithm, limit, windowMs, burst, retryAfterMs }) =>
+            spec(algorithm, limit, windowMs, burst, retryAfterMs),
+          ),
+        { minLength: 1, maxLength: 3, selector: (x) => JSON.stringify(x) },
+      ),
+      fc.array(opArb, { minLength: 1, maxLength: 40 }),
+      fc.integer({ min: 1_600_000_000_000, max: 1_900_000_000_000 }),
+      fc.integer({ min: 1, max: 4000 }),
+      fc.option(fc.integer({ min: 1, max: 3 }), { nil: undefined }),
+    )
+    .filter(([limits]) => limits.some((l) => l.algorithm !== 'concurrency'))
+    .map(
+      ([limits, ops, start, maxDelay, delayAfter]) =>
+        [
+          limits,
+          ops,
+          start,
+          {
+            maxDelay,
+            delayAfter:
+              delayAfter === undefined
+                ? undefined
+                : Math.min(
+                    delayAfter,
+                    ...limits
+                      .filter((l) => l.algorithm !== 'concurrency')
+                      .map((l) => l.burst ?? l.limit),
+                  ),
+          },
+        ] as const,
+    )
+
+  it.each(CLIENTS)('decide alike on %s with maxDelay and delayAfter', (_n, client) =>
+    differential(client, waitingArb),
   )
 })
 
