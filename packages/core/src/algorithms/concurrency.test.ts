@@ -17,7 +17,9 @@ describe('concurrency', () => {
     // nobody knows when a slot frees: the default estimate, 1 s, under the 990 ms to expiry
     expect(c).toMatchObject({ allowed: false, remaining: 0, retryAfterMs: 990, state: undefined })
     const released = concurrency.refund(b.state, 10, p, 0, '1:a')
-    expect(concurrency.check(released.state ?? undefined, 10, p, 1, undefined, '1:c')).toMatchObject({
+    expect(
+      concurrency.check(released.state ?? undefined, 10, p, 1, undefined, '1:c'),
+    ).toMatchObject({
       allowed: true,
       remaining: 0,
     })
