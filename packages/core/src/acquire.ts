@@ -141,7 +141,11 @@ export async function acquire(
   let pollMs = FIRST_POLL_MS
   for (;;) {
     const decision = await limiter.consume(key, cost)
-    if (decision.allowed && decision.delayMs > deadline - performance.now()) {
+    if (
+      decision.allowed &&
+      decision.delayMs > 0 &&
+      decision.delayMs > deadline - performance.now()
+    ) {
       // reserved further ahead (the limiter's maxDelay) than this caller will wait
       await limiter.refund(key, cost, decision).catch(() => undefined)
       throw refused(tooLate(decision), key, maxWaitMs)
