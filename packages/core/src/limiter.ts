@@ -44,6 +44,16 @@ export function maxCostOf(limiter: Limiter): number {
   return most
 }
 
+// `run()` as a promise: what it returns (a value, or a promise), or what it throws as a rejection.
+function settled<T>(run: () => T | Promise<T>): Promise<T> {
+  try {
+    const value = run()
+    return value instanceof Promise ? value : Promise.resolve(value)
+  } catch (error) {
+    return Promise.reject(error)
+  }
+}
+
 // Validates a cost: an integer from `min` (0 peeks) to the smallest burst, the most that can pass.
 function costChecker(set: PolicySet): (cost: unknown, min: 0 | 1) => number {
   const { maxCost } = set
@@ -97,53 +107,37 @@ export function createLimiter(options: LimiterOptions): Limiter {
     return path.decide(key, cost)
   }
 
+  const ticketOf = (decision: Decision | undefined) =>
+    decision === undefined ? undefined : LimiterDecision.ticketOf(decision, decisions.owner)
+  // after a lease comes back, this process's waiters for the key try again at once
+  const woken = (key: string) => (done: Promise<void>) =>
+    set.leases ? done.then(() => wakers.wake(key)) : done
+
   const limiter: Limiter & { [DECIDE]: typeof decide } = {
     [DECIDE]: decide,
     policy: settings.policy,
     policies: set.policies,
     name: settings.name,
     prefix: settings.prefix,
-    consume(key, cost = 1) {
-      try {
-        const decision = decide(key, cost)
-        return decision instanceof Promise ? decision : Promise.resolve(decision)
-      } catch (error) {
-        return Promise.reject(error)
-      }
-    },
-    peek(key) {
-      return limiter.consume(key, 0)
-    },
-    reset(key) {
-      try {
+    consume: (key, cost = 1) => settled(() => decide(key, cost)),
+    peek: (key) => limiter.consume(key, 0),
+    reset: (key) =>
+      settled(() => {
         checkKey(key)
-      } catch (error) {
-        return Promise.reject(error)
-      }
-      return path.reset(key)
-    },
-    refund(key, cost = 1, decision) {
-      try {
+        return path.reset(key)
+      }),
+    refund: (key, cost = 1, decision = undefined) =>
+      settled(() => {
         checkKey(key)
         checkCost(cost, 1)
-      } catch (error) {
-        return Promise.reject(error)
-      }
-      const ticket =
-        decision === undefined ? undefined : LimiterDecision.ticketOf(decision, decisions.owner)
-      const refunded = path.refund(key, cost, ticket)
-      return set.leases ? refunded.then(() => wakers.wake(key)) : refunded
-    },
-    release(key, decision) {
-      try {
+        return woken(key)(path.refund(key, cost, ticketOf(decision)))
+      }),
+    release: (key, decision) =>
+      settled(() => {
         checkKey(key)
-      } catch (error) {
-        return Promise.reject(error)
-      }
-      const ticket = set.leases ? LimiterDecision.ticketOf(decision, decisions.owner) : undefined
-      if (ticket === undefined) return Promise.resolve()
-      return path.release(key, ticket).then(() => wakers.wake(key))
-    },
+        const ticket = set.leases ? ticketOf(decision) : undefined
+        return ticket === undefined ? undefined : woken(key)(path.release(key, ticket))
+      }),
     acquire: (key, options) => acquire(limiter, wakers, settings.maxDelayMs, key, options),
     run: (key, fn, options) => runInSlot(limiter, key, fn, options),
   }
