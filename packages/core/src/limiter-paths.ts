@@ -3,7 +3,7 @@
 // deadline and circuit breaker, with the blocked-key cache and failure policy).
 import { createBlockedCache } from './blocked-cache.js'
 import { monotonicMs } from './clock.js'
-import type { Decision, Ticket } from './decision.js'
+import type { Decision, DecisionSource, Ticket } from './decision.js'
 import { LimiterError } from './errors.js'
 import { asLimiterError } from './failure.js'
 import { createGuard, type Handlers } from './guard.js'
@@ -22,8 +22,11 @@ import {
 export interface StorePath {
   decide(key: string, cost: number): Decision | Promise<Decision>
   refund(key: string, cost: number, ticket: Ticket): Promise<void>
-  /** Gives back the leases `ticket` names (a limiter with a concurrency policy; never rejects). */
-  release(key: string, ticket: Ticket): Promise<void>
+  /**
+   * Gives back the leases `ticket` names (a limiter with a concurrency policy; never rejects),
+   * where the decision's `source` took them.
+   */
+  release(key: string, ticket: Ticket, source: DecisionSource): Promise<void>
   reset(key: string): Promise<void>
 }
 
@@ -109,19 +112,31 @@ function memoryPath(
 }
 
 /** The decision for a failed store call, from `failureMode` (reported first). */
-type Failed = (cause: unknown, call: StoreCall) => Decision | Promise<Decision>
+type Failed = ((cause: unknown, call: StoreCall) => Decision | Promise<Decision>) & {
+  /** Gives back a lease that `failureMode: 'local'` took in its process-local store. */
+  readonly releaseLocal: (key: string, ticket: Ticket) => Promise<void>
+}
 
 function failurePolicy(settings: LimiterSettings, decisions: Decisions, report: Report): Failed {
   const { failureMode } = settings
+  // a process-local MemoryStore holding the same policies decides until the store is back
+  let store: MemoryStore | undefined
   let local: ReturnType<typeof boundDecide> | undefined
-  return (cause, call) => {
+  const failed = (cause: unknown, call: StoreCall) => {
     const error = storeFailure(cause, settings)
     report(error, call.key)
     if (failureMode !== 'local') return decisions.failed(failureMode, error)
-    // a process-local MemoryStore holding the same policies decides until the store is back
-    local ??= boundDecide(new MemoryStore(), settings)
+    store ??= new MemoryStore()
+    local ??= boundDecide(store, settings)
     return Promise.resolve(decisions.of(local(call.key, call.cost, call.nowMs), 'local'))
   }
+  let localPath: StorePath | undefined
+  const releaseLocal = (key: string, ticket: Ticket): Promise<void> => {
+    if (store === undefined) return Promise.resolve()
+    localPath ??= memoryPath(store, settings, decisions)
+    return localPath.release(key, ticket, 'local')
+  }
+  return Object.assign(failed, { releaseLocal })
 }
 
 // A store failure, with where the store is when the error does not say already.
@@ -155,8 +170,10 @@ function localPath(
       )
     },
     refund: (key, cost, ticket) => store.refund(call(key, cost, ticket)).catch(reported(key)),
-    release: (key, ticket) =>
-      (store.release?.(call(key, 0, ticket)) ?? Promise.resolve()).catch(reported(key)),
+    release: (key, ticket, source) =>
+      source === 'local'
+        ? failed.releaseLocal(key, ticket)
+        : (store.release?.(call(key, 0, ticket)) ?? Promise.resolve()).catch(reported(key)),
     reset: (key) => store.reset(call(key, 0)).catch(reported(key)),
   }
 }
@@ -193,7 +210,8 @@ function remotePath(
       const c = call(key, cost, ticket)
       return guard.run(c, domainOf(c), 0, handlers.refund)
     },
-    release(key, ticket) {
+    release(key, ticket, source) {
+      if (source === 'local') return failed.releaseLocal(key, ticket)
       blocked?.delete(key)
       const c = call(key, 0, ticket)
       return guard.run(c, domainOf(c), 0, handlers.release)

@@ -136,7 +136,9 @@ export function createLimiter(options: LimiterOptions): Limiter {
       settled(() => {
         checkKey(key)
         const ticket = set.leases ? ticketOf(decision) : undefined
-        return ticket === undefined ? undefined : woken(key)(path.release(key, ticket))
+        return ticket === undefined
+          ? undefined
+          : woken(key)(path.release(key, ticket, decision.source))
       }),
     acquire: (key, options) => acquire(limiter, wakers, settings.maxDelayMs, key, options),
     run: (key, fn, options) => runInSlot(limiter, key, fn, options),

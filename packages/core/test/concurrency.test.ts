@@ -1,7 +1,8 @@
 // Concurrency limits through the public API, in memory and on Redis (standalone and Cluster):
 // leases, release, their TTLs, the blocked-key cache, and acquire/run waiting for a slot.
-import { Cluster, type Redis } from 'ioredis'
+import { Cluster, Redis } from 'ioredis'
 import { describe, expect, it } from 'vitest'
+import { freePort } from '../../../test-support/redis.js'
 import {
   createLimiter,
   type Decision,
@@ -184,6 +185,34 @@ describe.each(STORES)('%s', (_name, makeStore, client) => {
     const waiting = limiter.acquire('k', { maxWait: '10s', signal: controller.signal })
     setTimeout(() => controller.abort(new Error('stop')), 30)
     await expect(waiting).rejects.toThrow('stop')
+  })
+})
+
+describe("failureMode 'local'", () => {
+  it('a lease taken by the local fallback is released there, not leaked for `window`', async () => {
+    const client = new Redis(await freePort(), '127.0.0.1', {
+      maxRetriesPerRequest: 0,
+      lazyConnect: true,
+    })
+    client.on('error', () => {})
+    try {
+      const limiter = createLimiter({
+        algorithm: 'concurrency',
+        limit: 1,
+        window: '10m',
+        store: new RedisStore({ client }),
+        failureMode: 'local',
+        onError: () => {},
+      })
+      for (let i = 0; i < 3; i++) {
+        const d = await limiter.consume('k')
+        expect(d).toMatchObject({ allowed: true, source: 'local' })
+        expect((await limiter.consume('k')).allowed).toBe(false)
+        await limiter.release('k', d)
+      }
+    } finally {
+      client.disconnect()
+    }
   })
 })
 
