@@ -6,6 +6,7 @@ import {
   type RateLimitCheck,
   resolveRateLimitOptions,
   settleCheck,
+  whenDue,
   withCheck,
 } from '@limiter/core/http'
 import type { NextFunction, Request, RequestHandler, Response } from 'express'
@@ -86,7 +87,8 @@ export function rateLimit(options: RateLimitOptions): RequestHandler {
     }
     req.rateLimit = check.decision
     const outcome = settleCheck(rl, check, res, res)
-    if (outcome === 'proceed') next()
+    // after a reserved slot's delay (maxDelay), if the client is still there
+    if (outcome === 'proceed') whenDue(rl, check, res, next)
     else if (outcome === 'limited') limited(req, res, next, check).catch(next)
   }
 

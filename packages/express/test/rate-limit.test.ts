@@ -3,6 +3,7 @@
 import request from 'supertest'
 import { describe, expect, it } from 'vitest'
 import { describeAdapterContract } from '../../../test-support/adapter-contract.js'
+import { describeConcurrencyContract } from '../../../test-support/concurrency-contract.js'
 import { describeLimitsContract } from '../../../test-support/limits-contract.js'
 import { rateLimit } from '../src/index.js'
 import { EXPRESS, harness, appWith as makeApp } from './helpers.js'
@@ -10,6 +11,7 @@ import { EXPRESS, harness, appWith as makeApp } from './helpers.js'
 describe.each(EXPRESS)('$version', ({ express }) => {
   describeAdapterContract('adapter contract', harness(express))
   describeLimitsContract('several limits', harness(express))
+  describeConcurrencyContract('concurrency and waiting', harness(express))
 
   it('several limiters on one route append one list member each', async () => {
     const app = express()

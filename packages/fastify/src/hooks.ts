@@ -1,5 +1,11 @@
 // The request hook: runs one limiter for one request, as a callback hook or an async one.
-import { limitedResponse, type RateLimitCheck, settleCheck, withCheck } from '@limiter/core/http'
+import {
+  limitedResponse,
+  type RateLimitCheck,
+  settleCheck,
+  whenDue,
+  withCheck,
+} from '@limiter/core/http'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { LimitHook } from './options.js'
 import type { Resolved } from './types.js'
@@ -49,8 +55,13 @@ function proceed(
     getHeader: (name) => reply.getHeader(name),
     setHeader: (name, value) => reply.header(name, value),
   })
-  if (outcome !== 'limited') {
-    settled(undefined, outcome === 'ended')
+  if (outcome === 'proceed') {
+    // after a reserved slot's delay (maxDelay); a client gone meanwhile never reaches the route
+    whenDue(rl, check, reply.raw, () => settled(undefined, false))
+    return
+  }
+  if (outcome === 'ended') {
+    settled(undefined, true)
     return
   }
   respond(rl, request, reply, check).then(

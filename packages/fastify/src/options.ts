@@ -74,7 +74,7 @@ export function probeOf<Req, OnLimited>(
   } as RateLimitOptions<Req, OnLimited>
 }
 
-const SHORTHAND = ['limit', 'window', 'algorithm', 'burst'] as const
+const SHORTHAND = ['limit', 'window', 'algorithm', 'burst', 'retryAfter'] as const
 
 /**
  * A route's options over the plugin's defaults. A route's `store` or `redis` replaces both of the

@@ -3,6 +3,7 @@
 // listen), then what is Fastify's own.
 import { describe, expect, it } from 'vitest'
 import { describeAdapterContract } from '../../../test-support/adapter-contract.js'
+import { describeConcurrencyContract } from '../../../test-support/concurrency-contract.js'
 import { describeLimitsContract } from '../../../test-support/limits-contract.js'
 import { type RateLimitPluginOptions, rateLimit } from '../src/index.js'
 import { FASTIFY, harness, appWith as makeApp, registerErrors } from './helpers.js'
@@ -10,6 +11,7 @@ import { FASTIFY, harness, appWith as makeApp, registerErrors } from './helpers.
 describe.each(FASTIFY)('$version', ({ fastify }) => {
   describeAdapterContract('adapter contract', harness(fastify))
   describeLimitsContract('several limits', harness(fastify))
+  describeConcurrencyContract('concurrency and waiting', harness(fastify))
 
   const appWith = (options: RateLimitPluginOptions) => makeApp(fastify, options)
 

@@ -6,6 +6,7 @@ import {
   type RateLimitCheck,
   resolveRateLimitOptions,
   settleCheck,
+  whenDue,
   withCheck,
 } from '@limiter/core/http'
 import type { DefaultContext, DefaultState, Middleware, Next, ParameterizedContext } from 'koa'
@@ -90,7 +91,19 @@ export function rateLimit<StateT = DefaultState, ContextT = DefaultContext>(
     ;(ctx.state as RateLimitState).rateLimit = check.decision
     // Straight onto Node's response, which Koa answers from: merged with other limiters' headers.
     const outcome = settleCheck(rl, check, ctx.res, ctx.res)
-    if (outcome === 'proceed') return next()
+    if (outcome === 'proceed') {
+      if (check.decision.delayMs === 0) return next()
+      // a reserved slot (maxDelay): on after its delay, or not at all once the client has left
+      return new Promise((resolve, reject) => {
+        whenDue(
+          rl,
+          check,
+          ctx.res,
+          () => next().then(resolve, reject),
+          () => resolve(undefined),
+        )
+      })
+    }
     if (outcome === 'ended') return undefined
     return limited(ctx, check)
   }

@@ -149,26 +149,99 @@ export function refundWhenDone<Req>(
   res.once('close', () => settle(res.writableFinished ? res.statusCode : undefined))
 }
 
+/** The part of Node's `ServerResponse` that {@link holdLease} and {@link whenDue} watch. */
+export interface CloseTarget extends FinishTarget {
+  /** Node 18.0+: the response (or its connection) has closed. */
+  readonly closed?: boolean
+  removeListener(event: 'close', listener: () => void): unknown
+}
+
+// Whether `limiter`'s admissions hold leases (a concurrency policy): their release is armed.
+function holdsLeases(check: RateLimitCheck): boolean {
+  for (const p of check.limiter.policies) if (p.algorithm === 'concurrency') return true
+  return false
+}
+
+/**
+ * Gives the check's concurrency lease back once, when the response finishes or closes (an
+ * error, a client gone, before or after the handler ran); at once if it has closed already
+ * (the client left while the check ran).
+ */
+export function holdLease(check: RateLimitCheck, res: CloseTarget): void {
+  const { limiter, key, decision } = check
+  let held = true
+  const release = (): void => {
+    if (!held) return
+    held = false
+    // store failures go to onError; the lease then expires after the policy's window
+    limiter.release(key, decision).catch(() => {})
+  }
+  if (res.closed === true) {
+    release()
+    return
+  }
+  res.once('finish', release)
+  res.once('close', release)
+}
+
+/**
+ * Goes on with an admitted check: at once, or, when it reserved a later slot (`delayMs`, from
+ * `maxDelay`), after one timer. If the response closes first (the client went away) the slot is
+ * given back (unless `skipAbortedRequests` refunds it already), `go` never runs, and `gone` (if
+ * given) does. Returns what `go` returns when it ran at once.
+ */
+export function whenDue<Req, R>(
+  rl: ResolvedRateLimit<Req, unknown>,
+  check: RateLimitCheck,
+  res: CloseTarget,
+  go: () => R,
+  gone?: () => void,
+): R | undefined {
+  const { delayMs } = check.decision
+  if (delayMs === 0) return go()
+  const giveBack = (): void => {
+    if (!rl.skipAbortedRequests)
+      check.limiter.refund(check.key, check.cost, check.decision).catch(() => {})
+    gone?.()
+  }
+  if (res.closed === true) {
+    giveBack()
+    return undefined
+  }
+  const left = (): void => {
+    clearTimeout(timer)
+    giveBack()
+  }
+  const timer = setTimeout(() => {
+    res.removeListener('close', left)
+    go()
+  }, delayMs)
+  res.once('close', left)
+  return undefined
+}
+
 /** What an adapter does after {@link settleCheck}. */
 export type CheckOutcome = 'proceed' | 'ended' | 'limited'
 
 /**
  * The step every adapter takes after {@link checkRequest}: write the headers into `headers`
- * (merged with what is already there), then for an allowed request arm the refund and answer
- * `'proceed'`; for a limited one answer `'limited'` (the adapter sends `onLimited` or
+ * (merged with what is already there), then for an allowed request arm the refund (and a
+ * concurrency lease's release) and answer `'proceed'` (the adapter goes on through
+ * {@link whenDue}, which waits out a reserved slot's `delayMs`); for a limited one answer `'limited'` (the adapter sends `onLimited` or
  * {@link limitedResponse}), or, when the response had already started so no 429 can be sent,
  * end it and answer `'ended'`. `headers` is where the headers go: Node's response itself for Express and Koa.
  */
 export function settleCheck<Req>(
   rl: ResolvedRateLimit<Req, unknown>,
   check: RateLimitCheck,
-  res: FinishTarget & { readonly headersSent: boolean; end(): unknown },
+  res: CloseTarget & { readonly headersSent: boolean; end(): unknown },
   headers: Omit<HeaderTarget, 'headersSent'>,
 ): CheckOutcome {
   const writable = !res.headersSent
   if (writable) writeMerged(headers, check.headers, check)
   if (check.decision.allowed) {
     refundWhenDone(rl, check, res)
+    if (holdsLeases(check)) holdLease(check, res)
     return 'proceed'
   }
   if (!writable) {

@@ -31,6 +31,11 @@ export interface HeaderPolicy {
   /** draft-6/7 `RateLimit-Policy` member, e.g. `100;w=60`. */
   readonly quotaPolicy: string
   /**
+   * A concurrency policy: its quota is requests in flight (draft-10 `qu="concurrent-requests"`),
+   * and no time refills it, so no header states a reset.
+   */
+  readonly concurrent?: true | undefined
+  /**
    * A limiter with several policies: one entry per policy, in declaration order. draft-10 lists
    * them all; the older standards describe the most constraining one.
    */
@@ -98,15 +103,33 @@ function ceilSeconds(ms: number): number {
 }
 
 /**
- * Precomputes the policy strings for a limiter named `name`.
+ * Precomputes the policy strings for a limiter named `name`. A concurrency policy
+ * (`concurrent`) states its quota in concurrent requests and no window: its `window` is how long
+ * an unreleased lease lasts, not a period the quota refills in.
  *
  * @example
  * headerPolicy('api', 100, 60_000).policyMember // '"api";q=100;w=60'
+ * headerPolicy('exports', 5, 120_000, true).policyMember // '"exports";q=5;qu="concurrent-requests"'
  */
-export function headerPolicy(name: string, limit: number, windowMs: number): HeaderPolicy {
+export function headerPolicy(
+  name: string,
+  limit: number,
+  windowMs: number,
+  concurrent = false,
+): HeaderPolicy {
   const nameItem = sfString(name)
   const q = sfInteger(limit)
   const w = sfInteger(ceilSeconds(windowMs))
+  if (concurrent)
+    return Object.freeze({
+      name,
+      limit,
+      windowMs,
+      nameItem,
+      policyMember: `${nameItem};q=${q};qu="concurrent-requests"`,
+      quotaPolicy: q,
+      concurrent: true,
+    })
   return Object.freeze({
     name,
     limit,
@@ -149,6 +172,8 @@ export function draft10Headers(policy: HeaderPolicy, decision: Decision): Header
 }
 
 function quotaItem(policy: HeaderPolicy, d: Timing & Pick<Decision, 'remaining'>): string {
+  // a slot frees when a request ends, at no time anybody knows: no `t`
+  if (policy.concurrent === true) return `${policy.nameItem};r=${sfInteger(d.remaining)}`
   return `${policy.nameItem};r=${sfInteger(d.remaining)};t=${sfInteger(resetSeconds(d))}`
 }
 
@@ -157,11 +182,12 @@ export function draft7Headers(given: HeaderPolicy, decision: Decision): HeaderPa
   const policy = describing(given, decision)
   const limit = sfInteger(policy.limit)
   const remaining = sfInteger(decision.remaining)
+  const quota = `limit=${limit}, remaining=${remaining}`
   return [
     ['RateLimit-Policy', policy.quotaPolicy],
     [
       'RateLimit',
-      `limit=${limit}, remaining=${remaining}, reset=${sfInteger(resetSeconds(decision))}`,
+      policy.concurrent === true ? quota : `${quota}, reset=${sfInteger(resetSeconds(decision))}`,
     ],
   ]
 }
@@ -169,12 +195,13 @@ export function draft7Headers(given: HeaderPolicy, decision: Decision): HeaderPa
 /** IETF draft-6: `RateLimit-Limit`, `RateLimit-Remaining`, `RateLimit-Reset` (seconds) and `RateLimit-Policy`. */
 export function draft6Headers(given: HeaderPolicy, decision: Decision): HeaderPair[] {
   const policy = describing(given, decision)
-  return [
+  const pairs: HeaderPair[] = [
     ['RateLimit-Policy', policy.quotaPolicy],
     ['RateLimit-Limit', sfInteger(policy.limit)],
     ['RateLimit-Remaining', sfInteger(decision.remaining)],
-    ['RateLimit-Reset', sfInteger(resetSeconds(decision))],
   ]
+  if (policy.concurrent !== true) pairs.push(['RateLimit-Reset', sfInteger(resetSeconds(decision))])
+  return pairs
 }
 
 /** The de facto `X-RateLimit-Limit`, `-Remaining` and `-Reset` (epoch seconds, as the ecosystem expects). */
@@ -184,11 +211,13 @@ export function legacyHeaders(
   nowMs: number,
 ): HeaderPair[] {
   const policy = describing(given, decision)
-  return [
+  const pairs: HeaderPair[] = [
     ['X-RateLimit-Limit', sfInteger(policy.limit)],
     ['X-RateLimit-Remaining', sfInteger(decision.remaining)],
-    ['X-RateLimit-Reset', String(Math.ceil(nowMs / 1000) + resetSeconds(decision))],
   ]
+  if (policy.concurrent !== true)
+    pairs.push(['X-RateLimit-Reset', String(Math.ceil(nowMs / 1000) + resetSeconds(decision))])
+  return pairs
 }
 
 /** `Retry-After` in whole seconds (rounded up, at least 1). */

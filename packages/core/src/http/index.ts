@@ -12,13 +12,16 @@ export {
 export {
   applyHeaders,
   type CheckOutcome,
+  type CloseTarget,
   type FinishTarget,
   type HeaderTarget,
+  holdLease,
   type LimitedResponse,
   limitedResponse,
   refundOnce,
   refundWhenDone,
   settleCheck,
+  whenDue,
 } from './handle.js'
 export {
   draft6Headers,

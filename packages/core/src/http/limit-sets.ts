@@ -3,7 +3,7 @@
 
 import { createLimiter, type Limiter } from '../limiter.js'
 import type { LimiterStoreOptions } from '../limiter-types.js'
-import type { LimitSpec } from '../policy.js'
+import type { LimitSpec, Policy } from '../policy.js'
 import { MemoryStore } from '../stores/memory-store.js'
 import { invoke, isThenable, type MaybePromise, misbehaved } from './callbacks.js'
 import { type HeaderPolicy, headerPolicies, headerPolicy } from './headers.js'
@@ -29,13 +29,14 @@ export function limitSet(limiter: Limiter): LimitSet {
   const build = (scope: string): HeaderPolicy => {
     const suffix = scope === '' ? '' : ` ${scope}`
     const { policies } = limiter
+    const concurrent = (p: Policy) => p.algorithm === 'concurrency'
     if (policies.length === 1) {
       const p = limiter.policy
-      return headerPolicy(`${limiter.name}${suffix}`, p.limit, p.windowMs)
+      return headerPolicy(`${limiter.name}${suffix}`, p.limit, p.windowMs, concurrent(p))
     }
     return headerPolicies(
       `${limiter.name}${suffix}`,
-      policies.map((p) => headerPolicy(`${p.name}${suffix}`, p.limit, p.windowMs)),
+      policies.map((p) => headerPolicy(`${p.name}${suffix}`, p.limit, p.windowMs, concurrent(p))),
     )
   }
   const base = build('')

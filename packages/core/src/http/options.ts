@@ -65,6 +65,7 @@ export interface LimitsOptions<Req> {
   readonly window?: undefined
   readonly algorithm?: undefined
   readonly burst?: undefined
+  readonly retryAfter?: undefined
 }
 
 /** The options of {@link RateLimitOptions} besides its policies. */
@@ -122,6 +123,15 @@ export interface SharedRateLimitOptions<Req, OnLimited = never> extends PeerOpti
   readonly circuitBreaker?: LimiterOptions['circuitBreaker']
   /** Remember refused keys until their Retry-After (remote stores; see `createLimiter`). */
   readonly blockedCache?: LimiterOptions['blockedCache']
+  /**
+   * Delay instead of refusing (default 0: refuse): a request that can pass within `maxDelay`
+   * reserves its slot and reaches the handler after waiting for it; a client that disconnects
+   * meanwhile gets the slot back. `gcra`, `token-bucket` and `leaky-bucket` only (see
+   * `createLimiter`).
+   */
+  readonly maxDelay?: Duration | undefined
+  /** With waiting: how many of a burst pass at once (nginx's `delay=`; see `createLimiter`). */
+  readonly delayAfter?: number | undefined
 }
 
 /**
@@ -195,6 +205,8 @@ function storeOptions(
     onError: options.onError,
     circuitBreaker: options.circuitBreaker,
     blockedCache: options.blockedCache,
+    maxDelay: options.maxDelay,
+    delayAfter: options.delayAfter,
   }
   const clock = (options as { [CLOCK]?: unknown })[CLOCK]
   if (clock !== undefined) shared[CLOCK] = clock
@@ -214,6 +226,7 @@ function fixedLimits(options: RateLimitOptions<never, unknown>): LimitSet {
             limit: options.limit as number,
             window: options.window as Duration,
             burst: options.burst,
+            retryAfter: options.retryAfter,
           }
         : { ...shared, limits: limits as readonly LimitSpec[] },
     ),

@@ -44,7 +44,11 @@ const summaries = new WeakMap<HeaderPolicy, string>()
 function summary(policy: HeaderPolicy): string {
   let text = summaries.get(policy)
   if (text === undefined) {
-    text = `The limit is ${policy.limit} request${policy.limit === 1 ? '' : 's'} per ${windowText(policy.windowMs)}.`
+    const requests = `${policy.limit} request${policy.limit === 1 ? '' : 's'}`
+    text =
+      policy.concurrent === true
+        ? `The limit is ${requests} in flight at once.`
+        : `The limit is ${requests} per ${windowText(policy.windowMs)}.`
     summaries.set(policy, text)
   }
   return text
