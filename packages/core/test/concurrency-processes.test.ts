@@ -1,0 +1,188 @@
+// Concurrency limits and waiting across real child processes sharing one Redis (and a Cluster):
+// requests in flight never exceed the limit, leases never leak, a killed process's leases expire
+// after `window`, and a burst under maxDelay starts no faster than the policy allows.
+import { execFile, spawn } from 'node:child_process'
+import { existsSync } from 'node:fs'
+import { fileURLToPath } from 'node:url'
+import { promisify } from 'node:util'
+import { Cluster, type Redis } from 'ioredis'
+import { beforeAll, describe, expect, it } from 'vitest'
+import { createLimiter, RedisStore } from '../src/index.js'
+import { useCluster, useRedis } from './setup/redis.js'
+
+const run = promisify(execFile)
+const waiter = fileURLToPath(new URL('./fixtures/waiter.mjs', import.meta.url))
+const redis = useRedis()
+const cluster = useCluster(3, 0)
+
+beforeAll(() => {
+  if (!existsSync(fileURLToPath(new URL('../dist/index.mjs', import.meta.url))))
+    throw new Error('multi-process tests run the built package: run `pnpm build` first')
+})
+
+async function child(ports: string, args: readonly string[], clustered = false): Promise<string> {
+  const { stdout } = await run(process.execPath, [waiter, ports, ...args], {
+    env: { ...process.env, CLUSTER: clustered ? '1' : '' },
+    timeout: 90_000,
+  })
+  return stdout
+}
+
+async function keysOf(client: Redis | Cluster, match: string): Promise<string[]> {
+  const nodes = client instanceof Cluster ? client.nodes('master') : [client]
+  const keys: string[] = []
+  for (const node of nodes) {
+    let cursor = '0'
+    do {
+      const [next, batch] = await node.scan(cursor, 'MATCH', match, 'COUNT', 1000)
+      cursor = next
+      keys.push(...batch)
+    } while (cursor !== '0')
+  }
+  return keys
+}
+
+// The most handlers running at once, from their [start, end] intervals (an end before a start
+// at the same instant: a slot is released after its handler ends, and taken before one starts).
+function maxInFlight(intervals: ReadonlyArray<readonly [number, number]>): number {
+  const events = intervals.flatMap(([start, end]) => [
+    [start, 1],
+    [end, -1],
+  ])
+  events.sort((a, b) => (a[0] as number) - (b[0] as number) || (a[1] as number) - (b[1] as number))
+  let now = 0
+  let most = 0
+  for (const [, delta] of events) {
+    now += delta as number
+    if (now > most) most = now
+  }
+  return most
+}
+
+describe.each([
+  ['standalone', () => String(redis.server.port), () => redis.client as Redis | Cluster, false],
+  [
+    'Cluster',
+    () => cluster.cluster.startupNodes.map((n) => n.port).join(','),
+    () => cluster.client as Redis | Cluster,
+    true,
+  ],
+] as const)('on %s', (_name, ports, client, clustered) => {
+  it('4 processes x 200 requests, limit 5: never more than 5 in flight, 5 reached, no lease left, every key with a TTL', async () => {
+    const key = `flight-${Date.now()}`
+    const running = Promise.all(
+      Array.from({ length: 4 }, () =>
+        child(ports(), ['inflight', key, '200', '5', '30000'], clustered),
+      ),
+    )
+    // meanwhile, every lease key seen has a TTL
+    let done = false
+    running.finally(() => {
+      done = true
+    })
+    let sampled = 0
+    while (!done) {
+      for (const k of await keysOf(client(), 'rl:inflight:cc:*')) {
+        const pttl = await client().pttl(k)
+        // -2: gone between SCAN and PTTL (its last lease released)
+        if (pttl !== -2) expect(pttl, k).toBeGreaterThan(0)
+        sampled++
+      }
+      await new Promise((resolve) => setTimeout(resolve, 50))
+    }
+    expect(sampled).toBeGreaterThan(0)
+    const outputs = await running
+    const intervals = outputs.flatMap((o) => JSON.parse(o) as Array<[number, number]>)
+    expect(intervals).toHaveLength(800)
+    expect(maxInFlight(intervals)).toBe(5)
+    // every lease was released: no key remains (the sorted set's last member takes it along)
+    expect(await keysOf(client(), `rl:inflight:cc:*`)).toEqual([])
+  }, 90_000)
+})
+
+describe('a process killed while holding slots', () => {
+  it('frees them when `window` has passed, and not before', async () => {
+    const key = `killed-${Date.now()}`
+    const proc = spawn(process.execPath, [
+      waiter,
+      String(redis.server.port),
+      'hold',
+      key,
+      '3',
+      '3',
+      '1500',
+    ])
+    const heldAt = await new Promise<number>((resolve, reject) => {
+      proc.stdout.on('data', (chunk: Buffer) => {
+        if (chunk.toString().includes('held')) resolve(Date.now())
+      })
+      proc.on('error', reject)
+      proc.on('exit', (code) => reject(new Error(`child exited early (${code})`)))
+    })
+    proc.kill('SIGKILL')
+    const limiter = createLimiter({
+      algorithm: 'concurrency',
+      limit: 3,
+      window: 1500,
+      name: 'held',
+      store: new RedisStore({ client: redis.client }),
+    })
+    const refused = await limiter.consume(key)
+    expect(refused.allowed).toBe(false)
+    const stored = await keysOf(redis.client, `rl:held:cc:*${key}*`)
+    expect(stored).toHaveLength(1)
+    const pttl = await redis.client.pttl(stored[0] as string)
+    expect(pttl).toBeGreaterThan(0)
+    expect(pttl).toBeLessThanOrEqual(1500)
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, heldAt + 1000 - Date.now())))
+    expect((await limiter.consume(key)).allowed).toBe(false)
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, heldAt + 1600 - Date.now())))
+    const after = await limiter.consume(key)
+    expect(after).toMatchObject({ allowed: true, remaining: 2 })
+  }, 20_000)
+})
+
+describe('maxDelay across processes', () => {
+  it('4 processes, a burst of 400 at 50/s with maxDelay 10 s: starts conform to the rate, none lost', async () => {
+    const key = `burst-${Date.now()}`
+    const startAt = Date.now() + 1500
+    const outputs = await Promise.all(
+      Array.from({ length: 4 }, () =>
+        child(String(redis.server.port), [
+          'burst',
+          key,
+          '100',
+          '50',
+          '1000',
+          String(startAt),
+          '10000',
+        ]),
+      ),
+    )
+    const results = outputs.map((o) => JSON.parse(o) as { starts: number[]; refused: number[] })
+    const starts = results.flatMap((r) => r.starts).sort((a, b) => a - b)
+    const refused = results.flatMap((r) => r.refused)
+    // none lost: every request ran or was refused with a Retry-After
+    expect(starts.length + refused.length).toBe(400)
+    for (const retry of refused) expect(retry).toBeGreaterThan(0)
+    // 400 at 50/s take 8 s, within maxDelay: all run
+    expect(starts).toHaveLength(400)
+    // GCRA with burst 1 at 20 ms: k + 1 starts span at least k x 20 ms, less the timers' and
+    // replies' jitter (TOLERANCE_MS), over every run of starts
+    const TOLERANCE_MS = 15
+    let worst = Number.POSITIVE_INFINITY
+    for (let i = 0; i < starts.length; i++) {
+      for (let k = 1; i + k < starts.length && k <= 60; k++) {
+        const slack = (starts[i + k] as number) - (starts[i] as number) - (k * 20 - TOLERANCE_MS)
+        if (slack < worst) worst = slack
+      }
+    }
+    if (process.env.REPORT_SLACK)
+      console.log(`worst slack ${worst.toFixed(2)} ms over ${TOLERANCE_MS} ms tolerance`)
+    expect(worst).toBeGreaterThanOrEqual(0)
+    // and the whole burst took the time the rate needs, not much more
+    const span = (starts.at(-1) as number) - (starts[0] as number)
+    expect(span).toBeGreaterThanOrEqual(399 * 20 - TOLERANCE_MS)
+    expect(span).toBeLessThan(399 * 20 + 500)
+  }, 60_000)
+})
