@@ -19,8 +19,8 @@ retry_after_ms, -1 (no ticket), for 'k' whether a write is pending, and delay_ms
 Waiting (a limiter's maxDelay or delayAfter; `after` and `wait` nil otherwise): the first
 `after` of a burst pass at once; a request beyond them whose wait, delay_ms = ceil((TAT' - now -
 after x T) / 1 ms), fits in `wait` (units of 1/limit ms) is admitted with that delay, reserving
-its slot: the TAT becomes max(TAT, now + delay_ms) + c x T, as if it were admitted when its wait
-ends. Beyond `wait` it is refused, retry_after_ms being the time until it would pass without
+its slot: the TAT becomes max(TAT, now + the wait) + c x T, as if it were admitted when its wait
+ends (the exact wait, in units; delay_ms rounds it up to whole ms for the caller). Beyond `wait` it is refused, retry_after_ms being the time until it would pass without
 waiting. commit(slot, hold) reserves at `hold` ms instead when several policies wait together
 (hold: the longest of their delays).
 ]]
@@ -34,7 +34,7 @@ do
   local held_ahead, held_raw, held_dirty, held_order, held_limit
   -- writes a check ('k') left pending, by slot (made on first use)
   local pending_key, pending_limit, pending_ahead, pending_raw, pending_before, pending_step
-  local pending_w, pending_tolerance
+  local pending_w, pending_tolerance, pending_delay
 
   -- Called once per batch of one policy (lib/one-policy.lua), before its decisions.
   function gcra.begin(keys, limit)
@@ -82,13 +82,13 @@ do
     end
   end
 
-  -- Makes the write a check left pending; with `hold` > 0 (several policies that wait, reserving
-  -- together), reserves at `hold` ms from now. Returns the remaining, reset_ms and delay_ms of
+  -- Makes the write a check left pending; with `hold` longer than its own delay (several
+  -- policies that wait, reserving together), reserves at `hold` ms from now instead. Returns the remaining, reset_ms and delay_ms of
   -- the admission as written.
   function gcra.commit(slot, hold)
     local limit, ahead = pending_limit[slot], pending_ahead[slot]
-    local delay_ms = 0
-    if hold and hold > 0 then
+    local delay_ms = pending_delay[slot]
+    if hold and hold > delay_ms then
       ahead = math.max(pending_before[slot], hold * limit) + pending_step[slot]
       delay_ms = hold
     end
@@ -178,15 +178,16 @@ do
     local pending = false
     if allowed and not peek then
       used = ahead
-      if wait and delay_ms > 0 then used = math.max(before, delay_ms * limit) + need * w end
+      -- admitted when its wait ends: `late` units from now, exactly (delay_ms is rounded up)
+      if wait and delay_ms > 0 then used = math.max(before, late) + need * w end
       if op == 'k' then
         if not pending_key then
           pending_key, pending_limit, pending_ahead, pending_raw = {}, {}, {}, {}
-          pending_before, pending_step, pending_w, pending_tolerance = {}, {}, {}, {}
+          pending_before, pending_step, pending_w, pending_tolerance, pending_delay = {}, {}, {}, {}, {}
         end
         pending_key[slot], pending_limit[slot], pending_ahead[slot], pending_raw[slot] = key, limit, used, raw
         pending_before[slot], pending_step[slot] = before, need * w
-        pending_w[slot], pending_tolerance[slot] = w, tolerance
+        pending_w[slot], pending_tolerance[slot], pending_delay[slot] = w, tolerance, delay_ms
         pending = true
       else
         write(key, limit, used, raw)

@@ -86,8 +86,9 @@ export const gcra: AlgorithmTwin<GcraState> = {
 /**
  * GCRA under a limiter's `maxDelay` or `delayAfter`: the first `delayAfter` of a burst pass at
  * once; a request beyond them that can pass within the wait allowance reserves its slot (the
- * TAT advances as if it were admitted when its wait ends, `max(TAT, now + delay) + c x T`) and
- * is admitted with `delayMs`; beyond the allowance it is refused, its `retryAfterMs` the time
+ * TAT advances as if it were admitted when its wait ends, `max(TAT, now + wait) + c x T`, the
+ * wait exact, not rounded: rounding each reservation up to a whole ms would lose up to 1 ms of
+ * rate per request) and is admitted with `delayMs` (the wait rounded up); beyond the allowance it is refused, its `retryAfterMs` the time
  * until it would pass without waiting. `holdMs`: the common wait of several policies decided
  * together, at least this policy's own.
  */
@@ -105,10 +106,12 @@ function reserve(
   const late = ahead - atOnce
   const allowed = late <= (policy.waitUnits as number)
   const delayMs = late > 0 ? ceilDiv(late, limit) : 0
-  const wait = holdMs === undefined || holdMs < delayMs ? delayMs : holdMs
+  const wait = holdMs === undefined || holdMs <= delayMs ? delayMs : holdMs
+  // admitted when its wait ends: exactly `late` units from now (its own wait, rounded up to
+  // whole ms only in `delayMs`), or at the longer common `hold`
+  const at = wait === delayMs ? late : wait * limit
   let used = before
-  if (allowed && !peek)
-    used = wait === 0 ? ahead : Math.max(before, wait * limit) + (ahead - before)
+  if (allowed && !peek) used = Math.max(before, at) + (ahead - before)
   return {
     allowed,
     remaining: Math.max(0, floorDiv(burst * w - used, w)),
