@@ -1,68 +1,14 @@
 // Starts N Express worker processes on one Redis, fires a burst of requests at all of them at
 // once, and checks that together they admitted exactly the limit: one counter, held across
 // processes. Uses REDIS_URL if set; otherwise starts a private redis-server on a free port.
-import { fork, spawn } from 'node:child_process'
-import { once } from 'node:events'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { createServer } from 'node:net'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
-import { setTimeout as sleep } from 'node:timers/promises'
+import { fork } from 'node:child_process'
 import { Redis } from 'ioredis'
+import { children, startRedis, stopAll } from '../shared/processes.mjs'
 
 const WORKERS = Number(process.env.WORKERS ?? 3)
 const LIMIT = Number(process.env.LIMIT ?? 50)
 const PER_WORKER = Number(process.env.PER_WORKER ?? 40)
 const PREFIX = `rl:multi-process:${process.pid}:` // fresh counters every run
-
-const children = new Set() // every process this script started, stopped by pid at the end
-const dirs = new Set() // and every directory it made
-
-function freePort() {
-  return new Promise((resolve, reject) => {
-    const server = createServer()
-    server.on('error', reject)
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address()
-      server.close(() => resolve(port))
-    })
-  })
-}
-
-async function startRedis() {
-  const port = await freePort()
-  const dir = mkdtempSync(join(tmpdir(), 'limiter-example-redis-'))
-  dirs.add(dir)
-  const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no']
-  const child = spawn('redis-server', [...args, '--dir', dir], { stdio: 'ignore' })
-  children.add(child)
-  const failed = once(child, 'error').then(([error]) => {
-    throw error.code === 'ENOENT'
-      ? new Error('redis-server is not on PATH: install it, or set REDIS_URL to a Redis to use')
-      : error
-  })
-  const url = `redis://127.0.0.1:${port}`
-  const client = new Redis(url, { lazyConnect: true, retryStrategy: () => null })
-  client.on('error', () => {})
-  const ready = (async () => {
-    for (let i = 0; i < 100; i++) {
-      try {
-        await client.connect()
-        await client.ping()
-        return
-      } catch {
-        await sleep(50)
-      }
-    }
-    throw new Error(`redis-server on port ${port} did not start within 5 s`)
-  })()
-  try {
-    await Promise.race([ready, failed])
-  } finally {
-    client.disconnect()
-  }
-  return url
-}
 
 function startWorker(redisUrl) {
   const child = fork(new URL('./worker.mjs', import.meta.url), {
@@ -73,20 +19,6 @@ function startWorker(redisUrl) {
     child.once('message', ({ port }) => resolve({ pid: child.pid, port }))
     child.once('exit', (code) => reject(new Error(`worker ${child.pid} exited early (${code})`)))
   })
-}
-
-async function stopAll() {
-  await Promise.all(
-    [...children].map(async (child) => {
-      if (child.exitCode !== null || child.signalCode !== null) return
-      const exited = once(child, 'exit')
-      child.kill('SIGTERM')
-      const timer = setTimeout(() => child.kill('SIGKILL'), 2000)
-      await exited
-      clearTimeout(timer)
-    }),
-  )
-  for (const dir of dirs) rmSync(dir, { recursive: true, force: true })
 }
 
 async function main() {
