@@ -67,6 +67,21 @@ export const TWO_LIMITS = {
   },
 }
 
+/**
+ * Section 6, a concurrency limit (requests in flight) per key: 10,000 keys, each request takes a
+ * slot and gives it back at once, 256 in flight; 100 in flight per key is never reached.
+ */
+export const CONCURRENCY = {
+  id: 'concurrency',
+  inFlight: 256,
+  limit: 100,
+  windowMs: 60_000,
+  keyAt: (i) => ipKey(i % DISTINCT_KEYS),
+}
+
+/** The outbound example (section 6): its run, as `examples/outbound` measures it. */
+export const OUTBOUND = { seconds: 5, quota: 100 }
+
 /** The HTTP limits: "pass" never limits, "limited" lets 100 per minute through (the rest get 429). */
 export const HTTP_MODES = {
   pass: { limit: 1_000_000_000, windowMs: 60_000 },

@@ -1,5 +1,5 @@
 // `pnpm bench` / `pnpm bench:quick`: starts a private Redis, runs every section, writes
-// bench/results/ and prints the headline. Options: --quick, --only=decisions,two-limits,memory,http,
+// bench/results/ and prints the headline. Options: --quick, --only=decisions,two-limits,concurrency,memory,http,
 // --http-algorithm=<algorithm> (our adapters' default otherwise), --no-build (measure the
 // packages' dist as it is instead of building core and the adapters first), and for short
 // checks --run-ms=<ms> (each timed Redis and in-memory run), --reps=<n>, --out=<dir> (instead
@@ -15,7 +15,7 @@ import { connectAdmin } from './redis-client.mjs'
 import { startRedis } from './redis-server.mjs'
 import { redisVersion } from './redis-stats.mjs'
 
-const SECTIONS = ['decisions', 'two-limits', 'memory', 'http']
+const SECTIONS = ['decisions', 'two-limits', 'concurrency', 'memory', 'http']
 const args = process.argv.slice(2)
 const option = (name) => args.find((a) => a.startsWith(`--${name}=`))?.split('=')[1]
 const positive = (name) => {
@@ -100,10 +100,12 @@ async function main() {
   const { CONTENDERS } = await import('./contenders/index.mjs')
   const { runDecisions } = await import('./decisions.mjs')
   const { runTwoLimits } = await import('./two-limits.mjs')
+  const { runConcurrency, runOutbound } = await import('./concurrency.mjs')
   const { runMemory, runSlidingLog } = await import('./memory.mjs')
   const { runHttp } = await import('./http/load.mjs')
   const { headlineLines, headlineTable } = await import('./report/headline.mjs')
   const { twoLimitsLines } = await import('./report/two-limits.mjs')
+  const { concurrencyLines } = await import('./report/concurrency.mjs')
   const { writeResults } = await import('./results.mjs')
 
   const redis = await startRedis()
@@ -124,6 +126,8 @@ async function main() {
     meta: {},
     decisions: [],
     twoLimits: [],
+    concurrency: [],
+    outbound: undefined,
     memory: [],
     slidingLog: [],
     http: [],
@@ -165,6 +169,14 @@ async function main() {
       '5. two limits on one key: decisions/s, CPU per decision, quota burned by refused requests',
       async () => {
         results.twoLimits = await runTwoLimits(context)
+      },
+    )
+    await section(
+      'concurrency',
+      '6. concurrency limits: a slot per request, and the outbound example',
+      async () => {
+        results.concurrency = await runConcurrency(context)
+        results.outbound = await runOutbound(context)
       },
     )
     await section(
@@ -211,6 +223,10 @@ async function main() {
     if (results.twoLimits.length > 0) {
       log('')
       for (const line of twoLimitsLines(results.twoLimits)) log(line)
+    }
+    if (results.concurrency.length > 0) {
+      log('')
+      for (const line of concurrencyLines(results.concurrency, results.outbound)) log(line)
     }
     for (const note of notes) log(`note: ${note}`)
     log(

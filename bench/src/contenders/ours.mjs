@@ -1,5 +1,10 @@
 // Our limiter, @limiter/core, with each algorithm on RedisStore and on MemoryStore.
-import { ALGORITHMS, createLimiter, MemoryStore, RedisStore } from '@limiter/core'
+import * as core from '@limiter/core'
+
+const { createLimiter, MemoryStore, RedisStore } = core
+// The rate algorithms (section 1): `concurrency` counts requests in flight and has its own
+// section (6); a core from before it has no RATE_ALGORITHMS, and all of its algorithms rate.
+const RATE = core.RATE_ALGORITHMS ?? core.ALGORITHMS
 
 const isAllowed = (decision) => decision.allowed
 
@@ -26,5 +31,5 @@ function ours(algorithm, store) {
   }
 }
 
-/** One contender per algorithm and store. */
-export const OURS = ['redis', 'memory'].flatMap((store) => ALGORITHMS.map((a) => ours(a, store)))
+/** One contender per rate algorithm and store. */
+export const OURS = ['redis', 'memory'].flatMap((store) => RATE.map((a) => ours(a, store)))

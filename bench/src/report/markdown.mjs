@@ -3,6 +3,7 @@ import { SCENARIOS } from '../config.mjs'
 import { bestPeer } from '../decisions.mjs'
 import { limitsRequests } from '../http/variants.mjs'
 import { ratio } from '../stats.mjs'
+import { concurrencySection } from './concurrency.mjs'
 import { ms, num, pct, rate, table, times } from './format.mjs'
 import { headlineTable } from './headline.mjs'
 import { twoLimitsSection } from './two-limits.mjs'
@@ -258,5 +259,6 @@ ${ran ? commandsSection(results.decisions) : NOT_RUN}
 ## 5. Two limits on one key
 
 ${twoLimitsSection(results.twoLimits ?? [])}
+${concurrencySection(results.concurrency ?? [], results.outbound)}
 ${results.meta.notes.length > 0 ? `\n## Notes\n\n${results.meta.notes.map((n) => `- ${n}`).join('\n')}\n` : ''}`
 }
