@@ -94,8 +94,8 @@ const SHORTHAND = ['limit', 'window', 'algorithm', 'burst', 'retryAfter'] as con
 /**
  * A route's options over the plugin's defaults. A route's `store` or `redis` replaces both of the
  * plugin's; `burst` only travels with the plugin's `limit` (a route with its own `limit` has its
- * own `burst`), and `retryAfter` only to a route whose own `algorithm` is `'concurrency'` or
- * none; a route's `limits` replace the plugin's policy, and its own policy fields the plugin's
+ * own `burst`), `retryAfter` only to a route whose own `algorithm` is `'concurrency'` or none,
+ * and `maxDelay` with `delayAfter` only to a route that sets neither; a route's `limits` replace the plugin's policy, and its own policy fields the plugin's
  * `limits`.
  */
 export function withDefaults<Req, OnLimited>(
@@ -109,6 +109,11 @@ export function withDefaults<Req, OnLimited>(
     merged.redis = own.redis
   }
   if (own.limit !== undefined) merged.burst = own.burst
+  // waiting is one choice: a route that says anything about it (`maxDelay: 0`) takes neither
+  if (own.maxDelay !== undefined || own.delayAfter !== undefined) {
+    merged.maxDelay = own.maxDelay
+    merged.delayAfter = own.delayAfter
+  }
   // the plugin's `retryAfter` (a concurrency policy's estimate) stays with concurrency policies
   if (own.algorithm !== undefined && own.algorithm !== 'concurrency')
     merged.retryAfter = own.retryAfter
