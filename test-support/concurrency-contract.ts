@@ -338,7 +338,7 @@ export function describeConcurrencyContract(
         const starts = server.handlerStarts()
         expect(starts).toHaveLength(4)
         const [a, b, c, d] = starts as [number, number, number, number]
-        expect(b - a).toBeLessThan(40)
+        expect(b - a).toBeLessThan(60)
         // then one per 100 ms
         expect(c - a).toBeGreaterThanOrEqual(100 - TOLERANCE_MS)
         expect(d - a).toBeGreaterThanOrEqual(200 - TOLERANCE_MS)
