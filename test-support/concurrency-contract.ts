@@ -308,12 +308,13 @@ export function describeConcurrencyContract(
         const replies = await Promise.all(Array.from({ length: 5 }, () => get(`${server.url}/`)))
         expect(replies.map((r) => r.status)).toEqual([200, 200, 200, 200, 200])
         // one at once, then one per 50 ms after it: a timer never fires early, but the first
-        // handler may start a few ms after its decision, and the others' decisions came later
+        // handler may start late after its decision (tens of ms on a loaded machine, with the
+        // test suite beside it), and the others' decisions came later
         const starts = server.handlerStarts()
         expect(starts).toHaveLength(5)
         const first = starts[0] as number
         for (let i = 1; i < 5; i++)
-          expect((starts[i] as number) - first).toBeGreaterThanOrEqual(50 * i - TOLERANCE_MS)
+          expect((starts[i] as number) - first).toBeGreaterThanOrEqual(50 * i - 25)
         expect((starts[4] as number) - first).toBeLessThan(200 + 100)
       } finally {
         await server.close()
