@@ -4,7 +4,7 @@ import { ratio } from '../stats.mjs'
 import { ms, num, pct, rate, table, times } from './format.mjs'
 
 const OURS_ID = 'ours/concurrency/redis'
-const PEER_ID = 'incr-decr/redis'
+const PEER_IDS = ['incr-decr/redis', 'incr-decr-pipelined/redis']
 
 /** Console lines: each contender, ours against the INCR/DECR pair, and the outbound run. */
 export function concurrencyLines(rows, outbound) {
@@ -21,11 +21,11 @@ export function concurrencyLines(rows, outbound) {
     )
   }
   const ours = rows.find((r) => r.id === OURS_ID && !r.skip)
-  const peer = rows.find((r) => r.id === PEER_ID && !r.skip)
-  if (ours && peer)
-    lines.push(
-      `  ours against the INCR/DECR pair: ${times(ratio(ours.perSecond, peer.perSecond))} decisions/s, Node CPU ${times(ratio(ours.cpuUsPerDecision, peer.cpuUsPerDecision))}, Redis CPU ${times(ratio(ours.redisCpuUsPerDecision, peer.redisCpuUsPerDecision))}`,
-    )
+  for (const peer of rows.filter((r) => PEER_IDS.includes(r.id) && !r.skip))
+    if (ours)
+      lines.push(
+        `  ours against the ${peer.label}: ${times(ratio(ours.perSecond, peer.perSecond))} decisions/s, Node CPU ${times(ratio(ours.cpuUsPerDecision, peer.cpuUsPerDecision))}, Redis CPU ${times(ratio(ours.redisCpuUsPerDecision, peer.redisCpuUsPerDecision))}`,
+      )
   if (outbound)
     lines.push(
       outbound.error
@@ -72,7 +72,7 @@ export function concurrencySection(rows, outbound) {
     : ''
   return `## 6. Concurrency limits and outbound calls
 
-Each request takes a slot on its key (10,000 keys, ${CONCURRENCY.inFlight} in flight, a limit of ${CONCURRENCY.limit} in flight per key, never reached) and gives it back at once: the limiter's own cost per request. The INCR/DECR pair is what users of the peers write by hand (none of them limits concurrency): it leaks a slot whenever a process dies between its INCR and its DECR, and the EXPIRE every request refreshes keeps a busy key's leak until traffic stops. Ours holds a lease per request that expires on its own.
+Each request takes a slot on its key (10,000 keys, ${CONCURRENCY.inFlight} in flight, a limit of ${CONCURRENCY.limit} in flight per key, never reached) and gives it back at once: the limiter's own cost per request. The INCR/DECR pair is what users of the peers write by hand (none of them limits concurrency), once as \`MULTI INCR EXPIRE EXEC\` then \`DECR\`, once at its leanest (\`INCR\` and \`PEXPIRE\` auto-pipelined, then \`DECR\`): it leaks a slot whenever a process dies between its INCR and its DECR, and the expiry every request refreshes keeps a busy key's leak until traffic stops. Ours holds a lease per request that expires on its own.
 
 ${runs}
 
