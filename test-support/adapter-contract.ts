@@ -22,6 +22,8 @@ export type Send = (path: string, headers?: Record<string, string>) => Promise<R
 export interface Listening {
   readonly url: string
   finishedCount(): number
+  /** When each handler started (`performance.now()`), in order, whatever the route. */
+  handlerStarts(): readonly number[]
   close(): Promise<void>
 }
 
@@ -35,7 +37,8 @@ export interface AdapterHarness {
   app(options: ContractOptions): Send | Promise<Send>
   /**
    * A server listening on 127.0.0.1 with one limiter (`options`) in front of `GET /` answering
-   * `ok` and `GET /slow` answering `late` 150 ms later.
+   * `ok`, `GET /slow` answering `late` 150 ms later, and `GET /fail` whose handler throws (the
+   * framework answers 500).
    */
   listen(options: ContractOptions): Promise<Listening>
   /** A fresh MemoryStore. */

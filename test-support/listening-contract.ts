@@ -60,5 +60,24 @@ export function describeListeningContract(name: string, harness: AdapterHarness)
       await new Promise((r) => setTimeout(r, 50))
       expect(store.refunds).toBe(refunds)
     })
+
+    it('skipAbortedRequests refunds once a request whose client left while its key was read', async () => {
+      const { store, url } = await listen({
+        limit: 5,
+        window: '1m',
+        skipAbortedRequests: true,
+        key: () => new Promise((r) => setTimeout(() => r('k'), 100)),
+      })
+      const controller = new AbortController()
+      const pending = fetch(`${url}/slow`, { signal: controller.signal }).catch(
+        (error: unknown) => error,
+      )
+      setTimeout(() => controller.abort(), 30)
+      expect(await pending).toBeInstanceOf(Error)
+      // counted when the key came, after the response had closed: refunded then, and only then
+      await until(() => store.refunds === 1)
+      await new Promise((r) => setTimeout(r, 250))
+      expect([store.consumes, store.refunds]).toEqual([1, 1])
+    })
   })
 }

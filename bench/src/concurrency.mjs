@@ -6,34 +6,14 @@ import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
 import { CONCURRENCY, OUTBOUND } from './config.mjs'
 import { CONCURRENCY_CONTENDERS } from './contenders/concurrency.mjs'
-import { measureOnce, summarize } from './decisions.mjs'
+import { measurePlan, summarize } from './decisions.mjs'
 
 const run = promisify(execFile)
 const EXAMPLE = fileURLToPath(new URL('../../examples/outbound/run.mjs', import.meta.url))
 
 /** Runs each available contender `profile.reps` times, interleaved. One row per contender. */
-export async function runConcurrency({ profile, port, admin, log }) {
-  const plan = CONCURRENCY_CONTENDERS.map((contender) => ({
-    contender,
-    skip: contender.unavailable(),
-    runs: [],
-  }))
-  for (const { contender, skip } of plan) if (skip) log(`  ${contender.id.padEnd(40)} ${skip}`)
-  for (let rep = 1; rep <= profile.reps; rep++) {
-    for (const entry of plan.filter((e) => !e.skip)) {
-      const r = await measureOnce(entry.contender, CONCURRENCY, CONCURRENCY.inFlight, {
-        port,
-        admin,
-        runMs: profile.redisRunMs,
-        warmupMs: profile.warmupMs,
-      })
-      entry.runs.push(r)
-      const errors = r.errors > 0 ? `  ${r.errors} errors: ${r.firstError}` : ''
-      log(
-        `  rep ${rep}/${profile.reps}  x${CONCURRENCY.inFlight} ${entry.contender.id.padEnd(40)} ${Math.round(r.perSecond / 100) / 10}k/s${errors}`,
-      )
-    }
-  }
+export async function runConcurrency(context) {
+  const plan = await measurePlan(CONCURRENCY_CONTENDERS, CONCURRENCY, context)
   return plan.map(({ contender, skip, runs }) => ({
     id: contender.id,
     owner: contender.owner,

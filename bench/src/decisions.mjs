@@ -151,3 +151,35 @@ export function bestPeer(rows, store, scenario, inFlight) {
   }
   return best
 }
+
+/**
+ * The plan of a Redis section: each contender with why it cannot run (if so), measured
+ * `profile.reps` times at `scenario.inFlight`, interleaved across contenders, each run logged.
+ * Returns the plan, each entry holding its runs.
+ */
+export async function measurePlan(contenders, scenario, { profile, port, admin, log }) {
+  const plan = contenders.map((contender) => ({
+    contender,
+    skip: contender.unavailable(),
+    runs: [],
+  }))
+  for (const { contender, skip } of plan) if (skip) log(`  ${contender.id.padEnd(40)} ${skip}`)
+  const ready = plan.filter((entry) => !entry.skip)
+  for (let rep = 1; rep <= profile.reps; rep++) {
+    for (const entry of ready) {
+      const run = await measureOnce(entry.contender, scenario, scenario.inFlight, {
+        port,
+        admin,
+        runMs: profile.redisRunMs,
+        warmupMs: profile.warmupMs,
+      })
+      entry.runs.push(run)
+      const k = `${Math.round(run.perSecond / 100) / 10}k/s`
+      const errors = run.errors > 0 ? `  ${run.errors} errors: ${run.firstError}` : ''
+      log(
+        `  rep ${rep}/${profile.reps}  x${scenario.inFlight} ${entry.contender.id.padEnd(40)} ${k}${errors}`,
+      )
+    }
+  }
+  return plan
+}

@@ -5,7 +5,7 @@ import { performance } from 'node:perf_hooks'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { TWO_LIMITS } from './config.mjs'
 import { TWO_LIMIT_CONTENDERS } from './contenders/two-limits.mjs'
-import { measureOnce, summarize } from './decisions.mjs'
+import { measurePlan, summarize } from './decisions.mjs'
 import { connect } from './redis-client.mjs'
 
 // Past this, a burst and its read may straddle a 1 s window's end, or a GCRA at 3 per second
@@ -87,31 +87,11 @@ async function quotaPhase(contender, port) {
  * the two-policy contenders, all at once (each on its own key). Returns one row per contender;
  * an unavailable one's row carries `skip`.
  */
-export async function runTwoLimits({ profile, port, admin, log }) {
+export async function runTwoLimits(context) {
+  const { port, admin, log } = context
   const scenario = TWO_LIMITS
-  const plan = TWO_LIMIT_CONTENDERS.map((contender) => ({
-    contender,
-    skip: contender.unavailable(),
-    runs: [],
-  }))
-  for (const { contender, skip } of plan) if (skip) log(`  ${contender.id.padEnd(40)} ${skip}`)
+  const plan = await measurePlan(TWO_LIMIT_CONTENDERS, scenario, context)
   const ready = plan.filter((entry) => !entry.skip)
-  for (let rep = 1; rep <= profile.reps; rep++) {
-    for (const entry of ready) {
-      const run = await measureOnce(entry.contender, scenario, scenario.inFlight, {
-        port,
-        admin,
-        runMs: profile.redisRunMs,
-        warmupMs: profile.warmupMs,
-      })
-      entry.runs.push(run)
-      const k = `${Math.round(run.perSecond / 100) / 10}k/s`
-      const errors = run.errors > 0 ? `  ${run.errors} errors: ${run.firstError}` : ''
-      log(
-        `  rep ${rep}/${profile.reps}  x${scenario.inFlight} ${entry.contender.id.padEnd(40)} ${k}${errors}`,
-      )
-    }
-  }
   const quotaEntries = ready.filter((entry) => entry.contender.policies > 1)
   await admin.flushdb()
   const quotas = await Promise.all(

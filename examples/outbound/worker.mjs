@@ -4,7 +4,7 @@
 import { createLimiter, RedisStore } from '@limiter/core'
 import { Redis } from 'ioredis'
 
-const { REDIS_URL, UPSTREAM, QUOTA, SHARE, CALLERS, START, DEADLINE, PREFIX } = process.env
+const { REDIS_URL, UPSTREAM, QUOTA, SHARE, CALLERS, PREFIX } = process.env
 const client = new Redis(REDIS_URL)
 
 // The partner allows QUOTA calls per second. The limiter allows SHARE of it (see README: the
@@ -23,9 +23,9 @@ const partner = createLimiter({
 
 const counts = { calls: 0, ok: 0, limited: 0, refused: 0 }
 
-async function caller() {
+async function caller(deadline) {
   for (;;) {
-    const left = Number(DEADLINE) - Date.now()
+    const left = deadline - Date.now()
     if (left <= 0) return
     try {
       // resolves when this call may go; past the deadline the signal aborts the wait and the
@@ -51,7 +51,12 @@ await Promise.all(
   ),
 )
 await partner.peek('partner')
-await new Promise((resolve) => setTimeout(resolve, Math.max(0, Number(START) - Date.now())))
-await Promise.all(Array.from({ length: Number(CALLERS) }, caller))
+// every worker ready: the parent says when to start and stop
+const { start, deadline } = await new Promise((resolve) => {
+  process.once('message', resolve)
+  process.send?.({ ready: true })
+})
+await new Promise((resolve) => setTimeout(resolve, Math.max(0, start - Date.now())))
+await Promise.all(Array.from({ length: Number(CALLERS) }, () => caller(deadline)))
 process.send?.(counts)
 client.disconnect()

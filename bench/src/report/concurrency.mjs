@@ -70,7 +70,7 @@ export function concurrencySection(rows, outbound) {
   const out = outbound
     ? outbound.error
       ? `The outbound example failed: ${outbound.error}`
-      : `The outbound example (\`examples/outbound\`: 4 worker processes x 8 callers, one shared limiter at 96% of a mock API's ${outbound.quota} calls per second, ${outbound.seconds} s): the API served ${outbound.served} calls and answered ${outbound.refused} with 429; the quota was used at ${(outbound.rate ?? 0).toFixed(1)} calls/s, ${pct(outbound.used)}.`
+      : `The outbound example (\`examples/outbound\`: 4 worker processes x 8 callers, one shared limiter at 95% of a mock API's ${outbound.quota} calls per second, ${outbound.seconds} s): the API served ${outbound.served} calls and answered ${outbound.refused} with 429; the quota was used at ${(outbound.rate ?? 0).toFixed(1)} calls/s, ${pct(outbound.used)}.`
     : ''
   return `## 6. Concurrency limits and outbound calls
 

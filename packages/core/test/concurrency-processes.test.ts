@@ -162,29 +162,45 @@ describe('maxDelay across processes', () => {
         ]),
       ),
     )
-    const results = outputs.map((o) => JSON.parse(o) as { starts: number[]; refused: number[] })
-    const starts = results.flatMap((r) => r.starts).sort((a, b) => a - b)
+    const results = outputs.map(
+      (o) => JSON.parse(o) as { starts: Array<[number, number]>; refused: number[] },
+    )
+    const handled = results.flatMap((r) => r.starts)
     const refused = results.flatMap((r) => r.refused)
     // none lost: every request ran or was refused with a Retry-After
-    expect(starts.length + refused.length).toBe(400)
+    expect(handled.length + refused.length).toBe(400)
     for (const retry of refused) expect(retry).toBeGreaterThan(0)
     // 400 at 50/s take 8 s, within maxDelay: all run
-    expect(starts).toHaveLength(400)
-    // GCRA with burst 1 at 20 ms: k + 1 starts span at least k x 20 ms, less the timers' and
-    // replies' jitter (TOLERANCE_MS), over every run of starts
+    expect(handled).toHaveLength(400)
+    // no handler starts before its slot (timers never fire early)
+    for (const [due, start] of handled) expect(start).toBeGreaterThanOrEqual(due - 1)
+    // The slots conform to GCRA with burst 1 at 20 ms: k + 1 of them span at least k x 20 ms,
+    // less TOLERANCE_MS, over every run. `due` is when a process learnt its slot comes (its
+    // reply, plus delayMs): it carries the reply's latency, not the timer's. The starts
+    // themselves add each timer's lateness, which a busy machine makes tens of ms (measured
+    // below, not asserted).
     const TOLERANCE_MS = 15
-    let worst = Number.POSITIVE_INFINITY
-    for (let i = 0; i < starts.length; i++) {
-      for (let k = 1; i + k < starts.length && k <= 60; k++) {
-        const slack = (starts[i + k] as number) - (starts[i] as number) - (k * 20 - TOLERANCE_MS)
-        if (slack < worst) worst = slack
+    const slack = (times: number[]): number => {
+      const sorted = [...times].sort((a, b) => a - b)
+      let worst = Number.POSITIVE_INFINITY
+      for (let i = 0; i < sorted.length; i++) {
+        for (let k = 1; i + k < sorted.length && k <= 60; k++) {
+          const s = (sorted[i + k] as number) - (sorted[i] as number) - (k * 20 - TOLERANCE_MS)
+          if (s < worst) worst = s
+        }
       }
+      return worst
     }
+    const dueSlack = slack(handled.map(([due]) => due))
+    const startSlack = slack(handled.map(([, start]) => start))
     if (process.env.REPORT_SLACK)
-      console.log(`worst slack ${worst.toFixed(2)} ms over ${TOLERANCE_MS} ms tolerance`)
-    expect(worst).toBeGreaterThanOrEqual(0)
+      console.log(
+        `worst slack: due ${dueSlack.toFixed(2)} ms, starts ${startSlack.toFixed(2)} ms (tolerance ${TOLERANCE_MS} ms)`,
+      )
+    expect(dueSlack).toBeGreaterThanOrEqual(0)
     // and the whole burst took the time the rate needs, not much more
-    const span = (starts.at(-1) as number) - (starts[0] as number)
+    const dues = handled.map(([due]) => due).sort((a, b) => a - b)
+    const span = (dues.at(-1) as number) - (dues[0] as number)
     expect(span).toBeGreaterThanOrEqual(399 * 20 - TOLERANCE_MS)
     expect(span).toBeLessThan(399 * 20 + 500)
   }, 60_000)

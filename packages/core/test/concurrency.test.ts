@@ -1,6 +1,6 @@
 // Concurrency limits through the public API, in memory and on Redis (standalone and Cluster):
 // leases, release, their TTLs, the blocked-key cache, and acquire/run waiting for a slot.
-import { Cluster, Redis } from 'ioredis'
+import { type Cluster, Redis } from 'ioredis'
 import { describe, expect, it } from 'vitest'
 import { freePort } from '../../../test-support/redis.js'
 import {
@@ -13,7 +13,7 @@ import {
   RedisStore,
   type Store,
 } from '../src/index.js'
-import { useCluster, useRedis } from './setup/redis.js'
+import { scanKeys, useCluster, useRedis } from './setup/redis.js'
 
 const redis = useRedis()
 const cluster = useCluster(3, 0)
@@ -29,20 +29,6 @@ const STORES: ReadonlyArray<[string, Make, (() => Redis | Cluster) | undefined]>
     () => cluster.client,
   ],
 ]
-
-async function keysOf(client: Redis | Cluster, match: string): Promise<string[]> {
-  const nodes = client instanceof Cluster ? client.nodes('master') : [client]
-  const keys: string[] = []
-  for (const node of nodes) {
-    let cursor = '0'
-    do {
-      const [next, batch] = await node.scan(cursor, 'MATCH', match, 'COUNT', 1000)
-      cursor = next
-      keys.push(...batch)
-    } while (cursor !== '0')
-  }
-  return keys
-}
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
@@ -137,7 +123,7 @@ describe.each(STORES)('%s', (_name, makeStore, client) => {
         store: makeStore(),
       })
       const taken = await Promise.all(['a', 'b', 'c', 'a', 'a'].map((k) => limiter.consume(k, 1)))
-      for (const key of await keysOf((client as () => Redis | Cluster)(), `${prefix}*`)) {
+      for (const key of await scanKeys((client as () => Redis | Cluster)(), `${prefix}*`)) {
         const pttl = await (client as () => Redis | Cluster)().pttl(key)
         expect(pttl, key).toBeGreaterThan(0)
         expect(pttl, key).toBeLessThanOrEqual(30_000)
@@ -145,7 +131,7 @@ describe.each(STORES)('%s', (_name, makeStore, client) => {
       await Promise.all(
         ['a', 'b', 'c', 'a', 'a'].map((k, i) => limiter.release(k, taken[i] as Decision)),
       )
-      expect(await keysOf((client as () => Redis | Cluster)(), `${prefix}*`)).toEqual([])
+      expect(await scanKeys((client as () => Redis | Cluster)(), `${prefix}*`)).toEqual([])
     },
   )
 

@@ -3,7 +3,7 @@
 // byte-identical), Retry-After is honest for every pair of algorithms, and failure modes,
 // refunds, resets and the blocked-key cache cover every policy.
 import fc from 'fast-check'
-import { Cluster, Redis } from 'ioredis'
+import { type Cluster, Redis } from 'ioredis'
 import { describe, expect, it } from 'vitest'
 import { freePort } from '../../../test-support/redis.js'
 import {
@@ -19,7 +19,7 @@ import {
   type Store,
 } from '../src/index.js'
 import { withClock } from '../src/testing.js'
-import { useCluster, useRedis } from './setup/redis.js'
+import { scanKeys, useCluster, useRedis } from './setup/redis.js'
 
 const redis = useRedis()
 const cluster = useCluster(3, 0)
@@ -250,7 +250,7 @@ describe.each([
           blockedCache: false,
         })
         expect((await limiter.consume('user')).allowed).toBe(true)
-        const keys = (await scan(client(), `${prefix}${side}:*`)).sort()
+        const keys = (await scanKeys(client(), `${prefix}${side}:*`)).sort()
         expect(keys).toHaveLength(2)
         const before = await heldState(client(), keys)
         const refused = await limiter.consume('user')
@@ -262,20 +262,6 @@ describe.each([
     },
   )
 })
-
-async function scan(client: Redis | Cluster, match: string): Promise<string[]> {
-  const nodes = client instanceof Cluster ? client.nodes('master') : [client]
-  const keys: string[] = []
-  for (const node of nodes) {
-    let cursor = '0'
-    do {
-      const [next, batch] = await node.scan(cursor, 'MATCH', match, 'COUNT', 1000)
-      cursor = next
-      keys.push(...batch)
-    } while (cursor !== '0')
-  }
-  return keys
-}
 
 describe('Lua vs TypeScript twins, several policies', () => {
   const specArb = fc

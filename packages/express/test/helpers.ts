@@ -63,8 +63,13 @@ export function harness(express: Factory): AdapterHarness {
     app: (options) => sender(appWith(express, options as unknown as RateLimitOptions)),
     async listen(options) {
       let finished = 0
+      const starts: number[] = []
       const app = express()
       app.use(rateLimit(options as unknown as RateLimitOptions))
+      app.use((_req, _res, next) => {
+        starts.push(performance.now())
+        next()
+      })
       app.get('/', (_req, res) => {
         res.send('ok')
       })
@@ -74,7 +79,14 @@ export function harness(express: Factory): AdapterHarness {
           finished++
         }, 150)
       })
-      return { ...(await served(app.listen(0, '127.0.0.1'))), finishedCount: () => finished }
+      app.get('/fail', () => {
+        throw new Error('the handler failed')
+      })
+      return {
+        ...(await served(app.listen(0, '127.0.0.1'))),
+        finishedCount: () => finished,
+        handlerStarts: () => starts,
+      }
     },
     store: () => new MemoryStore(),
     // Middleware: a bad option throws synchronously, where rateLimit() is called.

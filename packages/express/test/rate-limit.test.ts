@@ -1,5 +1,7 @@
 // rateLimit() with the embedded MemoryStore, through supertest, on Express 4 and 5: the shared
 // adapter contract (headers, limited responses, options), then what is Express's own.
+
+import { createLimiter, MemoryStore } from '@limiter/core'
 import request from 'supertest'
 import { describe, expect, it } from 'vitest'
 import { describeAdapterContract } from '../../../test-support/adapter-contract.js'
@@ -11,7 +13,10 @@ import { EXPRESS, harness, appWith as makeApp } from './helpers.js'
 describe.each(EXPRESS)('$version', ({ express }) => {
   describeAdapterContract('adapter contract', harness(express))
   describeLimitsContract('several limits', harness(express))
-  describeConcurrencyContract('concurrency and waiting', harness(express))
+  describeConcurrencyContract('concurrency and waiting', harness(express), {
+    store: () => new MemoryStore(),
+    createLimiter,
+  })
 
   it('several limiters on one route append one list member each', async () => {
     const app = express()

@@ -1,8 +1,11 @@
 // rateLimit() on a real Redis (a private redis-server started by this file), Express 4 and 5.
+
+import { createLimiter } from '@limiter/core'
 import { Redis } from 'ioredis'
 import request from 'supertest'
 import { describe, expect, it } from 'vitest'
 import { freshPrefix, useRedis } from '../../../test-support/adapter-helpers.js'
+import { describeConcurrencyContract } from '../../../test-support/concurrency-contract.js'
 import { freePort } from '../../../test-support/redis.js'
 import { describeRedisContract } from '../../../test-support/redis-contract.js'
 import { RedisStore, rateLimit } from '../src/index.js'
@@ -18,6 +21,11 @@ describe.each(EXPRESS)('$version on Redis', ({ express }) => {
       const port = await freePort()
       return { client: new Redis(port, '127.0.0.1'), address: `127.0.0.1:${port}` }
     },
+  })
+  describeConcurrencyContract('concurrency and waiting', harness(express), {
+    store: () => new RedisStore({ client: client() }),
+    batching: true,
+    createLimiter,
   })
 
   it('limits a login route per e-mail with sliding-log, as in the README', async () => {

@@ -56,7 +56,8 @@ function proceed(
     setHeader: (name, value) => reply.header(name, value),
   })
   if (outcome === 'proceed') {
-    // after a reserved slot's delay (maxDelay); a client gone meanwhile never reaches the route
+    // After a reserved slot's delay (maxDelay). A client gone meanwhile never reaches the route:
+    // the hook then never settles (settling would let Fastify run the handler; nothing is sent).
     whenDue(rl, check, reply.raw, () => settled(undefined, false))
     return
   }

@@ -60,17 +60,32 @@ export function pluginSettings<Req, OnLimited>(value: unknown): PluginSettings<R
 
 /**
  * With `global: false` the plugin's options are only defaults. A stand-in policy fills the gaps
- * so that every option given is still checked at `register`.
+ * so that every option given is still checked at `register`: without an `algorithm`, one that
+ * takes the options given, as the routes that use them must choose (`retryAfter` is a
+ * concurrency policy's estimate; waiting needs a policy that can reserve a slot; both, a pair).
  */
 export function probeOf<Req, OnLimited>(
   options: PartialOptions<Req, OnLimited>,
 ): RateLimitOptions<Req, OnLimited> {
   if (options.limits !== undefined) return options as RateLimitOptions<Req, OnLimited>
+  const { limit, window = 1000, algorithm, burst, retryAfter, ...rest } = options
   const cost = typeof options.cost === 'number' ? options.cost : 1
+  const after = typeof options.delayAfter === 'number' ? options.delayAfter : 1
+  const policy = { limit: limit ?? burst ?? Math.max(cost, after), window, burst, retryAfter }
+  const waits = options.maxDelay !== undefined || options.delayAfter !== undefined
+  if (algorithm !== undefined || (retryAfter === undefined && !waits))
+    return { ...rest, ...policy, algorithm } as RateLimitOptions<Req, OnLimited>
+  if (retryAfter === undefined)
+    return { ...rest, ...policy, algorithm: 'gcra' } as RateLimitOptions<Req, OnLimited>
+  if (!waits)
+    return { ...rest, ...policy, algorithm: 'concurrency' } as RateLimitOptions<Req, OnLimited>
+  const { retryAfter: _estimate, burst: _burst, ...both } = policy
   return {
-    ...options,
-    limit: options.limit ?? options.burst ?? cost,
-    window: options.window ?? 1000,
+    ...rest,
+    limits: [
+      { ...both, algorithm: 'concurrency', retryAfter },
+      { ...both, algorithm: 'gcra', burst },
+    ],
   } as RateLimitOptions<Req, OnLimited>
 }
 
@@ -79,8 +94,9 @@ const SHORTHAND = ['limit', 'window', 'algorithm', 'burst', 'retryAfter'] as con
 /**
  * A route's options over the plugin's defaults. A route's `store` or `redis` replaces both of the
  * plugin's; `burst` only travels with the plugin's `limit` (a route with its own `limit` has its
- * own `burst`); a route's `limits` replace the plugin's policy, and its own policy fields the
- * plugin's `limits`.
+ * own `burst`), `retryAfter` only to a route whose own `algorithm` is `'concurrency'` or none,
+ * and `maxDelay` with `delayAfter` only to a route that sets neither; a route's `limits` replace the plugin's policy, and its own policy fields the plugin's
+ * `limits`.
  */
 export function withDefaults<Req, OnLimited>(
   defaults: PartialOptions<Req, OnLimited>,
@@ -93,6 +109,14 @@ export function withDefaults<Req, OnLimited>(
     merged.redis = own.redis
   }
   if (own.limit !== undefined) merged.burst = own.burst
+  // waiting is one choice: a route that says anything about it (`maxDelay: 0`) takes neither
+  if (own.maxDelay !== undefined || own.delayAfter !== undefined) {
+    merged.maxDelay = own.maxDelay
+    merged.delayAfter = own.delayAfter
+  }
+  // the plugin's `retryAfter` (a concurrency policy's estimate) stays with concurrency policies
+  if (own.algorithm !== undefined && own.algorithm !== 'concurrency')
+    merged.retryAfter = own.retryAfter
   // A route's policies replace the defaults' as a whole: `limits` or the one-policy fields.
   if (own.limits !== undefined) for (const field of SHORTHAND) delete merged[field]
   else if (SHORTHAND.some((field) => own[field] !== undefined)) delete merged.limits

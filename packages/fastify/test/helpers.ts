@@ -82,18 +82,27 @@ export function harness(fastify: Factory): AdapterHarness {
     },
     async listen(options) {
       let finished = 0
+      const starts: number[] = []
       const app = fastify({ forceCloseConnections: true })
       await app.register(rateLimit, options as RateLimitPluginOptions)
+      // after the limiter's hook, whichever it runs in: the handler is about to run
+      app.addHook('preHandler', async () => {
+        starts.push(performance.now())
+      })
       app.get('/', async () => 'ok')
       app.get('/slow', async () => {
         await new Promise((r) => setTimeout(r, 150))
         finished++
         return 'late'
       })
+      app.get('/fail', async () => {
+        throw new Error('the handler failed')
+      })
       await app.listen({ port: 0, host: '127.0.0.1' })
       return {
         url: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`,
         finishedCount: () => finished,
+        handlerStarts: () => starts,
         close: () => app.close(),
       }
     },

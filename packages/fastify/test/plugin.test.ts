@@ -1,6 +1,7 @@
 // The plugin with the embedded MemoryStore, through fastify.inject, on Fastify 4 and 5: the shared
 // adapter contract (headers, limited responses, options, option errors at register, ready and
 // listen), then what is Fastify's own.
+import { createLimiter, MemoryStore } from '@limiter/core'
 import { describe, expect, it } from 'vitest'
 import { describeAdapterContract } from '../../../test-support/adapter-contract.js'
 import { describeConcurrencyContract } from '../../../test-support/concurrency-contract.js'
@@ -11,7 +12,10 @@ import { FASTIFY, harness, appWith as makeApp, registerErrors } from './helpers.
 describe.each(FASTIFY)('$version', ({ fastify }) => {
   describeAdapterContract('adapter contract', harness(fastify))
   describeLimitsContract('several limits', harness(fastify))
-  describeConcurrencyContract('concurrency and waiting', harness(fastify))
+  describeConcurrencyContract('concurrency and waiting', harness(fastify), {
+    store: () => new MemoryStore(),
+    createLimiter,
+  })
 
   const appWith = (options: RateLimitPluginOptions) => makeApp(fastify, options)
 

@@ -1,7 +1,10 @@
 // The plugin on a real Redis (a private redis-server started by this file), Fastify 4 and 5.
+
+import { createLimiter } from '@limiter/core'
 import { Redis } from 'ioredis'
 import { describe, expect, it } from 'vitest'
 import { freshPrefix, useRedis } from '../../../test-support/adapter-helpers.js'
+import { describeConcurrencyContract } from '../../../test-support/concurrency-contract.js'
 import { freePort } from '../../../test-support/redis.js'
 import { describeRedisContract } from '../../../test-support/redis-contract.js'
 import { RedisStore, rateLimit } from '../src/index.js'
@@ -17,6 +20,11 @@ describe.each(FASTIFY)('$version on Redis', ({ fastify }) => {
       const port = await freePort()
       return { client: new Redis(port, '127.0.0.1'), address: `127.0.0.1:${port}` }
     },
+  })
+  describeConcurrencyContract('concurrency and waiting', harness(fastify), {
+    store: () => new RedisStore({ client: client() }),
+    batching: true,
+    createLimiter,
   })
 
   it('runs the README setup: global, per-route override, exempt, preHandler', async () => {

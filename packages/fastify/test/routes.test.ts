@@ -89,6 +89,49 @@ describe.each(FASTIFY)('$version', ({ fastify }) => {
       )
     })
 
+    it('global: false with maxDelay or retryAfter: defaults for the routes that can use them', async () => {
+      const app = await registered(fastify, { global: false, maxDelay: '1s', retryAfter: '3s' })
+      app.get(
+        '/paced',
+        { config: { rateLimit: { algorithm: 'gcra', limit: 10, window: '1s', burst: 1 } } },
+        async () => 'paced',
+      )
+      app.get(
+        '/export',
+        {
+          config: { rateLimit: { algorithm: 'concurrency', limit: 1, window: '1m', maxDelay: 0 } },
+        },
+        async () => 'x',
+      )
+      const started = performance.now()
+      const paced = await Promise.all([app.inject('/paced'), app.inject('/paced')])
+      expect(paced.map((r) => r.statusCode)).toEqual([200, 200])
+      // the second waited for its slot, 100 ms after the first
+      expect(performance.now() - started).toBeGreaterThanOrEqual(95)
+      expect((await app.inject('/export')).statusCode).toBe(200)
+      for (const options of [{ maxDelay: '1s' }, { delayAfter: 2 }, { retryAfter: '2s' }]) {
+        const probe = fastify()
+        await expect(probe.register(rateLimit, { global: false, ...options })).resolves.toBe(probe)
+        await probe.close()
+      }
+    })
+
+    it("a plugin's retryAfter stays with concurrency routes", async () => {
+      const app = await registered(fastify, {
+        algorithm: 'concurrency',
+        limit: 2,
+        window: '1m',
+        retryAfter: '3s',
+      })
+      // a rate policy of its own leaves the estimate behind; a concurrency one keeps it
+      app.get('/rate', { config: { rateLimit: { algorithm: 'gcra', limit: 5 } } }, async () => 'r')
+      app.get('/few', { config: { rateLimit: { limit: 1 } } }, async () => 'f')
+      expect((await app.inject('/rate')).statusCode).toBe(200)
+      expect((await app.inject('/few')).headers['ratelimit-policy']).toMatch(
+        /;q=1;qu="concurrent-requests"$/,
+      )
+    })
+
     it('a route config of its own store or redis replaces the plugin store', async () => {
       const pluginStore = countingStore()
       const routeStore = countingStore()

@@ -17,6 +17,37 @@ describe('types', () => {
     expect(true).toBe(true)
   })
 
+  it('waiting and concurrency options compile in register and in config.rateLimit', async () => {
+    // (and work: a route that cannot wait unsets the plugin's waiting with `maxDelay: 0`)
+    const app = fastify()
+    await app.register(rateLimit, {
+      algorithm: 'gcra',
+      limit: 10,
+      window: '1s',
+      maxDelay: '2s',
+      delayAfter: 2,
+    })
+    const inflight = { algorithm: 'concurrency', limit: 2, window: '1m', retryAfter: '2s' } as const
+    app.get('/a', { config: { rateLimit: { ...inflight, maxDelay: 0 } } }, async () => 'a')
+    app.get(
+      '/b',
+      {
+        config: {
+          rateLimit: { limits: [inflight, { limit: 5, window: '1s', algorithm: 'gcra' }] },
+        },
+      },
+      async () => 'b',
+    )
+    // and at runtime, where the route is declared
+    expect(() =>
+      // @ts-expect-error `delayMs` is express-slow-down's name: ours are `maxDelay`/`delayAfter`
+      app.get('/c', { config: { rateLimit: { delayMs: 500 } } }, async () => 'c'),
+    ).toThrow(/`delayMs`/)
+    await app.ready()
+    await app.close()
+    expect(true).toBe(true)
+  })
+
   it("peer libraries' names and a bad hook do not compile", () => {
     const app = fastify()
     // @ts-expect-error `max` is @fastify/rate-limit's name: ours is `limit`

@@ -75,9 +75,15 @@ export function harness(Koa: (typeof KOA)[number]['Koa']): AdapterHarness {
     },
     async listen(options) {
       let finished = 0
+      const starts: number[] = []
       const app = new Koa()
       const router = new Router()
+      app.silent = true
       app.use(rateLimit(options as unknown as RateLimitOptions))
+      app.use((_ctx, next) => {
+        starts.push(performance.now())
+        return next()
+      })
       router.get('/', (ctx) => {
         ctx.body = 'ok'
       })
@@ -86,8 +92,15 @@ export function harness(Koa: (typeof KOA)[number]['Koa']): AdapterHarness {
         ctx.body = 'late'
         finished++
       })
+      router.get('/fail', async () => {
+        throw new Error('the handler failed')
+      })
       app.use(router.routes())
-      return { ...(await served(app.listen(0, '127.0.0.1'))), finishedCount: () => finished }
+      return {
+        ...(await served(app.listen(0, '127.0.0.1'))),
+        finishedCount: () => finished,
+        handlerStarts: () => starts,
+      }
     },
     store: () => new MemoryStore(),
     // Middleware: a bad option throws synchronously, where rateLimit() is called.

@@ -1,5 +1,7 @@
 // rateLimit() with the embedded MemoryStore, through supertest, on Koa 2 and 3: the shared adapter
 // contract (headers, limited responses, options), then what is Koa's own.
+
+import { createLimiter, MemoryStore } from '@limiter/core'
 import request from 'supertest'
 import { describe, expect, it } from 'vitest'
 import { describeAdapterContract } from '../../../test-support/adapter-contract.js'
@@ -11,7 +13,10 @@ import { harness, KOA, appWith as makeApp, showErrors } from './helpers.js'
 describe.each(KOA)('$version', ({ Koa }) => {
   describeAdapterContract('adapter contract', harness(Koa))
   describeLimitsContract('several limits', harness(Koa))
-  describeConcurrencyContract('concurrency and waiting', harness(Koa))
+  describeConcurrencyContract('concurrency and waiting', harness(Koa), {
+    store: () => new MemoryStore(),
+    createLimiter,
+  })
 
   const appWith = (options: Parameters<typeof makeApp>[1]) => makeApp(Koa, options).callback()
 

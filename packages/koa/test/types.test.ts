@@ -28,6 +28,22 @@ describe('types', () => {
     })
   })
 
+  it('waiting and concurrency options compile; retryAfter belongs to a policy', () => {
+    const app = new Koa()
+    app.use(rateLimit({ algorithm: 'gcra', limit: 10, window: '1s', maxDelay: 500, delayAfter: 2 }))
+    app.use(rateLimit({ algorithm: 'concurrency', limit: 2, window: '1m', retryAfter: '2s' }))
+    const inflight = { algorithm: 'concurrency', limit: 2, window: '1m', retryAfter: '2s' } as const
+    app.use(
+      rateLimit({
+        limits: [inflight, { limit: 5, window: '1s', algorithm: 'gcra' }],
+        maxDelay: '1s',
+      }),
+    )
+    // @ts-expect-error with `limits`, retryAfter goes in the concurrency policy
+    const beside: RateLimitOptions = { limits: [inflight], retryAfter: '2s' }
+    expect(beside).toBeDefined()
+  })
+
   it('callbacks get the Koa context; onLimited gets it and the decision', () => {
     expectTypeOf<Parameters<NonNullable<RateLimitOptions['skip']>>[0]>().toExtend<Context>()
     expectTypeOf<Parameters<OnLimited>[1]>().toEqualTypeOf<Decision>()

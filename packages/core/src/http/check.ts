@@ -17,6 +17,11 @@ export interface RateLimitCheck {
   readonly decision: Decision
   /** The limiter that decided (for a refund): the fixed one, or the one `limits` chose. */
   readonly limiter: Limiter
+  /**
+   * The limiter holds a concurrency policy: an admission holds a lease until
+   * the response is over (`settleCheck` arms its release).
+   */
+  readonly leases: boolean
   /** The store key (the route scope included). */
   readonly key: string
   readonly cost: number
@@ -185,6 +190,7 @@ function checked(
   return {
     decision,
     limiter: set.limiter,
+    leases: set.leases,
     key,
     cost,
     policy,

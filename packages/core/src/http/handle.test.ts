@@ -4,7 +4,7 @@ import { LimiterError } from '../errors.js'
 import { MemoryStore } from '../stores/memory-store.js'
 import type { Store, StoreCall } from '../stores/store.js'
 import { beginCheck, checkRequest, isThenable, type RateLimitCheck, withCheck } from './check.js'
-import { applyHeaders, limitedResponse, refundOnce, refundWhenDone } from './handle.js'
+import { applyHeaders, limitedResponse, refundOnce, refundWhenDone, whenDue } from './handle.js'
 import type { HeaderValue } from './merge-headers.js'
 import {
   type RateLimitOptions,
@@ -414,5 +414,150 @@ describe('withCheck', () => {
       key: async () => Promise.reject(new Error('x')),
     })
     expect(await withCheck(rejecting, req, '', onCheck, onError)).toMatch(/^error: .*threw: x/)
+  })
+})
+
+describe('leases and reserved slots', () => {
+  // A MemoryStore counting the give-backs: releases and refunds.
+  function givingBack() {
+    const store = new MemoryStore()
+    const counts = { releases: 0, refunds: 0 }
+    const release = store.release.bind(store)
+    const refund = store.refund.bind(store)
+    store.release = (call) => {
+      counts.releases++
+      return release(call)
+    }
+    store.refund = (call) => {
+      counts.refunds++
+      return refund(call)
+    }
+    return { store, counts }
+  }
+  const response = (closed = false) =>
+    Object.assign(new EventEmitter(), { statusCode: 200, writableFinished: false, closed })
+  const tick = () => new Promise((r) => setImmediate(r))
+
+  it('a concurrency check knows it holds a lease; a rate-only one does not', async () => {
+    const lease = await checkRequest(
+      resolve({ algorithm: 'concurrency', limit: 1, window: '1m' }),
+      req,
+    )
+    expect(lease?.leases).toBe(true)
+    expect((await checkRequest(resolve({ limit: 1, window: '1m' }), req))?.leases).toBe(false)
+    // and refundOnce arms nothing for a rate-only limiter without the skip options
+    const rl = resolve({ limit: 1, window: '1m' })
+    expect(refundOnce(rl, (await checkRequest(rl, req)) as RateLimitCheck)).toBeUndefined()
+  })
+
+  it.each([
+    ['finish then close', ['finish', 'close']],
+    ['close alone (the client left)', ['close']],
+  ])('releases the lease once: %s', async (_name, events) => {
+    const { store, counts } = givingBack()
+    const rl = resolve({ algorithm: 'concurrency', limit: 1, window: '1m', store })
+    const check = (await checkRequest(rl, req)) as RateLimitCheck
+    const res = response()
+    refundWhenDone(rl, check, res)
+    for (const event of events) res.emit(event)
+    await tick()
+    expect(counts).toEqual({ releases: 1, refunds: 0 })
+    expect((await checkRequest(rl, req))?.decision.allowed).toBe(true)
+  })
+
+  it('a response closed before the check settled releases at once', async () => {
+    const { store, counts } = givingBack()
+    const rl = resolve({ algorithm: 'concurrency', limit: 1, window: '1m', store })
+    const check = (await checkRequest(rl, req)) as RateLimitCheck
+    refundWhenDone(rl, check, response(true))
+    await tick()
+    expect(counts).toEqual({ releases: 1, refunds: 0 })
+  })
+
+  it('a refunded request gives its lease back with the refund, not twice', async () => {
+    const { store, counts } = givingBack()
+    const rl = resolve({
+      algorithm: 'concurrency',
+      limit: 1,
+      window: '1m',
+      store,
+      skipFailedRequests: true,
+    })
+    const check = (await checkRequest(rl, req)) as RateLimitCheck
+    const res = Object.assign(response(), { statusCode: 500 })
+    refundWhenDone(rl, check, res)
+    res.emit('finish')
+    res.emit('close')
+    await tick()
+    expect(counts).toEqual({ releases: 0, refunds: 1 })
+    expect((await checkRequest(rl, req))?.decision.allowed).toBe(true)
+  })
+
+  describe('whenDue', () => {
+    const waiting = async (store: Store) => {
+      const rl = resolve({
+        algorithm: 'gcra',
+        limit: 10,
+        window: '1s',
+        burst: 1,
+        maxDelay: '1s',
+        store,
+      })
+      await checkRequest(rl, req)
+      const check = (await checkRequest(rl, req)) as RateLimitCheck
+      expect(check.decision.delayMs).toBeGreaterThan(50)
+      return { rl, check }
+    }
+
+    it('goes on at once without a delay', async () => {
+      const rl = resolve({ limit: 1, window: '1m' })
+      const check = (await checkRequest(rl, req)) as RateLimitCheck
+      expect(whenDue(rl, check, response(), () => 'went')).toBe('went')
+    })
+
+    it('goes on after the delay, then arms what the request owes', async () => {
+      const { store, counts } = givingBack()
+      const { rl, check } = await waiting(store)
+      const res = response()
+      const started = performance.now()
+      await new Promise<void>((done) => whenDue(rl, check, res, done))
+      expect(performance.now() - started).toBeGreaterThanOrEqual(check.decision.delayMs - 2)
+      expect(res.listenerCount('close')).toBe(0)
+      res.emit('close')
+      await tick()
+      // a rate-only limiter without skip options owes nothing
+      expect(counts).toEqual({ releases: 0, refunds: 0 })
+    })
+
+    it('a client gone while waiting: refunded once, never goes on, `gone` runs', async () => {
+      const { store, counts } = givingBack()
+      const { rl, check } = await waiting(store)
+      const res = response()
+      let went = false
+      let gone = 0
+      whenDue(
+        rl,
+        check,
+        res,
+        () => {
+          went = true
+        },
+        () => gone++,
+      )
+      res.emit('close')
+      await new Promise((r) => setTimeout(r, check.decision.delayMs + 20))
+      expect({ went, gone, ...counts }).toEqual({ went: false, gone: 1, releases: 0, refunds: 1 })
+    })
+
+    it('a response closed already: refunded at once, never goes on', async () => {
+      const { store, counts } = givingBack()
+      const { rl, check } = await waiting(store)
+      let went = false
+      whenDue(rl, check, response(true), () => {
+        went = true
+      })
+      await tick()
+      expect({ went, ...counts }).toEqual({ went: false, releases: 0, refunds: 1 })
+    })
   })
 })

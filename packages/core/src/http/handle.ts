@@ -91,20 +91,26 @@ export async function limitedResponse<Req>(
   return { status, ...(rl.messageBody ?? problemBody(status, check.policy, check.decision)) }
 }
 
+// Store failures are reported through onError by the limiter: nothing is left to handle here.
+const ignore = (): void => {}
+
 /**
- * For `skipSuccessfulRequests` / `skipFailedRequests` / `skipAbortedRequests`: returns a function
- * to call with the final status (or `undefined` when the client went away before the response
- * finished). It refunds the
- * request's cost at most once however often it is called, passing the decision so sliding-log
- * removes exactly this request's entry. `undefined` when there is nothing to refund.
+ * What an admitted request owes once it is over, as a function to call with the final status
+ * (`undefined` when the client went away before the response finished); only its first call
+ * counts. It refunds the request's cost under `skipSuccessfulRequests` / `skipFailedRequests` /
+ * `skipAbortedRequests`, passing the decision, so sliding-log removes exactly this request's
+ * entry and a concurrency lease comes back with the refund; otherwise, when the limiter holds a
+ * concurrency policy, it releases the lease. `undefined` when nothing is owed (the usual case
+ * costs nothing per request).
  */
 export function refundOnce<Req>(
   rl: ResolvedRateLimit<Req, unknown>,
   check: RateLimitCheck,
 ): ((status: number | undefined) => void) | undefined {
+  const { leases } = check
   if (
     !check.decision.allowed ||
-    !(rl.skipSuccessfulRequests || rl.skipFailedRequests || rl.skipAbortedRequests)
+    !(leases || rl.skipSuccessfulRequests || rl.skipFailedRequests || rl.skipAbortedRequests)
   )
     return undefined
   let settled = false
@@ -118,10 +124,9 @@ export function refundOnce<Req>(
         : status < 400
           ? rl.skipSuccessfulRequests
           : rl.skipFailedRequests
-    if (refund) {
-      // Store failures are reported through onError by the limiter; nothing is left to reject.
-      check.limiter.refund(check.key, check.cost, check.decision).catch(() => {})
-    }
+    if (refund) check.limiter.refund(check.key, check.cost, check.decision).catch(ignore)
+    // A lease whose release fails expires after its policy's window.
+    else if (leases) check.limiter.release(check.key, check.decision).catch(ignore)
   }
 }
 
@@ -129,12 +134,15 @@ export function refundOnce<Req>(
 export interface FinishTarget {
   readonly statusCode: number
   readonly writableFinished: boolean
+  /** Node 18+: the response (or its connection) has closed. */
+  readonly closed?: boolean
   once(event: 'finish' | 'close', listener: () => void): unknown
 }
 
 /**
  * Wires {@link refundOnce} to a Node response: `finish` reports the status, a `close` without
- * `finish` (the client aborted) counts as failed. Both events may fire; the refund happens once.
+ * `finish` (the client aborted) counts as aborted, and a response closed already (the client left
+ * while the check ran) settles at once. Both events may fire; what is owed is settled once.
  */
 export function refundWhenDone<Req>(
   rl: ResolvedRateLimit<Req, unknown>,
@@ -143,52 +151,27 @@ export function refundWhenDone<Req>(
 ): void {
   const settle = refundOnce(rl, check)
   if (settle === undefined) return
+  if (res.closed === true) {
+    settle(undefined)
+    return
+  }
   // `finish` itself says the response finished: light-my-request (Fastify's inject) emits it
   // while `writableFinished` is still false.
   res.once('finish', () => settle(res.statusCode))
   res.once('close', () => settle(res.writableFinished ? res.statusCode : undefined))
 }
 
-/** The part of Node's `ServerResponse` that {@link holdLease} and {@link whenDue} watch. */
+/** The part of Node's `ServerResponse` that {@link whenDue} watches. */
 export interface CloseTarget extends FinishTarget {
-  /** Node 18.0+: the response (or its connection) has closed. */
-  readonly closed?: boolean
   removeListener(event: 'close', listener: () => void): unknown
-}
-
-// Whether `limiter`'s admissions hold leases (a concurrency policy): their release is armed.
-function holdsLeases(check: RateLimitCheck): boolean {
-  for (const p of check.limiter.policies) if (p.algorithm === 'concurrency') return true
-  return false
-}
-
-/**
- * Gives the check's concurrency lease back once, when the response finishes or closes (an
- * error, a client gone, before or after the handler ran); at once if it has closed already
- * (the client left while the check ran).
- */
-export function holdLease(check: RateLimitCheck, res: CloseTarget): void {
-  const { limiter, key, decision } = check
-  let held = true
-  const release = (): void => {
-    if (!held) return
-    held = false
-    // store failures go to onError; the lease then expires after the policy's window
-    limiter.release(key, decision).catch(() => {})
-  }
-  if (res.closed === true) {
-    release()
-    return
-  }
-  res.once('finish', release)
-  res.once('close', release)
 }
 
 /**
  * Goes on with an admitted check: at once, or, when it reserved a later slot (`delayMs`, from
- * `maxDelay`), after one timer. If the response closes first (the client went away) the slot is
- * given back (unless `skipAbortedRequests` refunds it already), `go` never runs, and `gone` (if
- * given) does. Returns what `go` returns when it ran at once.
+ * `maxDelay`), after one timer. Only then is what the request owes armed ({@link refundWhenDone}):
+ * if the response closes first (the client went away), the reservation is refunded (and a
+ * concurrency lease with it), `go` never runs, and `gone` (if given) does. Returns what `go`
+ * returns when it ran at once.
  */
 export function whenDue<Req, R>(
   rl: ResolvedRateLimit<Req, unknown>,
@@ -199,25 +182,38 @@ export function whenDue<Req, R>(
 ): R | undefined {
   const { delayMs } = check.decision
   if (delayMs === 0) return go()
-  const giveBack = (): void => {
-    if (!rl.skipAbortedRequests)
-      check.limiter.refund(check.key, check.cost, check.decision).catch(() => {})
-    gone?.()
-  }
   if (res.closed === true) {
-    giveBack()
+    giveBack(check, gone)
     return undefined
   }
   const left = (): void => {
     clearTimeout(timer)
-    giveBack()
+    giveBack(check, gone)
   }
-  const timer = setTimeout(() => {
-    res.removeListener('close', left)
-    go()
-  }, delayMs)
+  // the timer's callback is shared; the close listener is the one closure per waiting request
+  const timer = setTimeout(due, delayMs, rl, check, res, go, left)
   res.once('close', left)
   return undefined
+}
+
+// A reserved slot's time has come: from now on the request owes what an admitted one does.
+function due<Req>(
+  rl: ResolvedRateLimit<Req, unknown>,
+  check: RateLimitCheck,
+  res: CloseTarget,
+  go: () => unknown,
+  left: () => void,
+): void {
+  res.removeListener('close', left)
+  refundWhenDone(rl, check, res)
+  go()
+}
+
+// A client gone while its request waited: it never ran, so its reservation comes back whatever
+// the skip options say (the refund gives back a concurrency lease too).
+function giveBack(check: RateLimitCheck, gone: (() => void) | undefined): void {
+  check.limiter.refund(check.key, check.cost, check.decision).catch(ignore)
+  gone?.()
 }
 
 /** What an adapter does after {@link settleCheck}. */
@@ -225,11 +221,13 @@ export type CheckOutcome = 'proceed' | 'ended' | 'limited'
 
 /**
  * The step every adapter takes after {@link checkRequest}: write the headers into `headers`
- * (merged with what is already there), then for an allowed request arm the refund (and a
- * concurrency lease's release) and answer `'proceed'` (the adapter goes on through
- * {@link whenDue}, which waits out a reserved slot's `delayMs`); for a limited one answer `'limited'` (the adapter sends `onLimited` or
- * {@link limitedResponse}), or, when the response had already started so no 429 can be sent,
- * end it and answer `'ended'`. `headers` is where the headers go: Node's response itself for Express and Koa.
+ * (merged with what is already there), then for an allowed request answer `'proceed'`: the
+ * adapter goes on through {@link whenDue}, which waits out a reserved slot's `delayMs`. What the
+ * request owes when it is over (a refund under the skip options, a concurrency lease's release)
+ * is armed here, or by `whenDue` once a reserved slot is due. For a limited request answer
+ * `'limited'` (the adapter sends `onLimited` or {@link limitedResponse}), or, when the response
+ * had already started so no 429 can be sent, end it and answer `'ended'`. `headers` is where the
+ * headers go: Node's response itself for Express and Koa.
  */
 export function settleCheck<Req>(
   rl: ResolvedRateLimit<Req, unknown>,
@@ -240,8 +238,7 @@ export function settleCheck<Req>(
   const writable = !res.headersSent
   if (writable) writeMerged(headers, check.headers, check)
   if (check.decision.allowed) {
-    refundWhenDone(rl, check, res)
-    if (holdsLeases(check)) holdLease(check, res)
+    if (check.decision.delayMs === 0) refundWhenDone(rl, check, res)
     return 'proceed'
   }
   if (!writable) {

@@ -6,6 +6,7 @@ import {
   HEADER_STANDARDS,
   type HeaderPair,
   type HeaderStandard,
+  headerPolicies,
   headerPolicy,
   retryAfterSeconds,
   sfString,
@@ -233,5 +234,86 @@ describe('header properties', () => {
         },
       ),
     )
+  })
+})
+
+describe('a concurrency policy', () => {
+  const inflight = headerPolicy('exports', 5, 120_000, true)
+  const rate = headerPolicy('minute', 100, 60_000)
+  const held: Decision = { ...allowed, limit: 5, remaining: 3, resetMs: 119_000 }
+  const full: Decision = { ...denied, limit: 5, remaining: 0, resetMs: 90_000, retryAfterMs: 1_000 }
+  const format = (standards: readonly HeaderStandard[], decision: Decision, p = inflight) =>
+    formatHeaders(standards, p, decision, NOW)
+
+  it('draft-10: quota in concurrent requests, no window, r the free slots, no t', () => {
+    expect(format(['draft-10'], held)).toEqual([
+      ['RateLimit-Policy', '"exports";q=5;qu="concurrent-requests"'],
+      ['RateLimit', '"exports";r=3'],
+    ])
+    expect(format(['draft-10'], full)).toEqual([
+      ['RateLimit-Policy', '"exports";q=5;qu="concurrent-requests"'],
+      ['RateLimit', '"exports";r=0'],
+      ['Retry-After', '1'],
+    ])
+  })
+
+  it('the older standards leave out their reset field', () => {
+    expect(format(['draft-7', 'legacy'], held)).toEqual([
+      ['RateLimit-Policy', '5'],
+      ['RateLimit', 'limit=5, remaining=3'],
+      ['X-RateLimit-Limit', '5'],
+      ['X-RateLimit-Remaining', '3'],
+    ])
+    expect(format(['draft-6'], full)).toEqual([
+      ['RateLimit-Policy', '5'],
+      ['RateLimit-Limit', '5'],
+      ['RateLimit-Remaining', '0'],
+      ['Retry-After', '1'],
+    ])
+  })
+
+  it('beside a rate policy: each member as its own kind; one-policy standards describe the tighter', () => {
+    const both = headerPolicies('api', [inflight, rate])
+    expect(both.concurrent).toBeUndefined()
+    const decision: Decision = {
+      ...allowed,
+      remaining: 3,
+      policies: [
+        {
+          name: 'exports',
+          allowed: true,
+          limit: 5,
+          remaining: 3,
+          resetMs: 119_000,
+          retryAfterMs: 0,
+        },
+        {
+          name: 'minute',
+          allowed: true,
+          limit: 100,
+          remaining: 42,
+          resetMs: 16_001,
+          retryAfterMs: 0,
+        },
+      ],
+    }
+    expect(format(['draft-10'], decision, both)).toEqual([
+      ['RateLimit-Policy', '"exports";q=5;qu="concurrent-requests", "minute";q=100;w=60'],
+      ['RateLimit', '"exports";r=3, "minute";r=42;t=17'],
+    ])
+    // the concurrency policy has the fewest remaining: no reset
+    expect(format(['draft-7'], decision, both)).toEqual([
+      ['RateLimit-Policy', '5'],
+      ['RateLimit', 'limit=5, remaining=3'],
+    ])
+    const rateTighter = {
+      ...decision,
+      remaining: 1,
+      policies: [decision.policies[0], { ...decision.policies[1], remaining: 1 }],
+    } as Decision
+    expect(format(['draft-7'], rateTighter, both)).toEqual([
+      ['RateLimit-Policy', '100;w=60'],
+      ['RateLimit', 'limit=100, remaining=1, reset=17'],
+    ])
   })
 })

@@ -55,6 +55,8 @@ export function headerPolicies(name: string, members: readonly HeaderPolicy[]): 
   const first = members[0] as HeaderPolicy
   return Object.freeze({
     ...first,
+    // each member says whether it counts requests in flight; the list as a whole does not
+    concurrent: undefined,
     name,
     nameItem: sfString(name),
     policyMember: members.map((m) => m.policyMember).join(', '),

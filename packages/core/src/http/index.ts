@@ -15,7 +15,6 @@ export {
   type CloseTarget,
   type FinishTarget,
   type HeaderTarget,
-  holdLease,
   type LimitedResponse,
   limitedResponse,
   refundOnce,

@@ -11,6 +11,11 @@ import { type HeaderPolicy, headerPolicies, headerPolicy } from './headers.js'
 /** A limiter and its header policies. */
 export interface LimitSet {
   readonly limiter: Limiter
+  /**
+   * Whether the limiter holds a concurrency policy, so that its admissions hold a lease the
+   * adapter releases when the response is over (found once here, not per request).
+   */
+  readonly leases: boolean
   /** The header policy for a route scope (`''` for none); cached. */
   headerPolicy(scope: string): HeaderPolicy
 }
@@ -42,6 +47,7 @@ export function limitSet(limiter: Limiter): LimitSet {
   const base = build('')
   return Object.freeze({
     limiter,
+    leases: limiter.policies.some((p) => p.algorithm === 'concurrency'),
     headerPolicy(scope: string): HeaderPolicy {
       if (scope === '') return base
       let p = scopes.get(scope)

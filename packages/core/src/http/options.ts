@@ -147,6 +147,13 @@ export interface PeerOptionNames {
   readonly windowMs?: never
   /** @deprecated Not an option: use `window`. */
   readonly timeWindow?: never
+  /**
+   * @deprecated Not an option: use `maxDelay` (how long a request may wait for its slot) and
+   * `delayAfter` (how many of a burst go at once); waiting requests pass at the policy's rate.
+   */
+  readonly delayMs?: never
+  /** @deprecated Not an option: use `maxDelay`. */
+  readonly maxDelayMs?: never
   /** @deprecated Not an option: use `window`. */
   readonly duration?: never
   /** @deprecated Not an option: use `key`. */

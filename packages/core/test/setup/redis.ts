@@ -29,3 +29,18 @@ export function useCluster(masters = 3, replicas = 0): { cluster: RedisCluster; 
   })
   return ctx
 }
+
+/** Every key matching `match`, on a Redis or on every master of a Cluster. */
+export async function scanKeys(client: Redis | Cluster, match: string): Promise<string[]> {
+  const nodes = client instanceof Cluster ? client.nodes('master') : [client]
+  const keys: string[] = []
+  for (const node of nodes) {
+    let cursor = '0'
+    do {
+      const [next, batch] = await node.scan(cursor, 'MATCH', match, 'COUNT', 1000)
+      cursor = next
+      keys.push(...batch)
+    } while (cursor !== '0')
+  }
+  return keys
+}
