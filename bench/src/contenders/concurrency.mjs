@@ -57,4 +57,29 @@ const incrDecr = {
   },
 }
 
-export const CONCURRENCY_CONTENDERS = [ours, incrDecr]
+/**
+ * The same practice at its leanest: no MULTI, the INCR and a PEXPIRE sent together on an
+ * auto-pipelined client (ioredis writes every command of a tick in one batch, as our store
+ * batches its script calls), then the DECR. Three commands, two round trips, no atomic step
+ * beyond each command; it leaks exactly as the pair above.
+ */
+const incrDecrPipelined = {
+  id: 'incr-decr-pipelined/redis',
+  owner: 'practice',
+  label: 'INCR/DECR pair, auto-pipelined',
+  store: 'redis',
+  unavailable: () => undefined,
+  async create({ connect }) {
+    const client = await connect({ autoPipelining: true })
+    return {
+      async decide(key) {
+        const [n] = await Promise.all([client.incr(key), client.pexpire(key, CONCURRENCY.windowMs)])
+        await client.decr(key)
+        return n <= CONCURRENCY.limit
+      },
+      close: () => client.quit(),
+    }
+  },
+}
+
+export const CONCURRENCY_CONTENDERS = [ours, incrDecr, incrDecrPipelined]

@@ -4,7 +4,7 @@ import { ratio } from '../stats.mjs'
 import { ms, num, pct, rate, table, times } from './format.mjs'
 
 const OURS_ID = 'ours/concurrency/redis'
-const PEER_ID = 'incr-decr/redis'
+const PEER_IDS = ['incr-decr/redis', 'incr-decr-pipelined/redis']
 
 /** Console lines: each contender, ours against the INCR/DECR pair, and the outbound run. */
 export function concurrencyLines(rows, outbound) {
@@ -17,15 +17,15 @@ export function concurrencyLines(rows, outbound) {
       continue
     }
     lines.push(
-      `  ${r.label.padEnd(44)} ${rate(r.perSecond).padStart(7)}/s  CPU ${num(r.cpuUsPerDecision, 1)} µs  Redis CPU ${num(r.redisCpuUsPerDecision, 1)} µs  Redis commands ${num(r.executedPerDecision, 2)}/request`,
+      `  ${r.label.padEnd(44)} ${rate(r.perSecond).padStart(7)}/s  CPU ${num(r.cpuUsPerDecision, 1)} µs  Redis CPU ${num(r.redisCpuUsPerDecision, 1)} µs  Redis commands ${num(r.executedPerDecision, 2)} run, ${num(r.sentPerDecision, 2)} sent per request`,
     )
   }
   const ours = rows.find((r) => r.id === OURS_ID && !r.skip)
-  const peer = rows.find((r) => r.id === PEER_ID && !r.skip)
-  if (ours && peer)
-    lines.push(
-      `  ours against the INCR/DECR pair: ${times(ratio(ours.perSecond, peer.perSecond))} decisions/s, Node CPU ${times(ratio(ours.cpuUsPerDecision, peer.cpuUsPerDecision))}, Redis CPU ${times(ratio(ours.redisCpuUsPerDecision, peer.redisCpuUsPerDecision))}`,
-    )
+  for (const peer of rows.filter((r) => PEER_IDS.includes(r.id) && !r.skip))
+    if (ours)
+      lines.push(
+        `  ours against the ${peer.label}: ${times(ratio(ours.perSecond, peer.perSecond))} decisions/s, Node CPU ${times(ratio(ours.cpuUsPerDecision, peer.cpuUsPerDecision))}, Redis CPU ${times(ratio(ours.redisCpuUsPerDecision, peer.redisCpuUsPerDecision))}`,
+      )
   if (outbound)
     lines.push(
       outbound.error
@@ -40,7 +40,7 @@ export function concurrencySection(rows, outbound) {
   if (rows.length === 0 && !outbound) return ''
   const body = rows.map((r) =>
     r.skip
-      ? [r.owner === 'ours' ? `**${r.label}**` : r.label, r.skip, '-', '-', '-', '-', '-', '-']
+      ? [r.owner === 'ours' ? `**${r.label}**` : r.label, r.skip, '-', '-', '-', '-', '-', '-', '-']
       : [
           r.owner === 'ours' ? `**${r.label}**` : r.label,
           rate(r.perSecond),
@@ -49,6 +49,7 @@ export function concurrencySection(rows, outbound) {
           num(r.cpuUsPerDecision, 2),
           num(r.redisCpuUsPerDecision, 2),
           num(r.executedPerDecision, 2),
+          num(r.sentPerDecision, 2),
           r.reps.map((n) => rate(n)).join(' / '),
         ],
   )
@@ -60,7 +61,8 @@ export function concurrencySection(rows, outbound) {
       'p99',
       'CPU µs/req',
       'Redis CPU µs/req',
-      'Redis commands/req',
+      'Redis commands run/req',
+      'commands sent/req',
       'runs',
     ],
     body,
@@ -72,7 +74,7 @@ export function concurrencySection(rows, outbound) {
     : ''
   return `## 6. Concurrency limits and outbound calls
 
-Each request takes a slot on its key (10,000 keys, ${CONCURRENCY.inFlight} in flight, a limit of ${CONCURRENCY.limit} in flight per key, never reached) and gives it back at once: the limiter's own cost per request. The INCR/DECR pair is what users of the peers write by hand (none of them limits concurrency): it leaks a slot whenever a process dies between its INCR and its DECR, and the EXPIRE every request refreshes keeps a busy key's leak until traffic stops. Ours holds a lease per request that expires on its own.
+Each request takes a slot on its key (10,000 keys, ${CONCURRENCY.inFlight} in flight, a limit of ${CONCURRENCY.limit} in flight per key, never reached) and gives it back at once: the limiter's own cost per request. Commands run are what Redis executes (inside scripts too); commands sent are what the client writes (a script call counts one, however many decisions it carries). The INCR/DECR pair is what users of the peers write by hand (none of them limits concurrency), once as \`MULTI INCR EXPIRE EXEC\` then \`DECR\`, once at its leanest (\`INCR\` and \`PEXPIRE\` auto-pipelined, then \`DECR\`): it leaks a slot whenever a process dies between its INCR and its DECR, and the expiry every request refreshes keeps a busy key's leak until traffic stops. Ours holds a lease per request that expires on its own.
 
 ${runs}
 
