@@ -18,6 +18,10 @@ describe('a misspelt option gets a suggestion', () => {
     ['max', 'limit'],
     ['keyGenerator', 'key'],
     ['Limit', 'limit'],
+    ['delayMs', 'maxDelay'],
+    ['maxDelayMs', 'maxDelay'],
+    ['execEvenly', 'maxDelay'],
+    ['maxdelay', 'maxDelay'],
   ])('%s -> %s', (typo, meant) => {
     expect(() => resolve({ limit: 5, window: '1m', [typo]: 1 })).toThrow(
       `is not an option (did you mean \`${meant}\`?)`,

@@ -27,6 +27,11 @@ const PEER_NAMES: ReadonlyMap<string, string> = new Map([
   ['skipOnError', 'failureMode'],
   ['passOnStoreError', 'failureMode'],
   ['insuranceLimiter', 'failureMode'],
+  // waiting instead of refusing (express-slow-down, rate-limiter-flexible's execEvenly)
+  ['delayMs', 'maxDelay'],
+  ['maxDelayMs', 'maxDelay'],
+  ['execEvenly', 'maxDelay'],
+  ['execEvenlyMinDelayMs', 'maxDelay'],
 ])
 
 /**
