@@ -164,3 +164,28 @@ export async function warningsDuring(body: () => Promise<void>): Promise<Warning
     capture.stop()
   }
 }
+
+/** A store whose `release` and `refund` calls {@link countGiveBacks} counts. */
+export interface GivingBack {
+  release(call: never): Promise<void>
+  refund(call: never): Promise<void>
+}
+
+/**
+ * Counts what `store` is asked to give back (concurrency leases released, costs refunded): its
+ * `release` and `refund` are wrapped in place, and the counts read live.
+ */
+export function countGiveBacks(store: GivingBack): { releases: number; refunds: number } {
+  const counts = { releases: 0, refunds: 0 }
+  const release = store.release.bind(store)
+  const refund = store.refund.bind(store)
+  store.release = (call) => {
+    counts.releases++
+    return release(call)
+  }
+  store.refund = (call) => {
+    counts.refunds++
+    return refund(call)
+  }
+  return counts
+}

@@ -6,7 +6,7 @@
 import { parseList } from 'structured-headers'
 import { describe, expect, it } from 'vitest'
 import type { AdapterHarness, ContractOptions } from './adapter-contract.js'
-import { freshPrefix, type StoreLike, until } from './adapter-helpers.js'
+import { countGiveBacks, freshPrefix, type StoreLike, until } from './adapter-helpers.js'
 
 /** What the contract reads of a limiter from @limiter/core's `createLimiter`. */
 export interface PeekingLimiter {
@@ -105,17 +105,7 @@ export function describeConcurrencyContract(
       release(call: unknown): Promise<void>
       refund(call: unknown): Promise<void>
     }
-    const counts = { releases: 0, refunds: 0 }
-    const release = store.release.bind(store)
-    const refund = store.refund.bind(store)
-    store.release = (call) => {
-      counts.releases++
-      return release(call)
-    }
-    store.refund = (call) => {
-      counts.refunds++
-      return refund(call)
-    }
+    const counts = countGiveBacks(store)
     const definition: ContractOptions = {
       ...policy,
       name: `cc${unique++}`,

@@ -3,7 +3,7 @@ import type { Decision } from './decision.js'
 import { MAX_TIMER_MS, parseDuration } from './duration.js'
 import { LimiterError, LimiterTypeError } from './errors.js'
 import type { AcquireOptions, Limiter } from './limiter-types.js'
-import type { NamedPolicy } from './limits.js'
+import { refusedByConcurrency } from './limits.js'
 import { own } from './option-names.js'
 
 // A concurrency refusal is polled again after FIRST_POLL_MS, doubling up to MAX_POLL_MS (a
@@ -116,12 +116,6 @@ function tooLate(decision: Decision): Decision {
   })
 }
 
-// Whether a concurrency policy refused: its Retry-After is an estimate, so it is polled.
-function byConcurrency(policies: readonly NamedPolicy[], decision: Decision): boolean {
-  if (policies.length === 1) return policies[0]?.algorithm === 'concurrency'
-  return decision.policies.some((p, i) => !p.allowed && policies[i]?.algorithm === 'concurrency')
-}
-
 /**
  * `limiter.acquire`: consumes until admitted within `maxWait`. A rate refusal sleeps until its
  * slot can be reserved (its Retry-After, less the limiter's own `maxDelay`), a concurrency one
@@ -162,7 +156,7 @@ export async function acquire(
       }
     }
     const left = deadline - performance.now()
-    const polled = byConcurrency(limiter.policies, decision)
+    const polled = refusedByConcurrency(limiter.policies, decision)
     const waitMs = polled
       ? Math.min(pollMs, decision.retryAfterMs)
       : Math.max(1, decision.retryAfterMs - maxDelayMs)

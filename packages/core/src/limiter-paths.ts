@@ -9,6 +9,7 @@ import { asLimiterError } from './failure.js'
 import { createGuard, type Handlers } from './guard.js'
 import type { Decisions } from './limiter-decisions.js'
 import type { LimiterSettings } from './limiter-options.js'
+import { refusedByConcurrency } from './limits.js'
 import { BIND, BIND_SET, MemoryStore } from './stores/memory-store.js'
 import {
   type StoreCall,
@@ -249,15 +250,10 @@ function remoteHandlers(
         (error: unknown) => sink.reject(error),
       )
     }
-  // A concurrency refusal's Retry-After is an estimate (a release frees a slot at any time):
-  // it never enters the cache.
-  const leaseRefusal = (decision: Decision): boolean =>
-    set.leases &&
-    (set.policies.length === 1 ||
-      decision.policies.some((p, i) => !p.allowed && set.policies[i]?.algorithm === 'concurrency'))
-  // A refusal under `maxDelay` could pass by waiting `waitMs` before its Retry-After.
+  // A refusal is cached, but not a concurrency policy's (a release frees a slot at any moment);
+  // one under `maxDelay` could pass by waiting `waitMs` before its Retry-After.
   const remember = (c: StoreCall, decision: Decision, sentAtMs: number): Decision => {
-    if (blocked !== undefined && !decision.allowed && !leaseRefusal(decision))
+    if (blocked !== undefined && !decision.allowed && !refusedByConcurrency(set.policies, decision))
       blocked.add(
         c.key,
         c.cost === 0 ? 1 : c.cost,

@@ -1,6 +1,6 @@
 // Several policies on one limiter: the `limits` option validated, where each policy's counters
 // live, and how their decisions combine into the limiter's.
-import { constrainingIndex } from './decision.js'
+import { constrainingIndex, type Decision } from './decision.js'
 import { type DelayOptions, withDelays } from './delays.js'
 import { LimiterRangeError, LimiterTypeError } from './errors.js'
 import { checkName, claimName, defaultName, storeNamespace } from './naming.js'
@@ -169,4 +169,14 @@ export function combineDecisions(
     resetMs: tight.resetMs,
     retryAfterMs,
   }
+}
+
+/**
+ * Whether a concurrency policy refused `decision`. Its Retry-After is an estimate (a release
+ * frees a slot at any moment): such a refusal is polled, never cached.
+ */
+export function refusedByConcurrency(policies: readonly Policy[], decision: Decision): boolean {
+  if (decision.allowed) return false
+  if (policies.length === 1) return policies[0]?.algorithm === 'concurrency'
+  return decision.policies.some((p, i) => !p.allowed && policies[i]?.algorithm === 'concurrency')
 }

@@ -5,10 +5,10 @@ import { execFile, spawn } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { promisify } from 'node:util'
-import { Cluster, type Redis } from 'ioredis'
+import type { Cluster, Redis } from 'ioredis'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { createLimiter, RedisStore } from '../src/index.js'
-import { useCluster, useRedis } from './setup/redis.js'
+import { scanKeys, useCluster, useRedis } from './setup/redis.js'
 
 const run = promisify(execFile)
 const waiter = fileURLToPath(new URL('./fixtures/waiter.mjs', import.meta.url))
@@ -26,20 +26,6 @@ async function child(ports: string, args: readonly string[], clustered = false):
     timeout: 90_000,
   })
   return stdout
-}
-
-async function keysOf(client: Redis | Cluster, match: string): Promise<string[]> {
-  const nodes = client instanceof Cluster ? client.nodes('master') : [client]
-  const keys: string[] = []
-  for (const node of nodes) {
-    let cursor = '0'
-    do {
-      const [next, batch] = await node.scan(cursor, 'MATCH', match, 'COUNT', 1000)
-      cursor = next
-      keys.push(...batch)
-    } while (cursor !== '0')
-  }
-  return keys
 }
 
 // The most handlers running at once, from their [start, end] intervals (an end before a start
@@ -82,7 +68,7 @@ describe.each([
     })
     let sampled = 0
     while (!done) {
-      for (const k of await keysOf(client(), 'rl:inflight:cc:*')) {
+      for (const k of await scanKeys(client(), 'rl:inflight:cc:*')) {
         const pttl = await client().pttl(k)
         // -2: gone between SCAN and PTTL (its last lease released)
         if (pttl !== -2) expect(pttl, k).toBeGreaterThan(0)
@@ -98,7 +84,7 @@ describe.each([
     expect(maxInFlight(handled.map(([start, end]) => [start, end] as const))).toBe(5)
     expect(Math.max(...handled.map(([, , count]) => count))).toBe(5)
     // every lease was released: no key remains (the sorted set's last member takes it along)
-    expect(await keysOf(client(), `rl:inflight:cc:*`)).toEqual([])
+    expect(await scanKeys(client(), `rl:inflight:cc:*`)).toEqual([])
     await client().del(`probe:${key}`)
   }, 90_000)
 })
@@ -132,7 +118,7 @@ describe('a process killed while holding slots', () => {
     })
     const refused = await limiter.consume(key)
     expect(refused.allowed).toBe(false)
-    const stored = await keysOf(redis.client, `rl:held:cc:*${key}*`)
+    const stored = await scanKeys(redis.client, `rl:held:cc:*${key}*`)
     expect(stored).toHaveLength(1)
     const pttl = await redis.client.pttl(stored[0] as string)
     expect(pttl).toBeGreaterThan(0)

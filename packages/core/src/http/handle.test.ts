@@ -1,5 +1,6 @@
 import { EventEmitter } from 'node:events'
 import { describe, expect, it } from 'vitest'
+import { countGiveBacks } from '../../../../test-support/adapter-helpers.js'
 import { LimiterError } from '../errors.js'
 import { MemoryStore } from '../stores/memory-store.js'
 import type { Store, StoreCall } from '../stores/store.js'
@@ -421,18 +422,7 @@ describe('leases and reserved slots', () => {
   // A MemoryStore counting the give-backs: releases and refunds.
   function givingBack() {
     const store = new MemoryStore()
-    const counts = { releases: 0, refunds: 0 }
-    const release = store.release.bind(store)
-    const refund = store.refund.bind(store)
-    store.release = (call) => {
-      counts.releases++
-      return release(call)
-    }
-    store.refund = (call) => {
-      counts.refunds++
-      return refund(call)
-    }
-    return { store, counts }
+    return { store, counts: countGiveBacks(store) }
   }
   const response = (closed = false) =>
     Object.assign(new EventEmitter(), { statusCode: 200, writableFinished: false, closed })
