@@ -43,8 +43,8 @@ interface Parsed {
   readonly signal: AbortSignal | undefined
 }
 
-function parse(options: AcquireOptions | undefined, maxDelayMs: number): Parsed {
-  if (options === undefined) return { cost: 1, maxWaitMs: maxDelayMs, signal: undefined }
+function parse(options: AcquireOptions | undefined, waitMs: number): Parsed {
+  if (options === undefined) return { cost: 1, maxWaitMs: waitMs, signal: undefined }
   if (options === null || typeof options !== 'object')
     throw new LimiterTypeError('options', options, 'an object { cost?, maxWait?, signal? }')
   const maxWait = own(options, 'maxWait')
@@ -55,7 +55,7 @@ function parse(options: AcquireOptions | undefined, maxDelayMs: number): Parsed 
     cost: (own(options, 'cost') ?? 1) as number,
     maxWaitMs:
       maxWait === undefined
-        ? maxDelayMs
+        ? waitMs
         : maxWait === 0
           ? 0
           : parseDuration(maxWait, 'maxWait', MAX_TIMER_MS),
@@ -117,28 +117,32 @@ function tooLate(decision: Decision): Decision {
 }
 
 /**
- * `limiter.acquire`: consumes until admitted within `maxWait`. A rate refusal sleeps until its
- * slot can be reserved (its Retry-After, less the limiter's own `maxDelay`), a concurrency one
+ * `limiter.acquire`: consumes until admitted within `maxWait` (default `waitMs`, the limiter's
+ * wait allowance: `maxDelay`, or with `delayAfter` alone the wait until its burst is used up). A
+ * rate refusal sleeps until its slot can be reserved (its Retry-After, less `waitMs`), a concurrency one
  * polls with backoff or until a release in this process wakes it; an admission with `delayMs`
  * waits it out. Aborting gives a reservation back.
  */
 export async function acquire(
   limiter: Limiter,
   wakers: Wakers,
-  maxDelayMs: number,
+  waitMs: number,
   key: string,
   options: AcquireOptions | undefined,
 ): Promise<Decision> {
-  const { cost, maxWaitMs, signal } = parse(options, maxDelayMs)
+  const { cost, maxWaitMs, signal } = parse(options, waitMs)
   signal?.throwIfAborted()
   const deadline = performance.now() + maxWaitMs
   let pollMs = FIRST_POLL_MS
   for (;;) {
+    // the slot's wait counts from the ask (the reply's latency is not the caller's wait), in
+    // whole ms as delayMs is
+    const askedAt = performance.now()
     const decision = await limiter.consume(key, cost)
     if (
       decision.allowed &&
       decision.delayMs > 0 &&
-      decision.delayMs > deadline - performance.now()
+      decision.delayMs > Math.ceil(deadline - askedAt)
     ) {
       // reserved further ahead (the limiter's maxDelay) than this caller will wait
       await limiter.refund(key, cost, decision).catch(() => undefined)
@@ -157,12 +161,12 @@ export async function acquire(
     }
     const left = deadline - performance.now()
     const polled = refusedByConcurrency(limiter.policies, decision)
-    const waitMs = polled
+    const sleepMs = polled
       ? Math.min(pollMs, decision.retryAfterMs)
-      : Math.max(1, decision.retryAfterMs - maxDelayMs)
-    if (left <= 0 || (!polled && waitMs > left)) throw refused(decision, key, maxWaitMs)
+      : Math.max(1, decision.retryAfterMs - waitMs)
+    if (left <= 0 || (!polled && sleepMs > left)) throw refused(decision, key, maxWaitMs)
     await pause(
-      Math.min(waitMs, Math.max(1, Math.ceil(left))),
+      Math.min(sleepMs, Math.max(1, Math.ceil(left))),
       signal,
       polled ? (wake) => wakers.add(key, wake) : undefined,
     )

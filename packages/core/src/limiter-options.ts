@@ -38,8 +38,6 @@ export interface LimiterSettings {
   readonly blocked: BlockedCacheSettings
   /** The injected test clock (`@limiter/core/testing`), if any. */
   readonly clock: (() => number) | undefined
-  /** `maxDelay` in ms (0: none): how long `acquire` waits by default. */
-  readonly maxDelayMs: number
 }
 
 /** Validates `options`: a bad one throws a `TypeError`/`RangeError` naming it. */
@@ -91,10 +89,6 @@ export function limiterSettings(given: LimiterOptions): LimiterSettings {
     breaker,
     blocked,
     clock,
-    maxDelayMs:
-      options.maxDelay === undefined || options.maxDelay === 0
-        ? 0
-        : parseDuration(options.maxDelay, 'maxDelay'),
   }
 }
 

@@ -140,7 +140,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
           ? undefined
           : woken(key)(path.release(key, ticket, decision.source))
       }),
-    acquire: (key, options) => acquire(limiter, wakers, settings.maxDelayMs, key, options),
+    acquire: (key, options) => acquire(limiter, wakers, set.waitMs, key, options),
     run: (key, fn, options) => runInSlot(limiter, key, fn, options),
   }
   return Object.freeze(limiter)

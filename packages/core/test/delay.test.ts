@@ -178,6 +178,30 @@ describe.each(STORES)('%s', (_name, makeStore) => {
   })
 })
 
+describe('acquire with delayAfter alone', () => {
+  it('waits within the burst, as consume would be told to', async () => {
+    // burst 4, 2 at once: the rest of the burst waits its turn, so acquire waits for it too
+    // (its default maxWait is the wait delayAfter allows, not 0)
+    const limiter = createLimiter({
+      algorithm: 'gcra',
+      limit: 20,
+      window: '1s',
+      burst: 4,
+      delayAfter: 2,
+      name: `d${unique++}`,
+    })
+    const started = performance.now()
+    const all = await Promise.all(Array.from({ length: 4 }, () => limiter.acquire('k')))
+    // (in memory, each decision reads the clock: a later one may come a millisecond on)
+    const delays = all.map((d) => d.delayMs)
+    expect(delays.slice(0, 2)).toEqual([0, 0])
+    expect(delays[2]).toBeGreaterThanOrEqual(45)
+    expect(delays[3]).toBeGreaterThanOrEqual(95)
+    expect(delays[3]).toBeLessThanOrEqual(100)
+    expect(performance.now() - started).toBeGreaterThanOrEqual(95)
+  })
+})
+
 describe('blocked-key cache under maxDelay', () => {
   it('trusts a refusal only until the request could pass by waiting', async () => {
     const limiter = createLimiter({
