@@ -111,6 +111,29 @@ describe.each(STORES)('%s', (_name, makeStore, client) => {
     expect((await limiter.peek('k')).policies.map((p) => p.remaining)).toEqual([1, 0])
   })
 
+  it('a lease keeps the expiry it was taken with when the window changes', async () => {
+    // (why the store contract's shorter-window case skips concurrency: a shorter window applies
+    // to the leases taken after the change)
+    const store = makeStore()
+    const prefix = `cc${unique++}:`
+    const make = (window: number) =>
+      createLimiter({ algorithm: 'concurrency', limit: 1, window, name: 'w', prefix, store })
+    const long = make(60_000)
+    const short = make(100)
+    const held = await long.consume('k')
+    expect(held.allowed).toBe(true)
+    await sleep(150)
+    // the short window has long passed: the lease taken under a minute still holds the slot
+    const refused = await short.consume('k')
+    expect(refused.allowed).toBe(false)
+    expect(refused.resetMs).toBeGreaterThan(59_000)
+    await long.release('k', held)
+    const taken = await short.consume('k')
+    expect(taken).toMatchObject({ allowed: true, resetMs: 100 })
+  })
+
+  // Redis only: the keys and TTLs it shows (MemoryStore's expiry is the twin's, which the
+  // differential tests compare with the script's)
   it.runIf(client !== undefined)(
     'every key has a TTL, and a released key holds no lease',
     async () => {
