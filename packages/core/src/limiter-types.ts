@@ -64,8 +64,9 @@ export interface AcquireOptions {
   /** The request's cost (default 1). */
   readonly cost?: number | undefined
   /**
-   * The longest to wait for a slot, in all (default: the limiter's `maxDelay`, 0 without one:
-   * take a slot now or be refused).
+   * The longest to wait for a slot, in all (default: as long as the limiter lets a request
+   * wait: `maxDelay`, or the wait `delayAfter` allows; 0 without either: take a slot now or be
+   * refused).
    */
   readonly maxWait?: Duration | undefined
   /** Stops waiting: the promise rejects with the signal's reason. */
