@@ -3,6 +3,15 @@
 export type { Decision, DecisionSource, PolicyDecision } from './decision.js'
 export { type Duration, parseDuration } from './duration.js'
 export {
+  CIRCUIT_CHANNEL,
+  type CircuitEvent,
+  DECISION_CHANNEL,
+  type DecisionEvent,
+  FAILURE_CHANNEL,
+  type FailureEvent,
+  type StoreKind,
+} from './events.js'
+export {
   LimiterError,
   type LimiterErrorCode,
   type LimiterErrorOptions,

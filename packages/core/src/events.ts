@@ -1,0 +1,60 @@
+// What a limiter publishes on `node:diagnostics_channel`: one message per decision, per store
+// failure and per circuit that opens or closes. Nothing is built unless someone subscribes.
+import { channel } from 'node:diagnostics_channel'
+import type { Decision, DecisionSource } from './decision-types.js'
+import type { LimiterError } from './errors.js'
+import type { Limiter } from './limiter-types.js'
+
+/** The channel of {@link DecisionEvent}s: every decision a limiter makes. */
+export const DECISION_CHANNEL = 'limiter:decision'
+/** The channel of {@link FailureEvent}s: every store failure a limiter sees. */
+export const FAILURE_CHANNEL = 'limiter:failure'
+/** The channel of {@link CircuitEvent}s: a failure domain's circuit opening or closing. */
+export const CIRCUIT_CHANNEL = 'limiter:circuit'
+
+/** Which kind of store decided: `'memory'` for in-process stores, `'redis'` for `RedisStore`. */
+export type StoreKind = 'memory' | 'redis' | 'custom'
+
+/**
+ * Published on `limiter:decision` for every decision (`consume`, `peek`, and the adapters'
+ * checks), after it is made.
+ */
+export interface DecisionEvent {
+  readonly limiter: Limiter
+  /** The key as the limiter saw it (an adapter's route scope included). */
+  readonly key: string
+  /** The cost asked for (0 for a peek). */
+  readonly cost: number
+  readonly decision: Decision
+  /** Who decided: the store, the blocked-key cache, or a failure mode (`decision.source`). */
+  readonly source: DecisionSource
+  /** `'memory'` (an in-process store), `'redis'` (`RedisStore`) or `'custom'` (any other). */
+  readonly store: StoreKind
+  /** From the ask to the decision, in ms (fractional; the store's round trip for Redis). */
+  readonly durationMs: number
+  /** The limiter runs in shadow mode: its adapters let a refused request through. */
+  readonly shadow: boolean
+}
+
+/** Published on `limiter:failure` for every store failure (an open circuit's skips excepted). */
+export interface FailureEvent {
+  readonly limiter: Limiter
+  readonly key: string
+  /** The failure, coded `ERR_LIMITER_STORE` or `ERR_LIMITER_TIMEOUT`; `cause` is the original. */
+  readonly error: LimiterError
+  /** The circuit of the failing domain is open after this failure (calls skip the store). */
+  readonly circuitOpen: boolean
+}
+
+/** Published on `limiter:circuit` when a failure domain's circuit opens or closes again. */
+export interface CircuitEvent {
+  readonly limiter: Limiter
+  /** The failure domain: `''` for a single Redis, a Cluster master's `host:port`. */
+  readonly domain: string
+  readonly state: 'open' | 'closed'
+}
+
+// One channel object each, made when this module loads (cheap: no subscriber, no work).
+export const decisionChannel = channel(DECISION_CHANNEL)
+export const failureChannel = channel(FAILURE_CHANNEL)
+export const circuitChannel = channel(CIRCUIT_CHANNEL)
