@@ -54,8 +54,8 @@ export function chart(data) {
     ...grid(x, y, yMax, tick, lengthMs),
     ...bars(x, y, data.sent, binMs, COLORS.sent),
     ...bars(x, y, data.admitted, binMs, COLORS.admitted),
-    `<path d="M${n(PLOT.left)} ${n(y(limit))}H${n(PLOT.right)}" stroke="${COLORS.limit}" stroke-width="1.5" stroke-dasharray="6 4" fill="none"/>`,
     `<path d="${stepPath(x, y, data.steps, lengthMs)}" stroke="${COLORS.window}" stroke-width="2" fill="none" stroke-linejoin="round"/>`,
+    `<path d="M${n(PLOT.left)} ${n(y(limit))}H${n(PLOT.right)}" stroke="${COLORS.limit}" stroke-width="2" stroke-dasharray="6 4" fill="none"/>`,
     `</svg>`,
     '',
   ].join('\n')

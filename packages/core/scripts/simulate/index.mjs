@@ -3,6 +3,7 @@ import { chart } from './chart.mjs'
 import { admittedTimes, inWindow, mostInWindow, perBin } from './run.mjs'
 import { SHAPES } from './shapes.mjs'
 
+export { COLORS } from './chart.mjs'
 export { SHAPES }
 
 /** The rate algorithms, in the order the READMEs list them (`concurrency` counts in flight). */
