@@ -8,6 +8,7 @@ import { beforeAll, describe, expect, it } from 'vitest'
 import {
   COLORS,
   indexPage,
+  mostInAnySecond,
   SHAPES,
   type SimulateResult,
   simulateAll,
@@ -67,6 +68,14 @@ describe('pnpm simulate', () => {
       expect(result('token-bucket', shape.name).admitted).toEqual(gcra)
       expect(result('leaky-bucket', shape.name).admitted).toEqual(gcra)
       expect(result('gcra', shape.name).most).toBeLessThanOrEqual(19)
+    }
+  })
+
+  it('gcra with burst 1 never admits more than the limit in any second', async () => {
+    const api = { createLimiter, MemoryStore, withClock }
+    for (const shape of SHAPES) {
+      const most = await mostInAnySecond(api, { algorithm: 'gcra', limit: 10, burst: 1 }, shape)
+      expect(most, shape.name).toBeLessThanOrEqual(10)
     }
   })
 

@@ -38,3 +38,8 @@ export declare const COLORS: Readonly<Record<string, string>> & {
 }
 export declare function simulateAll(api: SimulateApi): Promise<SimulateResult[]>
 export declare function indexPage(results: readonly SimulateResult[]): string
+export declare function mostInAnySecond(
+  api: SimulateApi,
+  policy: { readonly algorithm: string; readonly limit: number; readonly burst?: number },
+  shape: Shape,
+): Promise<number>

@@ -86,3 +86,9 @@ export function indexPage(results) {
   }
   return `${lines.join('\n')}\n`
 }
+
+/** The most requests of `shape` that `policy` (over POLICY's 1 s window) admits in any 1 s. */
+export async function mostInAnySecond(api, policy, shape) {
+  const admitted = await admittedTimes(api, { ...policy, window: POLICY.window }, shape)
+  return mostInWindow(inWindow(admitted, POLICY.windowMs, shape.lengthMs))
+}
