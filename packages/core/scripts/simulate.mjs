@@ -8,7 +8,7 @@ import { createLimiter, MemoryStore } from '@limiter/core'
 import { withClock } from '@limiter/core/testing'
 import { indexPage, simulateAll } from './simulate/index.mjs'
 
-export const DOCS_DIR = join(
+const DOCS_DIR = join(
   dirname(fileURLToPath(import.meta.url)),
   '..',
   '..',

@@ -40,7 +40,7 @@ export const SHAPES = [
   {
     name: 'burst-after-idle',
     title: 'burst after idle',
-    note: '5 per s, idle 1 s, 25 at once at 2 s, then 20 per s',
+    note: '5 per s, idle 1 s, 25 within 50 ms at 2 s, then 20 per s',
     lengthMs: 4000,
     sent: [...every(200, 0, 1000), ...burst(25, 2000, 2), ...every(50, 2100, 4000)],
   },
