@@ -128,7 +128,16 @@ export class MemoryStore implements Store {
     const { policy, cost } = call
     const key = boundedKey(call.key)
     const blocks = this.#blocks.of(call.namespace)
-    return this.#check(space, twin, policy, key, cost, this.#now(call), leaseFor(policy, cost), blocks)
+    return this.#check(
+      space,
+      twin,
+      policy,
+      key,
+      cost,
+      this.#now(call),
+      leaseFor(policy, cost),
+      blocks,
+    )
   }
 
   /** Internal: {@link BIND}. */
@@ -261,7 +270,9 @@ export class MemoryStore implements Store {
     const leftMs = blocks.size === 0 ? 0 : blockLeft(blocks, key, now)
     // The stored state object is handed back for reuse: a busy key keeps one object for life.
     const outcome =
-      leftMs > 0 ? twin.check(state, now, policy, 0) : twin.check(state, now, policy, cost, entry?.state, lease)
+      leftMs > 0
+        ? twin.check(state, now, policy, 0)
+        : twin.check(state, now, policy, cost, entry?.state, lease)
     if (outcome.state !== undefined)
       this.#write(space, key, entry, outcome.state, now + outcome.ttlMs)
     return leftMs > 0 ? blockedDecision(outcome, leftMs) : outcome
@@ -277,7 +288,8 @@ export class MemoryStore implements Store {
 
   /** The synchronous core of {@link MemoryStore.penalize}. */
   penalizeSync(call: StoreCall): StoreDecision | StoreDecision[] {
-    if (call.set !== undefined) return this[BIND_SET](call.set).penalize(call.key, call.cost, call.nowMs)
+    if (call.set !== undefined)
+      return this[BIND_SET](call.set).penalize(call.key, call.cost, call.nowMs)
     const { policy, cost } = call
     const space = this.#space(call.namespace)
     const key = boundedKey(call.key)
