@@ -7,7 +7,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import {
   type Algorithm,
   createLimiter,
-  type Limiter,
   type LimiterOptions,
   MemoryStore,
   RATE_ALGORITHMS,
@@ -256,7 +255,7 @@ describe.each<Kind>(['MemoryStore', 'Redis', 'Cluster'])('penalize on %s', (kind
   }
 
   // 7 penalized on a fresh key (limit 5 per 1 s): refused, and for how long, by algorithm.
-  const AFTER_SEVEN: Record<(typeof RATE_ALGORITHMS)[number], number> = {
+  const AFTER_SEVEN: Record<string, number> = {
     'fixed-window': 1000, // the window's end
     'sliding-window': 1429, // the next window, until 7 x (1 - elapsed) + 1 <= 5
     'sliding-log': 1000, // the penalty's record leaves the window
@@ -270,7 +269,7 @@ describe.each<Kind>(['MemoryStore', 'Redis', 'Cluster'])('penalize on %s', (kind
     const d = await limiter.penalize('u', 7)
     expect(d).toMatchObject({ allowed: false, remaining: 0, retryAfterMs: AFTER_SEVEN[a] })
     expect(await limiter.consume('u')).toMatchObject({ allowed: false })
-    advance(AFTER_SEVEN[a])
+    advance(AFTER_SEVEN[a] as number)
     expect((await limiter.consume('u')).allowed).toBe(true)
   })
 

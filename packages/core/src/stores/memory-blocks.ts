@@ -1,60 +1,64 @@
 // MemoryStore's blocks (a limiter's `block`): the end of each blocked key, per namespace.
 import type { StoreDecision } from './store.js'
 
-/** A namespace's blocks: user key (bounded) -> when its block ends (ms, the store's clock). */
-export type BlockEnds = Map<string, number>
-
-/** The blocks of every namespace, swept with the rest of the store's state. */
+/**
+ * The blocks of every namespace, swept with the rest of the store's state. Only namespaces with
+ * a block hold a map (a store sees many namespaces), and a store with no block at all answers
+ * `left` with one comparison.
+ */
 export class MemoryBlocks {
-  readonly #spaces = new Map<string, BlockEnds>()
+  // namespace -> user key (bounded) -> when its block ends (ms, the store's clock)
+  readonly #spaces = new Map<string, Map<string, number>>()
+  #count = 0
 
-  /** The blocks of `namespace` (made on first use, and kept: limiters bind to it). */
-  of(namespace: string): BlockEnds {
+  /** The ms the block on `key` has left at `nowMs` (0: none). */
+  left(namespace: string, key: string, nowMs: number): number {
+    if (this.#count === 0) return 0
+    const endMs = this.#spaces.get(namespace)?.get(key)
+    return endMs === undefined || endMs <= nowMs ? 0 : endMs - nowMs
+  }
+
+  /** Blocks `key` until `endMs`, or keeps a block that ends later; returns the later end. */
+  add(namespace: string, key: string, endMs: number): number {
     let ends = this.#spaces.get(namespace)
     if (ends === undefined) {
       ends = new Map()
       this.#spaces.set(namespace, ends)
     }
-    return ends
-  }
-
-  /** Blocks `key` until `endMs`, or keeps a block that ends later; returns the later end. */
-  add(namespace: string, key: string, endMs: number): number {
-    const ends = this.of(namespace)
     const held = ends.get(key)
     if (held !== undefined && held >= endMs) return held
+    if (held === undefined) this.#count++
     ends.set(key, endMs)
     return endMs
   }
 
   delete(namespace: string, key: string): void {
-    this.#spaces.get(namespace)?.delete(key)
+    const ends = this.#spaces.get(namespace)
+    if (ends === undefined || !ends.delete(key)) return
+    this.#count--
+    if (ends.size === 0) this.#spaces.delete(namespace)
   }
 
   /** Drops the blocks that ended by `nowMs`; returns how many. */
   sweep(nowMs: number): number {
     let dropped = 0
-    for (const ends of this.#spaces.values()) {
+    for (const [namespace, ends] of this.#spaces) {
       for (const [key, endMs] of ends) {
         if (endMs <= nowMs) {
           ends.delete(key)
           dropped++
         }
       }
+      if (ends.size === 0) this.#spaces.delete(namespace)
     }
+    this.#count -= dropped
     return dropped
   }
 
   clear(): void {
-    for (const ends of this.#spaces.values()) ends.clear()
+    this.#spaces.clear()
+    this.#count = 0
   }
-}
-
-/** The ms the block on `key` has left at `nowMs` (0: none). Cheap when nothing is blocked. */
-export function blockLeft(ends: BlockEnds, key: string, nowMs: number): number {
-  if (ends.size === 0) return 0
-  const endMs = ends.get(key)
-  return endMs === undefined || endMs <= nowMs ? 0 : endMs - nowMs
 }
 
 /**

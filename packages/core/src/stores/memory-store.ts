@@ -9,7 +9,7 @@ import { ownOptions } from '../option-names.js'
 import type { Policy } from '../policy.js'
 import { boundedKey } from './bounded-key.js'
 import { newLease } from './leases.js'
-import { type BlockEnds, blockedDecision, blockLeft, MemoryBlocks } from './memory-blocks.js'
+import { blockedDecision, MemoryBlocks } from './memory-blocks.js'
 import { DECIDES_SETS, type Store, type StoreCall, type StoreDecision } from './store.js'
 
 /**
@@ -127,7 +127,7 @@ export class MemoryStore implements Store {
     const space = this.#space(call.namespace)
     const { policy, cost } = call
     const key = boundedKey(call.key)
-    const blocks = this.#blocks.of(call.namespace)
+    const blocks = call.namespace
     return this.#check(
       space,
       twin,
@@ -145,7 +145,7 @@ export class MemoryStore implements Store {
     const twin = TWINS[policy.algorithm]
     const space = this.#space(namespace)
     const leases = policy.algorithm === 'concurrency'
-    const blocks = this.#blocks.of(namespace)
+    const blocks = namespace
     return (key, cost, at) => {
       const now = at ?? nowMs()
       if (now > this.#latestMs) this.#latestMs = now
@@ -158,7 +158,8 @@ export class MemoryStore implements Store {
   [BIND_SET](set: PolicySet): BoundSet {
     const spaces = set.namespaces.map((namespace) => this.#space(namespace))
     const { policies } = set
-    const blocks = this.#blocks.of(set.namespaces[0] as string)
+    // a limiter's block is held under its first policy's namespace
+    const blocks = set.namespaces[0] as string
     const now = (at: number | undefined): number => {
       const t = at ?? nowMs()
       if (t > this.#latestMs) this.#latestMs = t
@@ -194,7 +195,7 @@ export class MemoryStore implements Store {
       reset: (key) => {
         const held = boundedKey(key)
         for (const space of spaces) this.#delete(space, held)
-        blocks.delete(held)
+        this.#blocks.delete(blocks, held)
       },
     }
   }
@@ -209,10 +210,10 @@ export class MemoryStore implements Store {
     key: string,
     given: number,
     now: number,
-    blocks: BlockEnds,
+    blocks: string,
   ): StoreDecision[] {
     // a blocked key counts nothing: every policy peeks, and refuses until the block ends
-    const leftMs = blockLeft(blocks, key, now)
+    const leftMs = this.#blocks.left(blocks, key, now)
     const cost = leftMs > 0 ? 0 : given
     const n = policies.length
     const entries: Array<Entry | undefined> = new Array(n)
@@ -262,12 +263,12 @@ export class MemoryStore implements Store {
     cost: number,
     now: number,
     lease: string | undefined,
-    blocks: BlockEnds,
+    blocks: string,
   ): StoreDecision {
     const entry = space.get(key)
     const state = entry !== undefined && entry.expiresAtMs > now ? entry.state : undefined
     // a blocked key counts nothing: its policy peeks, and refuses until the block ends
-    const leftMs = blocks.size === 0 ? 0 : blockLeft(blocks, key, now)
+    const leftMs = this.#blocks.left(blocks, key, now)
     // The stored state object is handed back for reuse: a busy key keeps one object for life.
     const outcome =
       leftMs > 0
@@ -295,8 +296,16 @@ export class MemoryStore implements Store {
     const key = boundedKey(call.key)
     const now = this.#now(call)
     this.#penalize(space, policy, key, cost, now)
-    const blocks = this.#blocks.of(call.namespace)
-    return this.#check(space, TWINS[policy.algorithm], policy, key, 0, now, undefined, blocks)
+    return this.#check(
+      space,
+      TWINS[policy.algorithm],
+      policy,
+      key,
+      0,
+      now,
+      undefined,
+      call.namespace,
+    )
   }
 
   // One policy's penalty (none for concurrency: a penalty is not a lease).
