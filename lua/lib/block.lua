@@ -3,9 +3,17 @@ lib/block.lua: a limiter key's block (a limiter's `block(key, duration)`). The b
 beside the request's state key (its first policy's, with the `limits` script): that key's name
 plus ':block', outside the `{hash tag}`, so the same Cluster slot. It holds '1' and expires when
 the block ends (written by block.lua with `SET ... PXAT` from Redis time; a later end never
-shortens). block_left(key) is the ms the block on state key `key` has left (0: none); a key
-repeated back to back in a batch is looked up once.
+shortens). any_blocked(keys, step) says whether any of keys[1], keys[1 + step], ... has a block:
+one EXISTS for the whole batch, so the common batch, with no block, pays one command. Then
+block_left(key) is the ms the block on state key `key` has left (0: none); a key repeated back
+to back in a batch is looked up once.
 ]]
+local function any_blocked(keys, step)
+  local names = {}
+  for i = 1, #keys, step do names[#names + 1] = keys[i] .. ':block' end
+  return redis.call('EXISTS', unpack(names)) > 0
+end
+
 local block_key, block_ms = false, 0
 local function block_left(key)
   if key == block_key then return block_ms end

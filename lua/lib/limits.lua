@@ -63,6 +63,7 @@ end
 -- one request's per-policy results, reused from request to request
 local allowed, remaining, reset_ms, retry_after_ms, at_ms, pending, delay_ms = {}, {}, {}, {}, {}, {}, {}
 local none = {}
+local blocks = any_blocked(KEYS, policies)
 local reply = {}
 local n = 0
 for i = 1, #KEYS / policies do
@@ -86,7 +87,7 @@ for i = 1, #KEYS / policies do
   end
   -- one block per limiter key, beside its first policy's state
   local left_ms = 0
-  if cost and cost >= 0 then left_ms = block_left(KEYS[first + 1]) end
+  if blocks and cost and cost >= 0 then left_ms = block_left(KEYS[first + 1]) end
   if left_ms > 0 then
     -- blocked: nothing is counted; each policy says what it holds now
     for p = 1, policies do

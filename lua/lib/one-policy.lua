@@ -23,6 +23,7 @@ local per = 1
 if tickets then per = 2 end
 local plain = #ARGV == 5
 algorithm.begin(KEYS, limit, window_ms)
+local blocks = any_blocked(KEYS, 1)
 local reply = {}
 local n = 0
 for i = 1, #KEYS do
@@ -48,7 +49,8 @@ for i = 1, #KEYS do
       decide(key, limit, window_ms, burst, cost, 'p', '', 1, extra_a, extra_b)
       cost = 0
     end
-    local left_ms = block_left(key)
+    local left_ms = 0
+    if blocks then left_ms = block_left(key) end
     if left_ms > 0 then
       -- blocked: nothing is counted; the policy says what it holds now
       cost = 0
