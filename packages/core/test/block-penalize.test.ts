@@ -1,8 +1,7 @@
 // limiter.block and limiter.penalize through the public API, on MemoryStore, Redis and Cluster:
 // a block refuses every policy until it ends (every process), reset lifts it, it expires by
 // itself and never shortens; a penalty counts past the limit and pushes Retry-After out.
-import type { Cluster } from 'ioredis'
-import { Redis } from 'ioredis'
+import { Cluster, Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import {
   type Algorithm,
@@ -19,12 +18,21 @@ import { scanKeys, useCluster, useRedis } from './setup/redis.js'
 const redis = useRedis()
 const cluster = useCluster()
 
-// A second client on the same Redis: another process's worth of connection.
+// A second client on the same Redis (and Cluster): another process's worth of connection.
 let second: Redis
-beforeAll(() => {
+let secondCluster: Cluster
+beforeAll(async () => {
   second = new Redis(redis.server.port, '127.0.0.1')
+  secondCluster = new Cluster(cluster.cluster.startupNodes.slice(0, 3))
+  await new Promise<void>((resolve, reject) => {
+    secondCluster.once('ready', () => resolve())
+    secondCluster.once('error', reject)
+  })
 })
-afterAll(() => second?.disconnect())
+afterAll(() => {
+  second?.disconnect()
+  secondCluster?.disconnect()
+})
 
 let unique = 0
 const T0 = 1_800_000_000_000 // a multiple of every window below: windows start here
@@ -38,7 +46,7 @@ function twoStores(kind: Kind): [Store, Store] {
   }
   if (kind === 'Redis')
     return [new RedisStore({ client: redis.client }), new RedisStore({ client: second })]
-  return [new RedisStore({ client: cluster.client }), new RedisStore({ client: cluster.client })]
+  return [new RedisStore({ client: cluster.client }), new RedisStore({ client: secondCluster })]
 }
 const clientOf = (kind: Kind): Redis | Cluster =>
   kind === 'Cluster' ? cluster.client : redis.client
