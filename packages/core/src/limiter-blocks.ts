@@ -39,11 +39,11 @@ export function blockerOf(
   block(key: string, duration: Duration): Promise<void>
   penalize(key: string, cost: number): Promise<Decision>
 } {
-  const rateOnly = settings.set.policies.every((p) => p.algorithm === 'concurrency')
+  const leasesOnly = settings.set.policies.every((p) => p.algorithm === 'concurrency')
   return {
     block: (key, duration) => path.block(key, parseDuration(duration, 'duration', MAX_BLOCK_MS)),
     penalize(key, cost) {
-      if (rateOnly)
+      if (leasesOnly)
         throw new LimiterError(
           'ERR_LIMITER_UNSUPPORTED',
           'penalize: this limiter has only concurrency policies, and a penalty is not a lease (penalize counts against rate policies)',
