@@ -130,6 +130,18 @@ describe.each<Kind>(['MemoryStore', 'Redis', 'Cluster'])('block on %s', (kind) =
     expect(peek.policies.map((p) => p.remaining)).toEqual([5, 100, 10])
   })
 
+  it('acquire gives up at once on a blocked key, not polling its concurrency policy', async () => {
+    const { a } = setup()
+    await a.block('u', '1m')
+    const started = performance.now()
+    await expect(a.acquire('u', { maxWait: '10s' })).rejects.toMatchObject({
+      code: 'ERR_LIMITER_REFUSED',
+      decision: { allowed: false, retryAfterMs: 60_000 },
+    })
+    // polling would have taken the whole 10 s
+    expect(performance.now() - started).toBeLessThan(5000)
+  })
+
   it('validates its duration', async () => {
     const { a } = setup()
     for (const bad of [0, -5, 1.5, '2y', 'soon', 366 * 86_400_000])
