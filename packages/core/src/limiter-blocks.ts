@@ -1,6 +1,6 @@
 // limiter.block and limiter.penalize: their validation, and what each store path does for them
 // (MemoryStore, a custom in-process store, a remote store under the guard).
-import type { BlockedCache } from './blocked-cache.js'
+import { type BlockedCache, remembering } from './blocked-cache.js'
 import { monotonicMs } from './clock.js'
 import type { Decision } from './decision.js'
 import { type Duration, parseDuration } from './duration.js'
@@ -8,7 +8,6 @@ import { LimiterError, LimiterRangeError } from './errors.js'
 import type { Guard, Handlers } from './guard.js'
 import type { Decisions } from './limiter-decisions.js'
 import type { LimiterSettings } from './limiter-options.js'
-import { refusedByConcurrency } from './limits.js'
 import type { MemoryStore } from './stores/memory-store.js'
 import {
   type Store,
@@ -156,11 +155,9 @@ export function remoteBlocks(x: RemoteContext): BlockPath {
   const { store, set } = settings
   const submitting = SUBMIT in store ? (store as SubmittingStore) : undefined
   // A penalty's answer is a peek: a refusal is cached like a consume's, for a cost-1 request.
-  const remember = (c: StoreCall, decision: Decision, sentAtMs: number): Decision => {
-    if (blocked !== undefined && !decision.allowed && !refusedByConcurrency(set.policies, decision))
-      blocked.add(c.key, 1, sentAtMs, decision, decision.retryAfterMs - set.waitMs)
-    return decision
-  }
+  const remembered = remembering(blocked, set)
+  const remember = (c: StoreCall, decision: Decision, sentAtMs: number): Decision =>
+    remembered(c.key, 1, sentAtMs, decision)
   const penalty: Handlers<Decision> = {
     submit:
       submitting === undefined

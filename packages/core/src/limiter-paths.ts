@@ -1,7 +1,7 @@
 // The ways a limiter reaches its store, one chosen at construction: in process (MemoryStore,
 // synchronous), a custom in-process store (a promise, no deadline), or a remote store (under a
 // deadline and circuit breaker, with the blocked-key cache and failure policy).
-import { createBlockedCache } from './blocked-cache.js'
+import { createBlockedCache, remembering } from './blocked-cache.js'
 import { monotonicMs } from './clock.js'
 import type { Decision, DecisionSource, Ticket } from './decision.js'
 import { LimiterError } from './errors.js'
@@ -16,7 +16,6 @@ import {
 } from './limiter-blocks.js'
 import type { Decisions } from './limiter-decisions.js'
 import type { LimiterSettings } from './limiter-options.js'
-import { refusedByConcurrency } from './limits.js'
 import { BIND, BIND_SET, MemoryStore } from './stores/memory-store.js'
 import {
   type StoreCall,
@@ -295,19 +294,9 @@ function remoteHandlers(
         (error: unknown) => sink.reject(error),
       )
     }
-  // A refusal is cached, but not a concurrency policy's (a release frees a slot at any moment);
-  // one under `maxDelay` could pass by waiting `waitMs` before its Retry-After.
-  const remember = (c: StoreCall, decision: Decision, sentAtMs: number): Decision => {
-    if (blocked !== undefined && !decision.allowed && !refusedByConcurrency(set.policies, decision))
-      blocked.add(
-        c.key,
-        c.cost === 0 ? 1 : c.cost,
-        sentAtMs,
-        decision,
-        decision.retryAfterMs - set.waitMs,
-      )
-    return decision
-  }
+  const remembered = remembering(blocked, set)
+  const remember = (c: StoreCall, decision: Decision, sentAtMs: number): Decision =>
+    remembered(c.key, c.cost === 0 ? 1 : c.cost, sentAtMs, decision)
   const reported = (c: StoreCall, error: unknown): undefined => {
     report(storeFailure(error, settings), c.key, circuitOpen(c))
     return undefined
