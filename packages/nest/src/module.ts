@@ -2,12 +2,18 @@
 import {
   type DynamicModule,
   type FactoryProvider,
+  Inject,
   Module,
   type ModuleMetadata,
+  type OnModuleInit,
 } from '@nestjs/common'
+import { DiscoveryModule, DiscoveryService, MetadataScanner, Reflector } from '@nestjs/core'
 import { LimiterGuard } from './guard.js'
 import { LimiterRegistry } from './limiters.js'
 import type { LimiterModuleOptions, RequestLike } from './types.js'
+
+// Where @Get, @Post... put a route's path: a method with it is a route handler.
+const PATH_METADATA = 'path'
 
 /** The injection token of the module's options. */
 export const LIMITER_OPTIONS = Symbol('@limiter/nest options')
@@ -30,14 +36,39 @@ const registry: FactoryProvider = {
 /**
  * The rate-limiting module, global once imported: `forRoot(options)` (or `forRootAsync`) sets
  * the defaults every `@RateLimit` builds on, and with a policy the limiter of every route without
- * one. Options are checked as the app starts: a bad one fails it, naming the option.
+ * one. Options are checked as the app starts, `@RateLimit`'s too (each handler's limiter is
+ * built then): a bad one fails the start, naming the option (and the handler).
  *
  * @example
  * imports: [LimiterModule.forRoot({ limit: 100, window: '1m', redis })],
  * providers: [{ provide: APP_GUARD, useClass: LimiterGuard }],
  */
-// biome-ignore lint/complexity/noStaticOnlyClass: a Nest module is a class; forRoot is its idiom
-export class LimiterModule {
+export class LimiterModule implements OnModuleInit {
+  readonly #discovery: DiscoveryService
+  readonly #limiters: LimiterRegistry
+  readonly #reflector: Reflector
+
+  constructor(discovery: DiscoveryService, limiters: LimiterRegistry, reflector: Reflector) {
+    this.#discovery = discovery
+    this.#limiters = limiters
+    this.#reflector = reflector
+  }
+
+  /** Builds the limiter of every route handler of the app's controllers. */
+  onModuleInit(): void {
+    const scanner = new MetadataScanner()
+    for (const { metatype } of this.#discovery.getControllers()) {
+      if (typeof metatype !== 'function') continue
+      const prototype = metatype.prototype as Record<string, unknown>
+      for (const name of scanner.getAllMethodNames(prototype)) {
+        const handler = prototype[name]
+        if (typeof handler !== 'function') continue
+        if (this.#reflector.get(PATH_METADATA, handler) === undefined) continue
+        this.#limiters.handler(metatype, handler, this.#reflector)
+      }
+    }
+  }
+
   static forRoot<Req = RequestLike>(options: LimiterModuleOptions<Req> = {}): DynamicModule {
     return LimiterModule.#module([{ provide: LIMITER_OPTIONS, useValue: options }], [])
   }
@@ -58,7 +89,7 @@ export class LimiterModule {
     return {
       module: LimiterModule,
       global: true,
-      imports,
+      imports: [DiscoveryModule, ...imports],
       providers: [...providers, registry, LimiterGuard],
       exports: [LIMITER_OPTIONS, LimiterRegistry, LimiterGuard],
     }
@@ -66,3 +97,6 @@ export class LimiterModule {
 }
 
 Module({})(LimiterModule)
+Inject(DiscoveryService)(LimiterModule, undefined, 0)
+Inject(LimiterRegistry)(LimiterModule, undefined, 1)
+Inject(Reflector)(LimiterModule, undefined, 2)

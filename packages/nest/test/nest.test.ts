@@ -177,7 +177,7 @@ describe.each(PLATFORMS)('nest on $platform', (platform: Platform) => {
       await app.close()
     })
 
-    it('a bad @RateLimit fails its requests naming the option and the handler', async () => {
+    it('a bad @RateLimit fails the start naming the option and the handler', async () => {
       @Controller()
       class Bad {
         @Get()
@@ -186,11 +186,12 @@ describe.each(PLATFORMS)('nest on $platform', (platform: Platform) => {
           return 'ok'
         }
       }
-      const { app, send } = await appWith({}, [Bad])
-      const res = await send('/')
-      expect(res.status).toBe(500)
-      expect(JSON.parse(res.body).message).toMatch(/`window`.*\(@RateLimit of Bad\.get\)$/)
-      await app.close()
+      const error = await nestApp(platform, {}, [Bad]).then(
+        () => undefined,
+        (e: unknown) => e,
+      )
+      expect(error).toBeInstanceOf(TypeError)
+      expect((error as Error).message).toMatch(/`window`.*\(@RateLimit of Bad\.get\)$/)
     })
   })
 
