@@ -35,6 +35,7 @@ import {
   LimiterModule,
   type LimiterModuleOptions,
   type RequestLike,
+  SkipRateLimit,
 } from '../src/index.js'
 
 /** The request as the contract's callbacks read it, on either platform. */
@@ -111,6 +112,14 @@ function listeningController(probe: Probe): Type<unknown> {
       await new Promise((r) => setTimeout(r, 150))
       probe.finished++
       return 'late'
+    }
+
+    // Outside the limits: the harness warms the server up with it (a fresh Nest app's first
+    // request takes tens of ms, longer than the contract's early aborts allow).
+    @Get('/warm')
+    @SkipRateLimit()
+    warm() {
+      return 'warm'
     }
 
     @Get('/fail')
@@ -196,8 +205,10 @@ export function harness(platform: Platform): AdapterHarness {
       ])
       await app.listen(0, '127.0.0.1')
       const { port } = app.getHttpServer().address() as AddressInfo
+      const url = `http://127.0.0.1:${port}`
+      await (await fetch(`${url}/warm`)).text()
       return {
-        url: `http://127.0.0.1:${port}`,
+        url,
         finishedCount: () => probe.finished,
         handlerStarts: () => probe.starts,
         close: () => app.close(),
