@@ -115,8 +115,8 @@ function settle(
 ): boolean | Promise<boolean> {
   if (check === undefined) return true
   req.rateLimit = check.decision
-  if (settleCheck(rl, check, res.raw, res.headers) !== 'proceed')
-    return limited(rl, context, req, res, check)
+  const outcome = settleCheck(rl, check, res.raw, res.headers)
+  if (outcome !== 'proceed') return limited(rl, context, req, res, check, outcome === 'ended')
   if (check.decision.delayMs === 0) return true
   // A reserved slot (maxDelay): wait for it. A client gone meanwhile gets its slot back and its
   // request never reaches the handler: the guard's promise then never settles (nothing to send).
@@ -125,15 +125,17 @@ function settle(
 
 // A refused request: `onLimited`, or a RateLimitException with the body of `message` or the
 // default problem. A text body is sent here (Nest's filters would wrap a string in JSON); the
-// exception thrown after it only stops the pipeline (Nest's filter sees the response sent).
+// exception thrown after it only stops the pipeline (Nest's filter sees the response sent), as it
+// does for a response that had started before the guard ran (`ended`: the kit ended it).
 async function limited(
   rl: Resolved,
   context: ExecutionContext,
   req: RequestLike,
   res: Response,
   check: RateLimitCheck,
+  ended: boolean,
 ): Promise<never> {
-  if (rl.onLimited !== undefined) await rl.onLimited(context, check.decision)
+  if (rl.onLimited !== undefined && !ended) await rl.onLimited(context, check.decision)
   const response = await limitedResponse(rl, req, check)
   const exception = new RateLimitException(response, check.decision)
   if (res.sent()) throw exception
