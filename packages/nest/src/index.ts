@@ -9,11 +9,10 @@ export {
   routeKey,
   userKey,
 } from '@limiter/core'
-export { RATE_LIMIT, RateLimit, SKIP_RATE_LIMIT, SkipRateLimit } from './decorators.js'
+export { RateLimit, SkipRateLimit } from './decorators.js'
 export { RateLimitException } from './exception.js'
 export { LimiterGuard } from './guard.js'
-export { LimiterRegistry } from './limiters.js'
-export { LIMITER_OPTIONS, LimiterModule, type LimiterModuleAsyncOptions } from './module.js'
+export { LimiterModule, type LimiterModuleAsyncOptions } from './module.js'
 export type {
   LimiterModuleOptions,
   OnLimited,
