@@ -1,15 +1,23 @@
 // LimiterGuard: runs core's request check for the handler's limiter and maps the outcome to Nest:
 // true, a wait for a reserved slot, or a RateLimitException for Nest's exception layer.
 import {
+  type CheckResult,
   type CloseTarget,
   type HeaderTarget,
+  type LimitedResponse,
   limitedResponse,
   type RateLimitCheck,
   settleCheck,
   whenDue,
   withCheck,
 } from '@limiter/core/http'
-import { type CanActivate, type ExecutionContext, Inject, Injectable } from '@nestjs/common'
+import {
+  type CanActivate,
+  type ExecutionContext,
+  HttpException,
+  Inject,
+  Injectable,
+} from '@nestjs/common'
 import { Reflector } from '@nestjs/core'
 import { RateLimitException } from './exception.js'
 import { LimiterRegistry, type Resolved } from './limiters.js'
@@ -111,9 +119,10 @@ function settle(
   context: ExecutionContext,
   req: RequestLike,
   res: Response,
-  check: RateLimitCheck | undefined,
+  check: CheckResult,
 ): boolean | Promise<boolean> {
   if (check === undefined) return true
+  if (check.denied) return denied(res, check.response)
   req.rateLimit = check.decision
   const outcome = settleCheck(rl, check, res.raw, res.headers)
   if (outcome !== 'proceed') return limited(rl, context, req, res, check, outcome === 'ended')
@@ -121,6 +130,13 @@ function settle(
   // A reserved slot (maxDelay): wait for it. A client gone meanwhile gets its slot back and its
   // request never reaches the handler: the guard's promise then never settles (nothing to send).
   return new Promise((resolve) => whenDue(rl, check, res.raw, () => resolve(true)))
+}
+
+// A request `deny` refused: an HttpException (403) whose body is the problem document, nothing
+// counted. Not a RateLimitException: no quota was exceeded, no decision was made.
+function denied(res: Response, response: LimitedResponse): never {
+  res.headers.setHeader('Content-Type', response.contentType)
+  throw new HttpException(JSON.parse(response.body) as Record<string, unknown>, response.status)
 }
 
 // A refused request: `onLimited`, or a RateLimitException with the body of `message` or the

@@ -217,6 +217,7 @@ export function harness(platform: Platform): AdapterHarness {
     store: () => new MemoryStore(),
     optionErrors: (options) => startErrors(platform, options),
     callbacks: {
+      denyBanned: (req: Request) => req.headers['x-banned'] === 'yes',
       skipInternal: (req: Request) => req.headers['x-internal'] === 'yes',
       costFromQuery: (req: Request) => Number(req.query.cost ?? 1),
       pathMessage: (req: Request) => ({ path: req.url }),
