@@ -34,6 +34,7 @@ const readmes = [
 // The package folder whose node_modules resolve what a block imports.
 function hostOf(code) {
   const uses = (names) => new RegExp(`(from |import\\()'(${names})'`).test(code)
+  if (uses('@limiter/nest|@nestjs/[a-z-]+')) return 'packages/nest'
   if (uses('@limiter/fastify|fastify')) return 'packages/fastify'
   if (uses('@limiter/koa|koa|@koa/router|@koa/bodyparser')) return 'packages/koa'
   if (uses('@limiter/express|express')) return 'packages/express'
@@ -93,7 +94,8 @@ for (const [host, list] of byHost) {
     join(dir, 'tsconfig.json'),
     JSON.stringify({
       extends: relative(dir, join(root, 'tsconfig.base.json')),
-      compilerOptions: { noEmit: true, noUnusedLocals: false },
+      // Nest's decorators (legacy, as Nest apps compile them)
+      compilerOptions: { noEmit: true, noUnusedLocals: false, experimentalDecorators: true },
       include: ['*.ts'],
     }),
   )
