@@ -1,0 +1,85 @@
+// Every client library RedisStore supports, as factories the store tests run over
+// (`describe.each(CLIENTS)`): ioredis, and node-redis 4, 5 and 6 (npm aliases redis4..redis6).
+import { Cluster, Redis } from 'ioredis'
+import * as redis4 from 'redis4'
+import * as redis5 from 'redis5'
+import * as redis6 from 'redis6'
+import type { RedisStoreClient } from '../../src/index.js'
+
+/** A client connected to a test server, and how to drop it. */
+export interface TestClient {
+  readonly client: RedisStoreClient
+  close(): Promise<void>
+}
+
+export interface ClientFactory {
+  readonly name: string
+  /** A client on the standalone Redis at `port`, default settings (offline queue on). */
+  standalone(port: number): Promise<TestClient>
+  /** A client on a Redis Cluster seeded by `ports`, ready. */
+  cluster(ports: readonly number[]): Promise<TestClient>
+}
+
+interface NodeRedis {
+  createClient(options: { url: string }): {
+    connect(): Promise<unknown>
+    disconnect(): Promise<void>
+    on(event: 'error', fn: (e: unknown) => void): unknown
+  }
+  createCluster(options: { rootNodes: Array<{ url: string }> }): {
+    connect(): Promise<unknown>
+    disconnect(): Promise<void>
+    on(event: 'error', fn: (e: unknown) => void): unknown
+  }
+}
+
+function nodeRedis(name: string, lib: NodeRedis): ClientFactory {
+  return {
+    name,
+    async standalone(port) {
+      const client = lib.createClient({ url: `redis://127.0.0.1:${port}` })
+      // Connects in the background, as an app that does not wait: errors go to the store's
+      // listener (none here of the test's own, to see that the store's is enough).
+      client.connect().catch(() => {})
+      return {
+        client: client as unknown as RedisStoreClient,
+        close: () => client.disconnect().catch(() => {}),
+      }
+    },
+    async cluster(ports) {
+      const client = lib.createCluster({
+        rootNodes: ports.map((port) => ({ url: `redis://127.0.0.1:${port}` })),
+      })
+      await client.connect()
+      return {
+        client: client as unknown as RedisStoreClient,
+        close: () => client.disconnect().catch(() => {}),
+      }
+    },
+  }
+}
+
+export const IOREDIS: ClientFactory = {
+  name: 'ioredis',
+  async standalone(port) {
+    const client = new Redis(port, '127.0.0.1')
+    return { client, close: async () => client.disconnect() }
+  },
+  async cluster(ports) {
+    const client = new Cluster(ports.map((port) => ({ host: '127.0.0.1', port })))
+    await new Promise<void>((resolve, reject) => {
+      client.once('ready', () => resolve())
+      client.once('error', reject)
+    })
+    return { client, close: async () => client.disconnect() }
+  },
+}
+
+export const NODE_REDIS: readonly ClientFactory[] = [
+  nodeRedis('node-redis 4', redis4 as unknown as NodeRedis),
+  nodeRedis('node-redis 5', redis5 as unknown as NodeRedis),
+  nodeRedis('node-redis 6', redis6 as unknown as NodeRedis),
+]
+
+/** Every supported client library. */
+export const CLIENTS: readonly ClientFactory[] = [IOREDIS, ...NODE_REDIS]
