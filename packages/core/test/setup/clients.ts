@@ -14,8 +14,11 @@ export interface TestClient {
 
 export interface ClientFactory {
   readonly name: string
-  /** A client on the standalone Redis at `port`, default settings (offline queue on). */
-  standalone(port: number): Promise<TestClient>
+  /**
+   * A client on the standalone Redis at `port`, default settings (offline queue on), connected
+   * (with `ready: false`: connecting in the background, as for a server that is not up yet).
+   */
+  standalone(port: number, options?: { ready?: boolean }): Promise<TestClient>
   /** A client on a Redis Cluster seeded by `ports`, ready. */
   cluster(ports: readonly number[]): Promise<TestClient>
 }
@@ -36,11 +39,12 @@ interface NodeRedis {
 function nodeRedis(name: string, lib: NodeRedis): ClientFactory {
   return {
     name,
-    async standalone(port) {
+    async standalone(port, { ready = true } = {}) {
       const client = lib.createClient({ url: `redis://127.0.0.1:${port}` })
-      // Connects in the background, as an app that does not wait: errors go to the store's
-      // listener (none here of the test's own, to see that the store's is enough).
-      client.connect().catch(() => {})
+      // No `error` listener of the test's own: the store's must be enough not to crash.
+      const connected = client.connect()
+      if (ready) await connected
+      else connected.catch(() => {})
       return {
         client: client as unknown as RedisStoreClient,
         close: () => client.disconnect().catch(() => {}),
@@ -61,8 +65,9 @@ function nodeRedis(name: string, lib: NodeRedis): ClientFactory {
 
 export const IOREDIS: ClientFactory = {
   name: 'ioredis',
-  async standalone(port) {
+  async standalone(port, { ready = true } = {}) {
     const client = new Redis(port, '127.0.0.1')
+    if (ready) await client.ping()
     return { client, close: async () => client.disconnect() }
   },
   async cluster(ports) {
