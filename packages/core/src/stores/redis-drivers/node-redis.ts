@@ -76,9 +76,10 @@ export function nodeRedisClusterDriver(cluster: NodeRedisClusterLike): RedisDriv
     (c.slots[slot] as { master?: Node } | undefined)?.master
   const send = (args: string[]) => cluster.sendCommand(args[3], false, args).then(numbers)
   let probedAt = 0
-  // node-redis 4 and 5 learn a new slot map only from a MOVED reply, and a command for a dead
-  // master's slot waits for that master forever: ask a live master about the slot (at most once
-  // a second), and when its MOVED names another master, let the cluster client see one too.
+  // node-redis 4 and 5 learn a new slot map only from a MOVED reply (6 also 5 s into a node's
+  // reconnection attempts), and a command for a dead master's slot waits for that master: ask a
+  // live master about the slot (at most once a second), and when its MOVED names another
+  // master, have the cluster client load the slot map again.
   const probe = (slot: number, dead: string): void => {
     const now = Date.now()
     if (now - probedAt < 1000) return
@@ -95,8 +96,18 @@ export function nodeRedisClusterDriver(cluster: NodeRedisClusterLike): RedisDriv
       (error: unknown) => {
         const moved = /^MOVED \d+ (\S+)/.exec(error instanceof Error ? error.message : '')
         if (moved === null || moved[1] === dead) return
-        // Routed by a key of the live master, about a key of the slot: node-redis follows the
-        // MOVED by loading the cluster's slot map again (and gives up after its redirections).
+        // node-redis 5 and 6: load the slot map again from the live master.
+        const slots = (c as { _slots?: { rediscover?: (from: unknown) => Promise<unknown> } })
+          ._slots
+        if (typeof slots?.rediscover === 'function') {
+          slots.rediscover(liveClient).then(
+            () => {},
+            () => {},
+          )
+          return
+        }
+        // node-redis 4: routed by a key of the live master, about a key of the slot, a command
+        // gets MOVED, which node-redis follows by loading the slot map again.
         let i = 0
         while (masterNode(clusterSlot(`n${i}`))?.address !== live.address && i < 10_000) i++
         cluster.sendCommand(`{n${i}}`, false, ['EXISTS', key]).then(
