@@ -1,10 +1,10 @@
 // Every client library RedisStore supports, as factories the store tests run over
-// (`describe.each(CLIENTS)`): ioredis, and node-redis 4, 5 and 6 (npm aliases redis4..redis6).
+// (`describe.each(CLIENTS)`): ioredis, and node-redis 4, 5 and 6 (npm aliases redis4 and redis5, and redis itself for 6).
 import { Cluster, Redis } from 'ioredis'
+import * as redis6 from 'redis'
 import * as redis4 from 'redis4'
 import * as redis5 from 'redis5'
-import * as redis6 from 'redis6'
-import type { RedisStoreClient } from '../../src/index.js'
+import { RedisStore, type RedisStoreClient } from '../../src/index.js'
 
 /** A client connected to a test server, and how to drop it. */
 export interface TestClient {
@@ -88,3 +88,19 @@ export const NODE_REDIS: readonly ClientFactory[] = [
 
 /** Every supported client library. */
 export const CLIENTS: readonly ClientFactory[] = [IOREDIS, ...NODE_REDIS]
+
+// Compile-time: the libraries' own client types are accepted as they are (no cast), in every major.
+export function typedClients(): void {
+  const check = (client: RedisStoreClient) => new RedisStore({ client })
+  void [
+    () => check(redis4.createClient()),
+    () => check(redis4.createCluster({ rootNodes: [] })),
+    () => check(redis5.createClient()),
+    () => check(redis5.createCluster({ rootNodes: [] })),
+    () => check(redis6.createClient()),
+    () => check(redis6.createCluster({ rootNodes: [] })),
+    () => check(redis6.createClient({ RESP: 3 })),
+    () => check(new Redis()),
+    () => check(new Cluster([])),
+  ]
+}
