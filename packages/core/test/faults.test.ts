@@ -112,16 +112,21 @@ describe.each(CLIENTS)('$name', (factory) => {
   it('Redis down when the app starts: answers from failureMode, then limits on Redis once it is up', async () => {
     const port = await freePort()
     const { client, close } = await factory.standalone(port, { ready: false })
+    const errors: LimiterError[] = []
     const limiter = createLimiter({
       limit: 2,
       window: '1m',
       store: new RedisStore({ client }),
       timeout: 150,
       failureMode: 'open',
-      onError: () => {},
+      onError: (error) => errors.push(error),
     })
     const early = await load(() => limiter.consume('s'), 10, 20)
     expect(early.every((r) => r.decision.allowed && r.ms < 150 + 50)).toBe(true)
+    // The failure names the server and the client's own error.
+    expect(errors).toContainEqual(
+      expect.objectContaining({ address: `127.0.0.1:${port}`, clientError: 'ECONNREFUSED' }),
+    )
     const server = await startRedis([], port)
     const deadline = performance.now() + 3000
     let limited = false
