@@ -9,7 +9,7 @@ import {
   startRedis,
 } from '../../../test-support/redis.js'
 import { MemoryStore, RedisStore } from '../src/index.js'
-import { CLIENTS, type TestClient } from './setup/clients.js'
+import { CLIENT_VARIANTS, CLIENTS, type TestClient } from './setup/clients.js'
 import { describeStoreContract } from './store-contract.js'
 
 let server: RedisProcess
@@ -27,6 +27,11 @@ beforeAll(async () => {
     standalone.set(factory.name, one)
     clustered.set(factory.name, many)
     opened.push(one, many)
+  }
+  for (const factory of CLIENT_VARIANTS) {
+    const one = await factory.standalone(server.port)
+    standalone.set(factory.name, one)
+    opened.push(one)
   }
 }, 120_000)
 
@@ -51,5 +56,11 @@ for (const { name } of CLIENTS) {
   describeStoreContract(
     `RedisStore on ${name} (cluster)`,
     () => new RedisStore({ client: clientOf(clustered, name) }),
+  )
+}
+for (const { name } of CLIENT_VARIANTS) {
+  describeStoreContract(
+    `RedisStore on ${name} (standalone)`,
+    () => new RedisStore({ client: clientOf(standalone, name) }),
   )
 }

@@ -65,15 +65,15 @@ export function clientKind(
 ): 'ioredis' | 'node-redis' | 'node-redis-cluster' | undefined {
   if (value === null || typeof value !== 'object') return undefined
   const c = value as Record<string, unknown>
-  if (
-    typeof c.evalsha === 'function' &&
-    typeof c.eval === 'function' &&
-    typeof c.del === 'function'
-  )
-    return 'ioredis'
-  if (typeof c.sendCommand !== 'function' || typeof c.evalSha !== 'function') return undefined
-  if ('masters' in c && 'slots' in c) return 'node-redis-cluster'
-  return 'isReady' in c ? 'node-redis' : undefined
+  // node-redis first: in node-redis 4's legacyMode a client also has ioredis-like `evalsha`,
+  // `eval` and `del` (callback style); ioredis has no camel-case `evalSha`.
+  if (typeof c.sendCommand === 'function' && typeof c.evalSha === 'function') {
+    if ('masters' in c && 'slots' in c) return 'node-redis-cluster'
+    if ('isReady' in c) return 'node-redis'
+  }
+  const ioredis =
+    typeof c.evalsha === 'function' && typeof c.eval === 'function' && typeof c.del === 'function'
+  return ioredis ? 'ioredis' : undefined
 }
 
 /** Where a client points, for error messages: `host:port`, a socket path, seed nodes, a Sentinel name. */

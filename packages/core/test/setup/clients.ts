@@ -36,11 +36,15 @@ interface NodeRedis {
   }
 }
 
-function nodeRedis(name: string, lib: NodeRedis): ClientFactory {
+function nodeRedis(
+  name: string,
+  lib: NodeRedis,
+  extra: Record<string, unknown> = {},
+): ClientFactory {
   return {
     name,
     async standalone(port, { ready = true } = {}) {
-      const client = lib.createClient({ url: `redis://127.0.0.1:${port}` })
+      const client = lib.createClient({ url: `redis://127.0.0.1:${port}`, ...extra })
       // No `error` listener of the test's own: the store's must be enough not to crash.
       const connected = client.connect()
       if (ready) await connected
@@ -53,6 +57,7 @@ function nodeRedis(name: string, lib: NodeRedis): ClientFactory {
     async cluster(ports) {
       const client = lib.createCluster({
         rootNodes: ports.map((port) => ({ url: `redis://127.0.0.1:${port}` })),
+        ...extra,
       })
       await client.connect()
       return {
@@ -88,6 +93,15 @@ export const NODE_REDIS: readonly ClientFactory[] = [
 
 /** Every supported client library. */
 export const CLIENTS: readonly ClientFactory[] = [IOREDIS, ...NODE_REDIS]
+
+/**
+ * Client settings that change what the store sees, for the store contract: RESP3 replies
+ * (node-redis 5 and 6), and node-redis 4's callback-style legacyMode (standalone only).
+ */
+export const CLIENT_VARIANTS: readonly ClientFactory[] = [
+  nodeRedis('node-redis 6 (RESP3)', redis6 as unknown as NodeRedis, { RESP: 3 }),
+  nodeRedis('node-redis 4 (legacyMode)', redis4 as unknown as NodeRedis, { legacyMode: true }),
+]
 
 // Compile-time: the libraries' own client types are accepted as they are (no cast), in every major.
 export function typedClients(): void {

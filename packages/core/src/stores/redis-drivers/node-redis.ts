@@ -46,16 +46,21 @@ function notReady(client: unknown): boolean {
 
 export function nodeRedisDriver(client: NodeRedisClientLike): RedisDriver {
   const lastError = watchErrors(client)
-  const options = (client as { options?: Options }).options
+  const options = (client as { options?: Options & { legacyMode?: unknown } }).options
+  // node-redis 4's legacyMode turns the client's commands into callback style; the promise
+  // ones are under `v4` (which throws when read on a client not in that mode).
+  const commands =
+    options?.legacyMode === true ? (client as unknown as { v4: NodeRedisClientLike }).v4 : client
+  const send = (args: string[]) => commands.sendCommand(args)
   return {
     cluster: false,
     address: addressOf(options) ?? 'Redis',
     lastError,
     evalsha: (sha1, numkeys, args) =>
-      client.sendCommand(['EVALSHA', sha1, String(numkeys), ...strings(args)]).then(numbers),
+      send(['EVALSHA', sha1, String(numkeys), ...strings(args)]).then(numbers),
     eval: (source, numkeys, args) =>
-      client.sendCommand(['EVAL', source, String(numkeys), ...strings(args)]).then(numbers),
-    del: (keys) => client.sendCommand(['DEL', ...keys]),
+      send(['EVAL', source, String(numkeys), ...strings(args)]).then(numbers),
+    del: (keys) => send(['DEL', ...keys]),
     // node-redis queues commands while it reconnects (its offline queue, on by default), and
     // rejects them at once when closed: fail both at once, with a reason.
     down: () => {
