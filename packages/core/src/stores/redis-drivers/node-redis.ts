@@ -13,6 +13,9 @@ type Options = {
   readonly rootNodes?: readonly Options[]
 }
 
+// How often, at most, a Cluster driver asks a live master about a slot whose master is down.
+const PROBE_EVERY_MS = 250
+
 const strings = (args: Array<string | number>): string[] => args.map(String)
 
 // A RESP3 client with a type mapping may hand numbers back as strings: the store reads numbers.
@@ -83,11 +86,11 @@ export function nodeRedisClusterDriver(cluster: NodeRedisClusterLike): RedisDriv
   let probedAt = 0
   // node-redis 4 and 5 learn a new slot map only from a MOVED reply (6 also 5 s into a node's
   // reconnection attempts), and a command for a dead master's slot waits for that master: ask a
-  // live master about the slot (at most once a second), and when its MOVED names another
+  // live master about the slot (at most every 250 ms: one EXISTS), and when its MOVED names another
   // master, have the cluster client load the slot map again.
   const probe = (slot: number, dead: string): void => {
     const now = Date.now()
-    if (now - probedAt < 1000) return
+    if (now - probedAt < PROBE_EVERY_MS) return
     probedAt = now
     const live = (c.masters as readonly Node[]).find(
       (m) =>
