@@ -16,7 +16,23 @@ type Options = {
 // How often, at most, a Cluster driver asks a live master about a slot whose master is down.
 const PROBE_EVERY_MS = 250
 
-const strings = (args: Array<string | number>): string[] => args.map(String)
+// A script command as node-redis sends it: every argument a string, in one array.
+function command(
+  name: string,
+  script: string,
+  numkeys: number,
+  args: Array<string | number>,
+): string[] {
+  const out = new Array<string>(args.length + 3)
+  out[0] = name
+  out[1] = script
+  out[2] = String(numkeys)
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i] as string | number
+    out[i + 3] = typeof arg === 'string' ? arg : String(arg)
+  }
+  return out
+}
 
 // A RESP3 client with a type mapping may hand numbers back as strings: the store reads numbers.
 function numbers(reply: unknown): unknown {
@@ -59,10 +75,8 @@ export function nodeRedisDriver(client: NodeRedisClientLike): RedisDriver {
     cluster: false,
     address: addressOf(options) ?? 'Redis',
     lastError,
-    evalsha: (sha1, numkeys, args) =>
-      send(['EVALSHA', sha1, String(numkeys), ...strings(args)]).then(numbers),
-    eval: (source, numkeys, args) =>
-      send(['EVAL', source, String(numkeys), ...strings(args)]).then(numbers),
+    evalsha: (sha1, numkeys, args) => send(command('EVALSHA', sha1, numkeys, args)).then(numbers),
+    eval: (source, numkeys, args) => send(command('EVAL', source, numkeys, args)).then(numbers),
     del: (keys) => send(['DEL', ...keys]),
     // node-redis queues commands while it reconnects (its offline queue, on by default), and
     // rejects them at once when closed: fail both at once, with a reason.
@@ -133,8 +147,8 @@ export function nodeRedisClusterDriver(cluster: NodeRedisClusterLike): RedisDriv
         : 'the Redis Cluster',
     lastError,
     // args[3] is the first key: node-redis routes by it (the store batches per slot).
-    evalsha: (sha1, numkeys, args) => send(['EVALSHA', sha1, String(numkeys), ...strings(args)]),
-    eval: (source, numkeys, args) => send(['EVAL', source, String(numkeys), ...strings(args)]),
+    evalsha: (sha1, numkeys, args) => send(command('EVALSHA', sha1, numkeys, args)),
+    eval: (source, numkeys, args) => send(command('EVAL', source, numkeys, args)),
     del: (keys) => cluster.sendCommand(keys[0], false, ['DEL', ...keys]),
     down: (slot) => {
       if (!cluster.isOpen) return 'cluster client closed (not connected, or disconnected)'
