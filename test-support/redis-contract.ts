@@ -32,7 +32,10 @@ export function describeRedisContract(
         expect(line).toContain('failing open')
       } finally {
         warn.mockRestore()
-        ;(client as { disconnect(): void }).disconnect()
+        // (node-redis's disconnect returns a promise, rejected for a client that never connected)
+        await Promise.resolve()
+          .then(() => (client as { disconnect(): unknown }).disconnect())
+          .catch(() => {})
       }
     })
 

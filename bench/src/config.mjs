@@ -145,3 +145,16 @@ export const PROFILES = {
     },
   },
 }
+
+/**
+ * Section 7, client libraries: the same decisions through ioredis and node-redis (10,000 keys,
+ * all allowed, 256 in flight).
+ */
+export const CLIENTS_SCENARIO = {
+  id: 'clients',
+  title: '10,000 distinct keys, all allowed',
+  inFlight: 256,
+  limit: 100_000,
+  windowMs: 86_400_000,
+  keyAt: (i) => ipKey(i % DISTINCT_KEYS),
+}

@@ -1,5 +1,5 @@
 // `pnpm bench` / `pnpm bench:quick`: starts a private Redis, runs every section, writes
-// bench/results/ and prints the headline. Options: --quick, --only=decisions,two-limits,concurrency,memory,http,
+// bench/results/ and prints the headline. Options: --quick, --only=decisions,two-limits,concurrency,clients,memory,http,
 // --http-algorithm=<algorithm> (our adapters' default otherwise), --no-build (measure the
 // packages' dist as it is instead of building core and the adapters first), and for short
 // checks --run-ms=<ms> (each timed Redis and in-memory run), --reps=<n>, --out=<dir> (instead
@@ -15,7 +15,7 @@ import { connectAdmin } from './redis-client.mjs'
 import { startRedis } from './redis-server.mjs'
 import { redisVersion } from './redis-stats.mjs'
 
-const SECTIONS = ['decisions', 'two-limits', 'concurrency', 'memory', 'http']
+const SECTIONS = ['decisions', 'two-limits', 'concurrency', 'clients', 'memory', 'http']
 const args = process.argv.slice(2)
 const option = (name) => args.find((a) => a.startsWith(`--${name}=`))?.split('=')[1]
 const positive = (name) => {
@@ -101,6 +101,7 @@ async function main() {
   const { runDecisions } = await import('./decisions.mjs')
   const { runTwoLimits } = await import('./two-limits.mjs')
   const { runConcurrency, runOutbound } = await import('./concurrency.mjs')
+  const { clientsLines, runClients } = await import('./clients.mjs')
   const { runMemory, runSlidingLog } = await import('./memory.mjs')
   const { runHttp } = await import('./http/load.mjs')
   const { headlineLines, headlineTable } = await import('./report/headline.mjs')
@@ -128,6 +129,7 @@ async function main() {
     twoLimits: [],
     concurrency: [],
     outbound: undefined,
+    clients: [],
     memory: [],
     slidingLog: [],
     http: [],
@@ -137,6 +139,7 @@ async function main() {
     for (const name of [
       '@limiter/core',
       'ioredis',
+      'redis',
       'express-rate-limit',
       'rate-limit-redis',
       'rate-limiter-flexible',
@@ -180,6 +183,13 @@ async function main() {
       async () => {
         results.concurrency = await runConcurrency(context)
         results.outbound = await runOutbound(context)
+      },
+    )
+    await section(
+      'clients',
+      '7. client libraries: ours on ioredis and on node-redis, the peers on node-redis',
+      async () => {
+        results.clients = await runClients(context)
       },
     )
     await section(
@@ -230,6 +240,10 @@ async function main() {
     if (results.concurrency.length > 0) {
       log('')
       for (const line of concurrencyLines(results.concurrency, results.outbound)) log(line)
+    }
+    if (results.clients.length > 0) {
+      log('')
+      for (const line of clientsLines(results.clients)) log(line)
     }
     for (const note of notes) log(`note: ${note}`)
     log(

@@ -47,6 +47,13 @@ export {
 export type { LuaScript } from './stores/lua-script.js'
 export { MemoryStore, type MemoryStoreOptions } from './stores/memory-store.js'
 export { encodeTag, MAX_TAG_BYTES, redisKeys } from './stores/redis-keys.js'
-export { type RedisClientLike, RedisStore, type RedisStoreOptions } from './stores/redis-store.js'
+export {
+  type NodeRedisClientLike,
+  type NodeRedisClusterLike,
+  type RedisClientLike,
+  RedisStore,
+  type RedisStoreClient,
+  type RedisStoreOptions,
+} from './stores/redis-store.js'
 export { SCRIPTS } from './stores/scripts.generated.js'
 export { isStore, type Store, type StoreCall, type StoreDecision } from './stores/store.js'

@@ -1,10 +1,10 @@
-// RedisStore on a real local Redis Cluster (3 masters + 3 replicas): every algorithm with keys on
-// all three masters and no CROSSSLOT, then one master SIGKILLed: the limiter answers the dead
-// master's keys per failureMode, by the deadline, keeps deciding the other masters' keys on Redis
-// (one circuit per node), and decides on Redis again once the replica is promoted.
+// RedisStore on a real local Redis Cluster (3 masters + 3 replicas), with each supported client
+// library (ioredis, node-redis 4, 5, 6; one cluster each): every algorithm with keys on all three
+// masters and no CROSSSLOT, then one master SIGKILLed: the limiter answers the dead master's keys
+// per failureMode, by the deadline, keeps deciding the other masters' keys on Redis (one circuit
+// per node), and decides on Redis again once the replica is promoted.
 import { execFileSync } from 'node:child_process'
 import { monitorEventLoopDelay } from 'node:perf_hooks'
-import { Cluster } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type RedisCluster, startCluster } from '../../../test-support/redis.js'
 import {
@@ -15,17 +15,16 @@ import {
   failureOf,
   type LimiterError,
   RedisStore,
+  type RedisStoreClient,
 } from '../src/index.js'
 import { clusterSlot } from '../src/stores/cluster-slot.js'
+import { CLIENTS, type TestClient } from './setup/clients.js'
 
 const TIMEOUT_MS = 200
 const MARGIN_MS = 50
 
-let cluster: RedisCluster
-let client: Cluster
-
-beforeAll(async () => {
-  cluster = await startCluster(3, 1)
+async function startSyncedCluster(): Promise<RedisCluster> {
+  const cluster = await startCluster(3, 1)
   // A replica that never synced is too stale to be promoted. Masters hold a diskless sync back
   // 5 s by default, waiting for more replicas: start it now, and wait until every replica is in sync.
   for (const node of cluster.nodes) cli(node.port, 'CONFIG', 'SET', 'repl-diskless-sync-delay', '0')
@@ -43,17 +42,8 @@ beforeAll(async () => {
       await new Promise((r) => setTimeout(r, 100))
     }
   }
-  client = new Cluster(cluster.startupNodes.slice(0, 3)) // default settings
-  await new Promise<void>((resolve, reject) => {
-    client.once('ready', () => resolve())
-    client.once('error', reject)
-  })
-}, 120_000)
-
-afterAll(async () => {
-  client?.disconnect()
-  await cluster?.stop()
-})
+  return cluster
+}
 
 function cli(port: number, ...args: string[]): string {
   return execFileSync('redis-cli', ['-p', String(port), ...args], {
@@ -95,7 +85,30 @@ function keysOnEveryMaster(owners: Map<number, number>, perMaster: number): Map<
   return keys
 }
 
-describe('Redis Cluster', () => {
+/** Every key matching `match` on the masters (seen from `viaPort`), per master. */
+function keysPerMaster(viaPort: number, match: string): string[][] {
+  return masters(viaPort).map((port) =>
+    cli(port, '--scan', '--pattern', match)
+      .split('\n')
+      .filter((k) => k !== ''),
+  )
+}
+
+describe.each(CLIENTS)('Redis Cluster on $name', (factory) => {
+  let cluster: RedisCluster
+  let opened: TestClient
+  let client: RedisStoreClient
+  beforeAll(async () => {
+    cluster = await startSyncedCluster()
+    opened = await factory.cluster(cluster.startupNodes.slice(0, 3).map((n) => n.port)) // default settings
+    client = opened.client
+  }, 120_000)
+
+  afterAll(async () => {
+    await opened?.close()
+    await cluster?.stop()
+  })
+
   it.each(ALGORITHMS)(
     '%s: keys on all three masters, batched per slot, no CROSSSLOT, exact limits',
     async (algorithm) => {
@@ -123,18 +136,7 @@ describe('Redis Cluster', () => {
         expect(mine, keys[i]).toEqual([true, true, true, false])
       }
       // Each master holds some of the keys, and each holds only keys of the slots it serves.
-      const perMaster = await Promise.all(
-        client.nodes('master').map(async (node) => {
-          const found: string[] = []
-          let cursor = '0'
-          do {
-            const [next, batch] = await node.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000)
-            cursor = next
-            found.push(...batch)
-          } while (cursor !== '0')
-          return found
-        }),
-      )
+      const perMaster = keysPerMaster(cluster.nodes[0]?.port as number, `${prefix}*`)
       expect(perMaster).toHaveLength(3)
       for (const found of perMaster) expect(found.length).toBeGreaterThan(0)
       const all = perMaster.flat()
@@ -174,8 +176,12 @@ describe('Redis Cluster', () => {
       )
       return shots
     }
-    // Healthy first: everything decided by Redis.
-    for (const shot of await round()) expect(failureOf(shot.decision)).toBeUndefined()
+    // Healthy first: everything decided by Redis (a fresh client's first round may miss the
+    // deadline on this loaded machine: node-redis 6 was seen to; wait for a whole healthy round).
+    let healthyFirst = false
+    for (let i = 0; i < 10 && !healthyFirst; i++)
+      healthyFirst = (await round()).every((shot) => failureOf(shot.decision) === undefined)
+    expect(healthyFirst).toBe(true)
 
     const victimPort = [...keys.values()][0] as number
     const victim = cluster.nodes.find((n) => n.port === victimPort)
@@ -219,7 +225,7 @@ describe('Redis Cluster', () => {
     console.log(
       [
         '',
-        'Redis Cluster, one master SIGKILLed (cluster-node-timeout 1000 ms, default ioredis Cluster client)',
+        `Redis Cluster, one master SIGKILLed (cluster-node-timeout 1000 ms, default ${factory.name} cluster client)`,
         '| fault | decisions | answered by failureMode: keys on the dead master / on surviving masters | worst latency | lost | replica promoted after | Redis decides again after |',
         '|---|---|---|---|---|---|---|',
         `| SIGKILL master :${victimPort} | ${shots.length} | ${failedOnVictim} / ${failedElsewhere.length} | ${Math.round(worstMs)} ms | 0 | ${promotedMs === undefined ? 'never' : `${Math.round(promotedMs)} ms`} | ${resumedMs === undefined ? 'never' : `${Math.round(resumedMs)} ms (${Math.round(resumedMs - (promotedMs ?? 0))} ms after promotion)`} |`,

@@ -300,5 +300,10 @@ describe('RedisStore', () => {
   it('rejects a client that is not a Redis client, naming the option', () => {
     expect(() => new RedisStore({ client: {} as never })).toThrow(/`client`/)
     expect(() => new RedisStore(undefined as never)).toThrow(TypeError)
+    // node-redis's command methods alone are not a client: no connection state, no slot map
+    const halfNodeRedis = { sendCommand: async () => 1, evalSha: async () => 1 }
+    expect(() => new RedisStore({ client: halfNodeRedis as never })).toThrow(
+      /`client`.*ioredis Redis or Cluster client, or a node-redis client from createClient\(\) or createCluster\(\)/,
+    )
   })
 })

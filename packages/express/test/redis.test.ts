@@ -2,6 +2,7 @@
 
 import { createLimiter } from '@limiter/core'
 import { Redis } from 'ioredis'
+import { createClient } from 'redis'
 import request from 'supertest'
 import { describe, expect, it } from 'vitest'
 import { freshPrefix, useRedis } from '../../../test-support/adapter-helpers.js'
@@ -12,6 +13,25 @@ import { RedisStore, rateLimit } from '../src/index.js'
 import { EXPRESS, harness } from './helpers.js'
 
 const client = useRedis((port) => new Redis(port, '127.0.0.1'))
+// node-redis 6, connecting in the background (commands wait for the first connection).
+const nodeRedis = useRedis((port) => {
+  const c = createClient({ url: `redis://127.0.0.1:${port}` })
+  c.connect().catch(() => {})
+  return c
+})
+
+describe.each(EXPRESS)('$version on Redis through node-redis', ({ express }) => {
+  describeRedisContract('adapter contract', harness(express), {
+    client: nodeRedis,
+    store: () => new RedisStore({ client: nodeRedis() }),
+    unreachable: async () => {
+      const port = await freePort()
+      const c = createClient({ url: `redis://127.0.0.1:${port}` })
+      c.connect().catch(() => {})
+      return { client: c, address: `127.0.0.1:${port}` }
+    },
+  })
+})
 
 describe.each(EXPRESS)('$version on Redis', ({ express }) => {
   describeRedisContract('adapter contract', harness(express), {

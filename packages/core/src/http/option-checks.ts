@@ -3,7 +3,8 @@ import { LimiterRangeError, LimiterTypeError } from '../errors.js'
 import { checkOptionNames } from '../option-names.js'
 import { isCost } from '../policy.js'
 import { isRedisClient } from '../stores/redis-client.js'
-import { type RedisClientLike, RedisStore } from '../stores/redis-store.js'
+import { CLIENT_EXPECTED } from '../stores/redis-drivers/index.js'
+import { RedisStore, type RedisStoreClient } from '../stores/redis-store.js'
 import type { Store } from '../stores/store.js'
 import { HEADER_STANDARDS, type HeaderStandard } from './headers.js'
 import { type LimitedBody, messageBodyOf } from './problem.js'
@@ -96,18 +97,14 @@ export function messageBody(value: unknown): LimitedBody {
 /** `store`, or a `RedisStore` on the `redis` client; both at once is an error. */
 export function storeOf(
   store: Store | undefined,
-  redis: RedisClientLike | undefined,
+  redis: RedisStoreClient | undefined,
 ): Store | undefined {
   if (redis === undefined) return store
   if (store !== undefined) {
     throw new LimiterRangeError('redis', redis, 'pass either `store` or `redis`, not both')
   }
   if (!isRedisClient(redis)) {
-    throw new LimiterTypeError(
-      'redis',
-      redis,
-      'an ioredis Redis or Cluster client (with evalsha, eval and del)',
-    )
+    throw new LimiterTypeError('redis', redis, CLIENT_EXPECTED)
   }
   return new RedisStore({ client: redis })
 }

@@ -7,7 +7,7 @@ import type { LimiterMode, LimiterStoreOptions } from '../limiter-types.js'
 import { policySetOf } from '../limits.js'
 import { ownOptions } from '../option-names.js'
 import type { LimitSpec, PolicyOptions } from '../policy.js'
-import type { RedisClientLike } from '../stores/redis-store.js'
+import type { RedisStoreClient } from '../stores/redis-store.js'
 import type { Store } from '../stores/store.js'
 import type { DeniedCheck } from './check.js'
 import { DENIED } from './handle.js'
@@ -74,8 +74,8 @@ export interface LimitsOptions<Req> {
 export interface SharedRateLimitOptions<Req, OnLimited = never> extends PeerOptionNames {
   /** Where counters live. Default: a `MemoryStore` of this limiter's own. */
   readonly store?: Store | undefined
-  /** An ioredis `Redis` or `Cluster` client: shorthand for `store: new RedisStore({ client })`. */
-  readonly redis?: RedisClientLike | undefined
+  /** An ioredis or node-redis client or cluster: shorthand for `store: new RedisStore({ client })`. */
+  readonly redis?: RedisStoreClient | undefined
   /**
    * Names the counters: limiters with the same `prefix` and `name` share them. Default: derived
    * from the policy and, for a limiter on a route or mount path, from the method and route pattern.

@@ -11,6 +11,34 @@ export interface RedisClientLike {
   del(...keys: string[]): Promise<unknown>
 }
 
+/**
+ * The part of a node-redis client from `createClient()` (the `redis` package, 4, 5 or 6) the
+ * store uses, connected by you (`await client.connect()`). Checked by shape.
+ */
+export interface NodeRedisClientLike {
+  sendCommand(args: string[]): Promise<unknown>
+  readonly isOpen: boolean
+  readonly isReady: boolean
+  on(event: 'error', listener: (error: Error) => void): unknown
+}
+
+/** The part of a node-redis cluster from `createCluster()` (redis 4, 5 or 6) the store uses. */
+export interface NodeRedisClusterLike {
+  sendCommand(
+    firstKey: string | undefined,
+    isReadonly: boolean | undefined,
+    args: string[],
+  ): Promise<unknown>
+  readonly isOpen: boolean
+  /** Per hash slot, its master (`address` is `host:port`). */
+  readonly slots: ReadonlyArray<{ readonly master: { readonly address: string } } | undefined>
+  readonly masters: ReadonlyArray<{ readonly address: string }>
+  on(event: 'error', listener: (error: Error) => void): unknown
+}
+
+/** Any client a RedisStore accepts: ioredis (or iovalkey) `Redis` or `Cluster`, node-redis client or cluster. */
+export type RedisStoreClient = RedisClientLike | NodeRedisClientLike | NodeRedisClusterLike
+
 // A server without PEXPIRETIME (before Redis 7.0) fails every gcra-family and fixed-window
 // script: say what to do instead of only relaying Redis's words.
 export function tooOld(error: unknown): unknown {
@@ -27,12 +55,25 @@ export function isNoScript(error: unknown): boolean {
 }
 
 /** Whether `value` has the methods a {@link RedisStore} needs. */
-export function isRedisClient(value: unknown): value is RedisClientLike {
-  if (value === null || typeof value !== 'object') return false
+export function isRedisClient(value: unknown): value is RedisStoreClient {
+  return clientKind(value) !== undefined
+}
+
+/** Which library's shape `value` has: ioredis's, node-redis's client or cluster, or none. */
+export function clientKind(
+  value: unknown,
+): 'ioredis' | 'node-redis' | 'node-redis-cluster' | undefined {
+  if (value === null || typeof value !== 'object') return undefined
   const c = value as Record<string, unknown>
-  return (
+  // node-redis first: in node-redis 4's legacyMode a client also has ioredis-like `evalsha`,
+  // `eval` and `del` (callback style); ioredis has no camel-case `evalSha`.
+  if (typeof c.sendCommand === 'function' && typeof c.evalSha === 'function') {
+    if ('masters' in c && 'slots' in c) return 'node-redis-cluster'
+    if ('isReady' in c) return 'node-redis'
+  }
+  const ioredis =
     typeof c.evalsha === 'function' && typeof c.eval === 'function' && typeof c.del === 'function'
-  )
+  return ioredis ? 'ioredis' : undefined
 }
 
 /** Where a client points, for error messages: `host:port`, a socket path, seed nodes, a Sentinel name. */
@@ -76,7 +117,7 @@ const LAST_ERRORS = new WeakMap<object, { code: string | undefined }>()
  * so failures can name the last one; also stops ioredis printing "Unhandled error event" for a
  * client with no listener of its own. Returns the record, read at each failure.
  */
-export function watchErrors(client: RedisClientLike): { readonly code: string | undefined } {
+export function watchErrors(client: object): { readonly code: string | undefined } {
   let record = LAST_ERRORS.get(client)
   if (record !== undefined) return record
   const fresh: { code: string | undefined } = { code: undefined }

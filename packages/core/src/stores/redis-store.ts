@@ -1,4 +1,4 @@
-// RedisStore: decisions on any ioredis-compatible client (standalone or Cluster), batched per tick.
+// RedisStore: decisions on an ioredis or node-redis client (standalone or Cluster), batched per tick.
 import { logTicket } from '../algorithms/sliding-log.js'
 import { LimiterError, LimiterRangeError, LimiterTypeError } from '../errors.js'
 import type { PolicySet } from '../limits.js'
@@ -7,15 +7,8 @@ import { type Algorithm, capacityArg, type Policy } from '../policy.js'
 import { clusterSlot } from './cluster-slot.js'
 import { newLease } from './leases.js'
 import type { LuaScript } from './lua-script.js'
-import {
-  clientAddress,
-  errorCode,
-  isNoScript,
-  isRedisClient,
-  type RedisClientLike,
-  tooOld,
-  watchErrors,
-} from './redis-client.js'
+import { errorCode, isNoScript, type RedisStoreClient, tooOld } from './redis-client.js'
+import { CLIENT_EXPECTED, driverOf, type RedisDriver } from './redis-drivers/index.js'
 import { baseKey, encodeTag } from './redis-keys.js'
 import { SCRIPTS } from './scripts.generated.js'
 import {
@@ -28,12 +21,20 @@ import {
   SUBMIT,
 } from './store.js'
 
-export type { RedisClientLike } from './redis-client.js'
+export type {
+  NodeRedisClientLike,
+  NodeRedisClusterLike,
+  RedisClientLike,
+  RedisStoreClient,
+} from './redis-client.js'
 
 /** Options for {@link RedisStore}. */
 export interface RedisStoreOptions {
-  /** An ioredis `Redis` or `Cluster` client (or a compatible one). */
-  readonly client: RedisClientLike
+  /**
+   * An ioredis `Redis` or `Cluster` client (or iovalkey's), or a connected node-redis client
+   * from `createClient()` or cluster from `createCluster()` (the `redis` package, 4, 5 or 6).
+   */
+  readonly client: RedisStoreClient
   /**
    * Decisions requested in the same event-loop turn go to Redis together, as one script call
    * per algorithm (per hash slot on a Cluster) of at most `maxSize` requests (default 32). A full
@@ -113,10 +114,10 @@ function setLeases(set: PolicySet, cost: number): string {
  */
 export class RedisStore implements Store {
   readonly [DECIDES_SETS] = true
-  readonly client: RedisClientLike
+  readonly client: RedisStoreClient
   /** Where the client points (`host:port`, a Cluster's seed nodes, a Sentinel master), for errors. */
   readonly address: string
-  readonly #lastError: { readonly code: string | undefined }
+  readonly #driver: RedisDriver
   readonly #maxBatch: number
   readonly #cluster: boolean
   #queue = new Map<string, Batch>()
@@ -127,26 +128,19 @@ export class RedisStore implements Store {
 
   constructor(options: RedisStoreOptions) {
     const client = (options as { client?: unknown } | undefined)?.client
-    if (!isRedisClient(client)) {
-      throw new LimiterTypeError(
-        'client',
-        client,
-        'an ioredis Redis or Cluster client (with evalsha, eval and del)',
-      )
-    }
+    // One driver per client shape, picked once: ioredis, node-redis (see redis-drivers/).
+    const driver = driverOf(client)
+    if (driver === undefined) throw new LimiterTypeError('client', client, CLIENT_EXPECTED)
     const batch = options.batch
     const maxBatch = batch === false ? 1 : (batch?.maxSize ?? 32)
     if (!Number.isInteger(maxBatch) || maxBatch < 1 || maxBatch > 1000) {
       throw new LimiterRangeError('batch.maxSize', maxBatch, 'must be an integer from 1 to 1000')
     }
-    this.client = client
+    this.client = client as RedisStoreClient
     this.#maxBatch = maxBatch
-    this.#cluster = (client as { isCluster?: unknown }).isCluster === true
-    // ioredis prints "Unhandled error event" for every failed reconnect when a client has no
-    // error listener: one line per attempt for the whole outage. The limiter reports failures
-    // through onError instead; the store's listener also keeps the last error for that report.
-    this.#lastError = watchErrors(client)
-    this.address = clientAddress(client)
+    this.#driver = driver
+    this.#cluster = driver.cluster
+    this.address = driver.address
   }
 
   /**
@@ -157,9 +151,7 @@ export class RedisStore implements Store {
   failureDomain(call: Omit<StoreCall, 'cost'>): string {
     if (!this.#cluster) return ''
     const slot = this.#slotOf(call.key)
-    const slots = (this.client as { slots?: ReadonlyArray<readonly unknown[] | undefined> }).slots
-    const master = slots?.[slot]?.[0]
-    return typeof master === 'string' ? master : `slot:${slot}`
+    return this.#driver.masterOf(slot) ?? `slot:${slot}`
   }
 
   consume(call: StoreCall): Promise<StoreDecision> {
@@ -188,18 +180,17 @@ export class RedisStore implements Store {
    * tag, expiring when the block ends by Redis time (lua/block.lua).
    */
   async block(call: Omit<StoreCall, 'cost'>, durationMs: number): Promise<number> {
-    const status = (this.client as { status?: unknown }).status
-    if (status === 'reconnecting' || status === 'close' || status === 'end')
-      throw this.#failure(`is unreachable (client ${status})`, undefined)
+    const down = this.#driver.down(this.#cluster ? this.#slotOf(call.key) : -1)
+    if (down !== undefined) throw this.#failure(`is unreachable (${down})`, undefined)
     const key = `${baseKey(call.namespace, this.#tagOf(call.key))}${BLOCK_SUFFIX}`
     const test = call.nowMs !== undefined
     const args = [key, call.nowMs ?? '', test ? TEST_CLOCK_OFFSET_MS : 0, durationMs]
     const { sha1, source } = SCRIPTS.block
     try {
-      const left = await this.client
-        .evalsha(sha1, 1, ...args)
+      const left = await this.#driver
+        .evalsha(sha1, 1, args)
         .catch((error: unknown) =>
-          isNoScript(error) ? this.client.eval(source, 1, ...args) : Promise.reject(error),
+          isNoScript(error) ? this.#driver.eval(source, 1, args) : Promise.reject(error),
         )
       return Number(left)
     } catch (error) {
@@ -220,15 +211,15 @@ export class RedisStore implements Store {
     const namespaces = call.set?.namespaces ?? [call.namespace]
     // one DEL (the block too): a key's policies share its hash tag, so one Cluster slot
     const keys = namespaces.map((namespace) => baseKey(namespace, tag))
-    await this.client.del(...keys, `${keys[0]}${BLOCK_SUFFIX}`)
+    await this.#driver.del([...keys, `${keys[0]}${BLOCK_SUFFIX}`])
   }
 
   #enqueue(call: StoreCall, op: StoreOp, sink: StoreSink): void {
-    // A disconnected ioredis client queues commands until it reconnects (its offline queue):
-    // fail at once instead, so nothing piles up during an outage and nothing stale runs later.
-    const status = (this.client as { status?: unknown }).status
-    if (status === 'reconnecting' || status === 'close' || status === 'end') {
-      sink.reject(this.#failure(`is unreachable (client ${status})`, undefined))
+    // A disconnected client queues commands until it reconnects (its offline queue): fail at
+    // once instead, so nothing piles up during an outage and nothing stale runs later.
+    const down = this.#driver.down(this.#cluster ? this.#slotOf(call.key) : -1)
+    if (down !== undefined) {
+      sink.reject(this.#failure(`is unreachable (${down})`, undefined))
       return
     }
     const key = baseKey(call.namespace, this.#tagOf(call.key))
@@ -263,7 +254,7 @@ export class RedisStore implements Store {
 
   // A store failure that says where the store is and the client's last connection error.
   #failure(what: string, cause: unknown): LimiterError {
-    const clientError = this.#lastError.code ?? errorCode(cause)
+    const clientError = this.#driver.lastError.code ?? errorCode(cause)
     const last = clientError === undefined ? '' : ` (last error: ${clientError})`
     return new LimiterError('ERR_LIMITER_STORE', `Redis at ${this.address} ${what}${last}`, {
       cause,
@@ -332,10 +323,10 @@ export class RedisStore implements Store {
             )
       for (const sink of batch.sinks) sink.reject(reason)
     }
-    this.client.evalsha(script.sha1, keys, ...args).then(deliver, (error: unknown) => {
+    this.#driver.evalsha(script.sha1, keys, args).then(deliver, (error: unknown) => {
       if (!isNoScript(error)) return fail(error)
       // EVAL runs the script and caches it again; the next call's EVALSHA finds it.
-      this.client.eval(script.source, keys, ...args).then(deliver, fail)
+      this.#driver.eval(script.source, keys, args).then(deliver, fail)
     })
   }
 }

@@ -1,0 +1,32 @@
+// The driver for ioredis (and iovalkey): `Redis` and `Cluster`.
+import { clientAddress, type RedisClientLike, watchErrors } from '../redis-client.js'
+import type { RedisDriver } from './driver.js'
+
+export function ioredisDriver(client: RedisClientLike): RedisDriver {
+  const c = client as RedisClientLike & { status?: unknown; slots?: unknown; isCluster?: unknown }
+  return {
+    cluster: c.isCluster === true,
+    address: clientAddress(client),
+    // ioredis prints "Unhandled error event" for every failed reconnect when a client has no
+    // error listener: one line per attempt for the whole outage. The store's listener keeps
+    // the last error for the failure report instead.
+    lastError: watchErrors(client),
+    evalsha: (sha1, numkeys, args) => client.evalsha(sha1, numkeys, ...args),
+    eval: (source, numkeys, args) => client.eval(source, numkeys, ...args),
+    del: (keys) => client.del(...keys),
+    // A disconnected ioredis client queues commands until it reconnects (its offline queue).
+    down: () => {
+      const status = c.status
+      return status === 'reconnecting' || status === 'close' || status === 'end'
+        ? `client ${status}`
+        : undefined
+    },
+    // ioredis Cluster's slot map, `slots[slot][0]`: the master, which follows failovers.
+    masterOf: (slot) => {
+      const master = (c.slots as ReadonlyArray<readonly unknown[] | undefined> | undefined)?.[
+        slot
+      ]?.[0]
+      return typeof master === 'string' ? master : undefined
+    },
+  }
+}

@@ -1,0 +1,180 @@
+// The driver for node-redis (the `redis` package, majors 4 to 6): `createClient()` and
+// `createCluster()`. Commands go through `sendCommand` with string arguments, which every
+// major takes the same way; replies of our scripts are integer arrays in RESP2 and RESP3 alike.
+import { clusterSlot } from '../cluster-slot.js'
+import type { NodeRedisClientLike, NodeRedisClusterLike } from '../redis-client.js'
+import { watchErrors } from '../redis-client.js'
+import type { RedisDriver } from './driver.js'
+
+type Node = { readonly address?: unknown; readonly client?: unknown }
+type Options = {
+  readonly url?: unknown
+  readonly socket?: { readonly host?: unknown; readonly port?: unknown; readonly path?: unknown }
+  readonly rootNodes?: readonly Options[]
+}
+
+// How often, at most, a Cluster driver asks a live master about a slot whose master is down.
+const PROBE_EVERY_MS = 250
+
+// A script command as node-redis sends it: every argument a string, in one array.
+function command(
+  name: string,
+  script: string,
+  numkeys: number,
+  args: Array<string | number>,
+): string[] {
+  const out = new Array<string>(args.length + 3)
+  out[0] = name
+  out[1] = script
+  out[2] = String(numkeys)
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i] as string | number
+    out[i + 3] = typeof arg === 'string' ? arg : String(arg)
+  }
+  return out
+}
+
+// A RESP3 client with a type mapping may hand numbers back as strings: the store reads numbers.
+function numbers(reply: unknown): unknown {
+  return Array.isArray(reply) && typeof reply[0] === 'string' ? reply.map(Number) : reply
+}
+
+function addressOf(options: Options | undefined): string | undefined {
+  if (options === undefined || options === null || typeof options !== 'object') return undefined
+  const socket = options.socket
+  if (typeof socket?.path === 'string') return socket.path
+  if (socket?.host !== undefined || socket?.port !== undefined)
+    return `${String(socket.host ?? 'localhost')}:${String(socket.port ?? 6379)}`
+  if (typeof options.url === 'string') {
+    try {
+      const url = new URL(options.url)
+      return `${url.hostname || 'localhost'}:${url.port || 6379}`
+    } catch {
+      return undefined
+    }
+  }
+  return undefined
+}
+
+// A node client that exists and is not ready (reconnecting, or destroyed by a topology change).
+function notReady(client: unknown): boolean {
+  if (client === null || typeof client !== 'object') return false
+  if (typeof (client as { then?: unknown }).then === 'function') return false
+  return (client as { isReady?: unknown }).isReady === false
+}
+
+export function nodeRedisDriver(client: NodeRedisClientLike): RedisDriver {
+  const lastError = watchErrors(client)
+  const options = (client as { options?: Options & { legacyMode?: unknown } }).options
+  // node-redis 4's legacyMode turns the client's commands into callback style; the promise
+  // ones are under `v4` (which throws when read on a client not in that mode).
+  const commands =
+    options?.legacyMode === true ? (client as unknown as { v4: NodeRedisClientLike }).v4 : client
+  const send = (args: string[]) => commands.sendCommand(args)
+  return {
+    cluster: false,
+    address: addressOf(options) ?? 'Redis',
+    lastError,
+    evalsha: (sha1, numkeys, args) => send(command('EVALSHA', sha1, numkeys, args)).then(numbers),
+    eval: (source, numkeys, args) => send(command('EVAL', source, numkeys, args)).then(numbers),
+    del: (keys) => send(['DEL', ...keys]),
+    // node-redis queues commands while it reconnects (its offline queue, on by default), and
+    // rejects them at once when closed: fail both at once, with a reason.
+    down: () => {
+      if (!client.isOpen) return 'client closed (not connected, or disconnected)'
+      if (!client.isReady && lastError.code !== undefined) return 'client reconnecting'
+      return undefined
+    },
+    masterOf: () => undefined,
+  }
+}
+
+export function nodeRedisClusterDriver(cluster: NodeRedisClusterLike): RedisDriver {
+  const lastError = watchErrors(cluster)
+  const c = cluster as NodeRedisClusterLike & { options?: Options; _options?: Options }
+  const roots = (c.options ?? c._options)?.rootNodes ?? []
+  const seeds = roots.map(addressOf).filter((a) => a !== undefined)
+  const masterNode = (slot: number): Node | undefined =>
+    (c.slots[slot] as { master?: Node } | undefined)?.master
+  const send = (args: string[]) => cluster.sendCommand(args[3], false, args).then(numbers)
+  let probedAt = 0
+  // node-redis 4 and 5 learn a new slot map only from a MOVED reply (6 also 5 s into a node's
+  // reconnection attempts), and a command for a dead master's slot waits for that master: ask a
+  // live master about the slot (at most every 250 ms: one EXISTS), and when its MOVED names another
+  // master, have the cluster client load the slot map again.
+  const probe = (slot: number, dead: string): void => {
+    const now = Date.now()
+    if (now - probedAt < PROBE_EVERY_MS) return
+    probedAt = now
+    const live = (c.masters as readonly Node[]).find(
+      (m) =>
+        m.address !== dead && (m.client as { isReady?: unknown } | undefined)?.isReady === true,
+    )
+    const liveClient = live?.client as NodeRedisClientLike | undefined
+    if (live === undefined || liveClient === undefined) return
+    const key = keyOfSlot(slot)
+    liveClient.sendCommand(['EXISTS', key]).then(
+      () => {},
+      (error: unknown) => {
+        const moved = /^MOVED \d+ (\S+)/.exec(error instanceof Error ? error.message : '')
+        if (moved === null || moved[1] === dead) return
+        // node-redis 5 and 6: load the slot map again from the live master.
+        const slots = (c as { _slots?: { rediscover?: (from: unknown) => Promise<unknown> } })
+          ._slots
+        if (typeof slots?.rediscover === 'function') {
+          slots.rediscover(liveClient).then(
+            () => {},
+            () => {},
+          )
+          return
+        }
+        // node-redis 4: routed by a key of the live master, about a key of the slot, a command
+        // gets MOVED, which node-redis follows by loading the slot map again.
+        let i = 0
+        while (masterNode(clusterSlot(`n${i}`))?.address !== live.address && i < 10_000) i++
+        cluster.sendCommand(`{n${i}}`, false, ['EXISTS', key]).then(
+          () => {},
+          () => {},
+        )
+      },
+    )
+  }
+  return {
+    cluster: true,
+    address:
+      seeds.length > 0
+        ? `the cluster seeded by ${seeds.slice(0, 3).join(', ')}${seeds.length > 3 ? ', ...' : ''}`
+        : 'the Redis Cluster',
+    lastError,
+    // args[3] is the first key: node-redis routes by it (the store batches per slot).
+    evalsha: (sha1, numkeys, args) => send(command('EVALSHA', sha1, numkeys, args)),
+    eval: (source, numkeys, args) => send(command('EVAL', source, numkeys, args)),
+    del: (keys) => cluster.sendCommand(keys[0], false, ['DEL', ...keys]),
+    down: (slot) => {
+      if (!cluster.isOpen) return 'cluster client closed (not connected, or disconnected)'
+      const master = masterNode(slot)
+      if (master === undefined || !notReady(master.client)) return undefined
+      probe(slot, String(master.address))
+      return `master ${String(master.address)} reconnecting`
+    },
+    masterOf: (slot) => {
+      const address = masterNode(slot)?.address
+      return typeof address === 'string' ? address : undefined
+    },
+  }
+}
+
+// A key in `slot`, for the probe: `{<n>}` for the first n that hashes there.
+const SLOT_KEYS = new Map<number, string>()
+function keyOfSlot(slot: number): string {
+  let key = SLOT_KEYS.get(slot)
+  if (key !== undefined) return key
+  for (let i = 0; ; i++) {
+    if (clusterSlot(`s${i}`) === slot) {
+      key = `{s${i}}`
+      break
+    }
+  }
+  SLOT_KEYS.set(slot, key)
+  return key
+}
