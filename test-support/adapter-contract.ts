@@ -4,6 +4,7 @@
 // events) stays in each adapter's own tests.
 import { describe, expect, it } from 'vitest'
 import { countingStore, type StoreLike, warningsDuring } from './adapter-helpers.js'
+import { describeOperatorCases } from './operator-contract.js'
 
 /** Limiter options as the contract writes them; each harness casts them to its own type. */
 export type ContractOptions = { readonly [option: string]: unknown }
@@ -49,6 +50,8 @@ export interface AdapterHarness {
   readonly callbacks: {
     /** `skip`: true when the `x-internal` header is `yes`. */
     readonly skipInternal: unknown
+    /** `deny`: true when the `x-banned` header is `yes`. */
+    readonly denyBanned: unknown
     /** `cost`: the `cost` query parameter, 1 without one. */
     readonly costFromQuery: unknown
     /** `message`: `{ path }` with the request's path. */
@@ -75,6 +78,8 @@ export function describeAdapterContract(name: string, harness: AdapterHarness): 
   const json = (reply: Reply) => JSON.parse(reply.body)
 
   describe(name, () => {
+    describeOperatorCases(harness, appWith)
+
     describe('headers', () => {
       it('sends draft-10 RateLimit-Policy and RateLimit by default', async () => {
         const res = await (await appWith({ limit: 3, window: '1m' }))('/')

@@ -129,9 +129,12 @@ export async function acquire(
   waitMs: number,
   key: string,
   options: AcquireOptions | undefined,
+  shadow = false,
 ): Promise<Decision> {
   const { cost, maxWaitMs, signal } = parse(options, waitMs)
   signal?.throwIfAborted()
+  // a shadow limiter observes: its decision is made and counted, and the caller goes at once
+  if (shadow) return limiter.consume(key, cost)
   const deadline = performance.now() + maxWaitMs
   let pollMs = FIRST_POLL_MS
   for (;;) {

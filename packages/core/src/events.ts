@@ -4,6 +4,8 @@ import { channel } from 'node:diagnostics_channel'
 import type { Decision, DecisionSource } from './decision-types.js'
 import type { LimiterError } from './errors.js'
 import type { Limiter } from './limiter-types.js'
+import { RedisStore } from './stores/redis-store.js'
+import type { Store } from './stores/store.js'
 
 /** The channel of {@link DecisionEvent}s: every decision a limiter makes. */
 export const DECISION_CHANNEL = 'limiter:decision'
@@ -58,3 +60,64 @@ export interface CircuitEvent {
 export const decisionChannel = channel(DECISION_CHANNEL)
 export const failureChannel = channel(FAILURE_CHANNEL)
 export const circuitChannel = channel(CIRCUIT_CHANNEL)
+
+/** The kind of `store`, as decision events name it. */
+export function storeKindOf(store: Store): StoreKind {
+  if (store instanceof RedisStore) return 'redis'
+  return store.local === true ? 'memory' : 'custom'
+}
+
+type Decide = (key: string, cost: number) => Decision | Promise<Decision>
+
+/**
+ * `decide`, publishing each decision on `limiter:decision` with its duration. The limiter calls
+ * it only while the channel has subscribers, so a limiter nobody watches pays nothing more.
+ */
+export function publishedDecide(
+  limiter: () => Limiter,
+  store: Store,
+  shadow: boolean,
+  decide: Decide,
+): Decide {
+  const kind = storeKindOf(store)
+  const publish = (key: string, cost: number, decision: Decision, startMs: number): Decision => {
+    const event: DecisionEvent = {
+      limiter: limiter(),
+      key,
+      cost,
+      decision,
+      source: decision.source,
+      store: kind,
+      durationMs: performance.now() - startMs,
+      shadow,
+    }
+    decisionChannel.publish(event)
+    return decision
+  }
+  return (key, cost) => {
+    const startMs = performance.now()
+    const decision = decide(key, cost)
+    return decision instanceof Promise
+      ? decision.then((d) => publish(key, cost, d, startMs))
+      : publish(key, cost, decision, startMs)
+  }
+}
+
+/** Publishes a store failure on `limiter:failure` (when someone listens). */
+export function publishFailure(
+  limiter: Limiter,
+  key: string,
+  error: LimiterError,
+  circuitOpen: boolean,
+): void {
+  if (!failureChannel.hasSubscribers) return
+  const event: FailureEvent = { limiter, key, error, circuitOpen }
+  failureChannel.publish(event)
+}
+
+/** Publishes a circuit opening or closing on `limiter:circuit` (when someone listens). */
+export function publishCircuit(limiter: Limiter, domain: string, state: 'open' | 'closed'): void {
+  if (!circuitChannel.hasSubscribers) return
+  const event: CircuitEvent = { limiter, domain, state }
+  circuitChannel.publish(event)
+}

@@ -22,7 +22,12 @@ export interface Guard {
    * call: the store settles the sink it is given, with no promise of its own in between.
    */
   run<T>(call: StoreCall, domain: string, sentAtMs: number, handlers: Handlers<T>): Promise<T>
+  /** Whether `domain`'s circuit is open now (its calls skip the store). */
+  isOpen(domain: string): boolean
 }
+
+/** Told when a failure domain's circuit opens, and when it closes again. */
+export type CircuitListener = (domain: string, state: 'open' | 'closed') => void
 
 /** What a guarded call does, fixed per limiter and kind of call (so nothing is built per call). */
 export interface Handlers<T> {
@@ -143,30 +148,45 @@ function capture(resolve: (result: never) => void): void {
 }
 
 // The circuits of a guard: one per failure domain with failures since its last success.
-function createCircuits(breaker: BreakerOptions) {
+function createCircuits(breaker: BreakerOptions, listener: CircuitListener | undefined) {
   const circuits = new Map<string, Circuit>()
+  const { failureThreshold } = breaker
+  // Forgets a domain's circuit; one that was open is closed from now on.
+  const drop = (domain: string): void => {
+    const circuit = circuits.get(domain)
+    if (circuit === undefined) return
+    circuits.delete(domain)
+    if (circuit.failures >= failureThreshold) listener?.(domain, 'closed')
+  }
   return {
     succeed(domain: string): void {
       // Runs on every decision: a healthy store has no circuits to look at.
-      if (circuits.size !== 0) circuits.delete(domain)
+      if (circuits.size !== 0) drop(domain)
     },
     failed(domain: string): void {
       let circuit = circuits.get(domain)
       if (circuit === undefined) {
         // Evicting the oldest circuit only forgets its count: its domain is retried sooner.
-        if (circuits.size >= MAX_CIRCUITS) circuits.delete(circuits.keys().next().value as string)
+        if (circuits.size >= MAX_CIRCUITS) drop(circuits.keys().next().value as string)
         circuit = { failures: 0, openUntilMs: 0, probing: false }
         circuits.set(domain, circuit)
       }
       circuit.probing = false
       circuit.failures++
-      if (circuit.failures >= breaker.failureThreshold)
+      if (circuit.failures >= failureThreshold) {
         circuit.openUntilMs = nowMs() + breaker.coolDownMs
+        // a failed probe keeps it open: only the first failure past the threshold opens it
+        if (circuit.failures === failureThreshold) listener?.(domain, 'open')
+      }
+    },
+    isOpen(domain: string): boolean {
+      const circuit = circuits.get(domain)
+      return circuit !== undefined && circuit.failures >= failureThreshold
     },
     /** Whether a call to `domain` may go to the store now (an open circuit lets one probe in). */
     admits(domain: string): boolean {
       const circuit = circuits.get(domain)
-      if (circuit === undefined || circuit.failures < breaker.failureThreshold) return true
+      if (circuit === undefined || circuit.failures < failureThreshold) return true
       if (circuit.probing || nowMs() < circuit.openUntilMs) return false
       circuit.probing = true
       return true
@@ -244,8 +264,12 @@ function createDeadlines(timeoutMs: number) {
  * piles up behind a dead node) until `coolDownMs` has passed; then one call probes it, and its
  * success closes the circuit. Other domains' calls go through meanwhile.
  */
-export function createGuard(timeoutMs: number, breaker: BreakerOptions): Guard {
-  const circuits = createCircuits(breaker)
+export function createGuard(
+  timeoutMs: number,
+  breaker: BreakerOptions,
+  listener?: CircuitListener,
+): Guard {
+  const circuits = createCircuits(breaker, listener)
   const deadlines = createDeadlines(timeoutMs)
   const circuitState: Circuits = {
     succeed: circuits.succeed,
@@ -253,6 +277,7 @@ export function createGuard(timeoutMs: number, breaker: BreakerOptions): Guard {
     release: deadlines.release,
   }
   return {
+    isOpen: circuits.isOpen,
     run<T>(call: StoreCall, domain: string, sentAtMs: number, handlers: Handlers<T>): Promise<T> {
       if (!circuits.admits(domain)) {
         return Promise.resolve(

@@ -3,6 +3,13 @@
 export type { Decision, DecisionSource, PolicyDecision } from './decision.js'
 export { type Duration, parseDuration } from './duration.js'
 export {
+  LimiterError,
+  type LimiterErrorCode,
+  type LimiterErrorOptions,
+  LimiterRangeError,
+  LimiterTypeError,
+} from './errors.js'
+export {
   CIRCUIT_CHANNEL,
   type CircuitEvent,
   DECISION_CHANNEL,
@@ -11,13 +18,6 @@ export {
   type FailureEvent,
   type StoreKind,
 } from './events.js'
-export {
-  LimiterError,
-  type LimiterErrorCode,
-  type LimiterErrorOptions,
-  LimiterRangeError,
-  LimiterTypeError,
-} from './errors.js'
 export { failureOf } from './failure.js'
 export type { HeaderStandard } from './http/headers.js'
 export { type IpKeyOptions, ipKey, routeKey, userKey } from './http/keys.js'

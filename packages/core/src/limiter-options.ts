@@ -4,7 +4,7 @@ import { CLOCK } from './clock.js'
 import { MAX_TIMER_MS, parseDuration } from './duration.js'
 import { LimiterRangeError, LimiterTypeError } from './errors.js'
 import type { BreakerOptions } from './guard.js'
-import type { FailureMode, LimiterOptions } from './limiter-types.js'
+import type { FailureMode, LimiterMode, LimiterOptions } from './limiter-types.js'
 import { type NamedPolicy, type PolicySet, policySetOf } from './limits.js'
 import { checkName } from './naming.js'
 import { checkOptionNames, own, ownOptions } from './option-names.js'
@@ -13,11 +13,12 @@ import { MemoryStore } from './stores/memory-store.js'
 import { DECIDES_SETS, isStore, type Store } from './stores/store.js'
 
 const LIMITER_OPTIONS: ReadonlySet<string> = new Set(
-  'algorithm limit window burst retryAfter limits store name prefix timeout failureMode circuitBreaker blockedCache onError maxDelay delayAfter'.split(
+  'algorithm limit window burst retryAfter limits store name prefix timeout failureMode circuitBreaker blockedCache onError maxDelay delayAfter mode'.split(
     ' ',
   ),
 )
 const FAILURE_MODES: readonly FailureMode[] = ['open', 'closed', 'local']
+const MODES: readonly LimiterMode[] = ['enforce', 'shadow']
 const DEFAULT_TIMEOUT_MS = 500
 
 /** {@link LimiterOptions}, validated, with their defaults. */
@@ -33,6 +34,8 @@ export interface LimiterSettings {
   readonly namespace: string
   readonly timeoutMs: number
   readonly failureMode: FailureMode
+  /** `'shadow'`: decide and count, but let refused requests through (adapters, acquire). */
+  readonly mode: LimiterMode
   readonly breaker: BreakerOptions
   /** The blocked-key cache's bounds; `maxKeys` 0 turns it off. */
   readonly blocked: BlockedCacheSettings
@@ -69,6 +72,10 @@ export function limiterSettings(given: LimiterOptions): LimiterSettings {
   if (!FAILURE_MODES.includes(failureMode)) {
     throw new LimiterRangeError('failureMode', failureMode, "must be 'open', 'closed' or 'local'")
   }
+  const mode = options.mode ?? 'enforce'
+  if (!MODES.includes(mode)) {
+    throw new LimiterRangeError('mode', mode, "must be 'enforce' or 'shadow'")
+  }
   if (options.onError !== undefined && typeof options.onError !== 'function') {
     throw new LimiterTypeError('onError', options.onError, 'a function')
   }
@@ -86,6 +93,7 @@ export function limiterSettings(given: LimiterOptions): LimiterSettings {
     namespace: set.namespaces[0] as string,
     timeoutMs,
     failureMode,
+    mode,
     breaker,
     blocked,
     clock,

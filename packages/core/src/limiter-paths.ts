@@ -6,7 +6,7 @@ import { monotonicMs } from './clock.js'
 import type { Decision, DecisionSource, Ticket } from './decision.js'
 import { LimiterError } from './errors.js'
 import { asLimiterError } from './failure.js'
-import { createGuard, type Handlers } from './guard.js'
+import { type CircuitListener, createGuard, type Handlers } from './guard.js'
 import type { Decisions } from './limiter-decisions.js'
 import type { LimiterSettings } from './limiter-options.js'
 import { refusedByConcurrency } from './limits.js'
@@ -31,20 +31,24 @@ export interface StorePath {
   reset(key: string): Promise<void>
 }
 
-/** How a limiter reports a store failure (to `onError`, at most once per failure). */
-export type Report = (error: LimiterError, key: string) => void
+/**
+ * How a limiter reports a store failure (to `onError` and the failure channel, at most once per
+ * failure); `circuitOpen`: the failing domain's circuit is open after it.
+ */
+export type Report = (error: LimiterError, key: string, circuitOpen?: boolean) => void
 
 /** The store path for `settings`: chosen once, so no call asks which store it has. */
 export function storePathOf(
   settings: LimiterSettings,
   decisions: Decisions,
   report: Report,
+  onCircuit?: CircuitListener,
 ): StorePath {
   const { store } = settings
   if (store instanceof MemoryStore) return memoryPath(store, settings, decisions)
   const failed = failurePolicy(settings, decisions, report)
   if (store.local === true) return localPath(settings, decisions, report, failed)
-  return remotePath(settings, decisions, report, failed)
+  return remotePath(settings, decisions, report, failed, onCircuit)
 }
 
 // The StoreCall of a request: several policies travel as the limiter's set.
@@ -113,7 +117,11 @@ function memoryPath(
 }
 
 /** The decision for a failed store call, from `failureMode` (reported first). */
-type Failed = ((cause: unknown, call: StoreCall) => Decision | Promise<Decision>) & {
+type Failed = ((
+  cause: unknown,
+  call: StoreCall,
+  circuitOpen?: boolean,
+) => Decision | Promise<Decision>) & {
   /** Gives back a lease that `failureMode: 'local'` took in its process-local store. */
   readonly releaseLocal: (key: string, ticket: Ticket) => Promise<void>
 }
@@ -123,9 +131,9 @@ function failurePolicy(settings: LimiterSettings, decisions: Decisions, report: 
   // a process-local MemoryStore holding the same policies decides until the store is back
   let store: MemoryStore | undefined
   let local: ReturnType<typeof boundDecide> | undefined
-  const failed = (cause: unknown, call: StoreCall) => {
+  const failed = (cause: unknown, call: StoreCall, circuitOpen?: boolean) => {
     const error = storeFailure(cause, settings)
-    report(error, call.key)
+    report(error, call.key, circuitOpen)
     if (failureMode !== 'local') return decisions.failed(failureMode, error)
     store ??= new MemoryStore()
     local ??= boundDecide(store, settings)
@@ -186,14 +194,16 @@ function remotePath(
   decisions: Decisions,
   report: Report,
   failed: Failed,
+  onCircuit: CircuitListener | undefined,
 ): StorePath {
   const { store, timeoutMs, breaker } = settings
-  const guard = createGuard(timeoutMs, breaker)
+  const guard = createGuard(timeoutMs, breaker, onCircuit)
   const call = callMaker(settings)
   const blocked = settings.blocked.maxKeys === 0 ? undefined : createBlockedCache(settings.blocked)
   // Each failure domain of the store (a Cluster node) has its own circuit.
   const domainOf = (c: StoreCall): string => store.failureDomain?.(c) ?? ''
-  const handlers = remoteHandlers(settings, decisions, report, failed, blocked)
+  const circuitOpen = (c: StoreCall): boolean => guard.isOpen(domainOf(c))
+  const handlers = remoteHandlers(settings, decisions, report, failed, blocked, circuitOpen)
 
   return {
     decide(key, cost) {
@@ -232,6 +242,7 @@ function remoteHandlers(
   report: Report,
   failed: Failed,
   blocked: ReturnType<typeof createBlockedCache> | undefined,
+  circuitOpen: (c: StoreCall) => boolean,
 ): {
   consume: Handlers<Decision>
   refund: Handlers<void>
@@ -264,7 +275,7 @@ function remoteHandlers(
     return decision
   }
   const reported = (c: StoreCall, error: unknown): undefined => {
-    report(storeFailure(error, settings), c.key)
+    report(storeFailure(error, settings), c.key, circuitOpen(c))
     return undefined
   }
   return {
@@ -281,7 +292,7 @@ function remoteHandlers(
           decisions.one(allowed, remaining, resetMs, retryAfterMs, ticket, 'store', delayMs),
           sentAtMs,
         ),
-      error: (c, error) => failed(error, c),
+      error: (c, error) => failed(error, c, circuitOpen(c)),
     },
     refund: {
       submit:

@@ -19,6 +19,12 @@ export interface Limiter {
   readonly name: string
   readonly prefix: string
   /**
+   * `'enforce'` (the default), or `'shadow'`: decisions are made and counted exactly as when
+   * enforcing, but adapters let a refused request through (without 429, `Retry-After` or
+   * RateLimit headers) and `acquire` never waits; decision events carry `shadow: true`.
+   */
+  readonly mode: LimiterMode
+  /**
    * Counts `cost` (default 1) against `key` if every policy admits it; if one refuses, no
    * policy counts it. `cost` 0 peeks.
    */
@@ -72,6 +78,9 @@ export interface AcquireOptions {
   /** Stops waiting: the promise rejects with the signal's reason. */
   readonly signal?: AbortSignal | undefined
 }
+
+/** Whether a limiter's refusals are enforced, or only observed (`'shadow'`). */
+export type LimiterMode = 'enforce' | 'shadow'
 
 /** What the limiter does when its store fails or misses the deadline. */
 export type FailureMode = 'open' | 'closed' | 'local'
@@ -150,6 +159,13 @@ export interface LimiterStoreOptions {
     | { readonly maxKeys?: number | undefined; readonly maxMs?: Duration | undefined }
     | false
     | undefined
+  /**
+   * `'enforce'` (default) or `'shadow'`: a shadow limiter decides and counts exactly as an
+   * enforcing one, but its adapters never refuse (no 429, no `Retry-After`, no RateLimit
+   * headers; the decision is still on the request) and `acquire` never waits. Its decision
+   * events carry `shadow: true`, so metrics show whom the limit would hit before it is enforced.
+   */
+  readonly mode?: LimiterMode | undefined
   /** Called with each store failure (a `LimiterError` whose `cause` is the original). */
   readonly onError?: ((error: LimiterError, context: ErrorContext) => void) | undefined
   /**

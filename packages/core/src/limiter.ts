@@ -2,6 +2,7 @@
 import { acquire, runInSlot, Wakers } from './acquire.js'
 import { type Decision, LimiterDecision } from './decision.js'
 import { LimiterRangeError } from './errors.js'
+import { decisionChannel, publishCircuit, publishedDecide, publishFailure } from './events.js'
 import { defaultOnError } from './failure.js'
 import { decisionsFor } from './limiter-decisions.js'
 import { limiterSettings } from './limiter-options.js'
@@ -86,7 +87,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
   const { set, failureMode } = settings
   const decisions = decisionsFor(set)
   const onError = options.onError ?? defaultOnError()
-  const report: Report = (error, key) => {
+  const report: Report = (error, key, circuitOpen = false) => {
     // Skipped calls are the consequence of failures already reported, not new ones.
     if (error.code === 'ERR_LIMITER_CIRCUIT_OPEN') return
     try {
@@ -94,8 +95,14 @@ export function createLimiter(options: LimiterOptions): Limiter {
     } catch {
       // A throwing hook must not turn a decision into a crash.
     }
+    publishFailure(limiter, key, error, circuitOpen)
   }
-  const path = storePathOf(settings, decisions, report)
+  const path = storePathOf(settings, decisions, report, (domain, state) =>
+    publishCircuit(limiter, domain, state),
+  )
+  const shadow = settings.mode === 'shadow'
+  // the same decisions, published on `limiter:decision`: used only while someone subscribes
+  const published = publishedDecide(() => limiter, settings.store, shadow, path.decide)
   const checkCost = costChecker(set)
   // acquire's waiters for a concurrency slot, woken by a release here
   const wakers = new Wakers()
@@ -104,7 +111,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
   const decide = (key: string, cost: number): Decision | Promise<Decision> => {
     checkKey(key)
     checkCost(cost, 0)
-    return path.decide(key, cost)
+    return decisionChannel.hasSubscribers ? published(key, cost) : path.decide(key, cost)
   }
 
   const ticketOf = (decision: Decision | undefined) =>
@@ -119,6 +126,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
     policies: set.policies,
     name: settings.name,
     prefix: settings.prefix,
+    mode: settings.mode,
     consume: (key, cost = 1) => settled(() => decide(key, cost)),
     peek: (key) => limiter.consume(key, 0),
     reset: (key) =>
@@ -140,7 +148,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
           ? undefined
           : woken(key)(path.release(key, ticket, decision.source))
       }),
-    acquire: (key, options) => acquire(limiter, wakers, set.waitMs, key, options),
+    acquire: (key, options) => acquire(limiter, wakers, set.waitMs, key, options, shadow),
     run: (key, fn, options) => runInSlot(limiter, key, fn, options),
   }
   return Object.freeze(limiter)

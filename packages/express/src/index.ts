@@ -1,7 +1,9 @@
 // @limiter/express: rateLimit(options) -> an Express 4/5 RequestHandler over @limiter/core's HTTP glue.
 import type { Decision } from '@limiter/core'
 import {
+  type CheckResult,
   type RateLimitOptions as CoreOptions,
+  type LimitedResponse,
   limitedResponse,
   type RateLimitCheck,
   resolveRateLimitOptions,
@@ -43,6 +45,10 @@ export type OnLimited = (
 /** Options for {@link rateLimit}: the shared options, typed with Express's request. */
 export type RateLimitOptions = CoreOptions<Request, OnLimited>
 
+function send(res: Response, response: LimitedResponse): void {
+  res.status(response.status).set('Content-Type', response.contentType).send(response.body)
+}
+
 /**
  * Creates rate-limiting middleware. Options are validated here: a bad one throws a
  * `TypeError`/`RangeError` naming it. Allowed requests get the rate-limit headers and
@@ -71,18 +77,16 @@ export function rateLimit(options: RateLimitOptions): RequestHandler {
       await rl.onLimited(req, res, next, check.decision)
       return
     }
-    const response = await limitedResponse(rl, req, check)
-    res.status(response.status).set('Content-Type', response.contentType).send(response.body)
+    send(res, await limitedResponse(rl, req, check))
   }
 
-  const settle = (
-    req: Request,
-    res: Response,
-    next: NextFunction,
-    check: RateLimitCheck | undefined,
-  ): void => {
+  const settle = (req: Request, res: Response, next: NextFunction, check: CheckResult): void => {
     if (check === undefined) {
       next()
+      return
+    }
+    if (check.denied) {
+      send(res, check.response)
       return
     }
     req.rateLimit = check.decision

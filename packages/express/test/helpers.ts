@@ -92,6 +92,7 @@ export function harness(express: Factory): AdapterHarness {
     // Middleware: a bad option throws synchronously, where rateLimit() is called.
     optionErrors: (options) => thrownBy(() => rateLimit(options as unknown as RateLimitOptions)),
     callbacks: {
+      denyBanned: (req: Request) => req.get('x-banned') === 'yes',
       skipInternal: (req: Request) => req.get('x-internal') === 'yes',
       costFromQuery: (req: Request) => Number(req.query.cost ?? 1),
       pathMessage: (req: Request) => ({ path: req.path }),

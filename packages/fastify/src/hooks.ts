@@ -1,5 +1,7 @@
 // The request hook: runs one limiter for one request, as a callback hook or an async one.
 import {
+  type CheckResult,
+  type LimitedResponse,
   limitedResponse,
   type RateLimitCheck,
   settleCheck,
@@ -42,11 +44,16 @@ function proceed(
   rl: Resolved,
   request: FastifyRequest,
   reply: FastifyReply,
-  check: RateLimitCheck | undefined,
+  check: CheckResult,
   settled: Settled,
 ): void {
   if (check === undefined) {
     settled(undefined, false)
+    return
+  }
+  if (check.denied) {
+    send(reply, check.response)
+    settled(undefined, true)
     return
   }
   request.rateLimit = check.decision
@@ -81,8 +88,11 @@ async function respond(
     await rl.onLimited(request, reply, check.decision)
     return
   }
-  const limited = await limitedResponse(rl, request, check)
-  reply.code(limited.status).type(limited.contentType).send(limited.body)
+  send(reply, await limitedResponse(rl, request, check))
+}
+
+function send(reply: FastifyReply, response: LimitedResponse): void {
+  reply.code(response.status).type(response.contentType).send(response.body)
 }
 
 // Route hooks are callback hooks over `limit` (app.rateLimit() wraps `limit` in a promise instead,

@@ -109,6 +109,7 @@ export function harness(fastify: Factory): AdapterHarness {
     store: () => new MemoryStore(),
     optionErrors: (options) => registerErrors(fastify, options),
     callbacks: {
+      denyBanned: (request: FastifyRequest) => request.headers['x-banned'] === 'yes',
       skipInternal: (request: FastifyRequest) => request.headers['x-internal'] === 'yes',
       costFromQuery: (request: FastifyRequest) =>
         Number((request.query as { cost?: string }).cost ?? 1),

@@ -1,7 +1,9 @@
 // @limiter/koa: rateLimit(options) -> Koa 2/3 middleware over @limiter/core's HTTP glue.
 import type { Decision } from '@limiter/core'
 import {
+  type CheckResult,
   type RateLimitOptions as CoreOptions,
+  type LimitedResponse,
   limitedResponse,
   type RateLimitCheck,
   resolveRateLimitOptions,
@@ -52,6 +54,15 @@ export type RateLimitOptions<StateT = DefaultState, ContextT = DefaultContext> =
   OnLimited<StateT, ContextT>
 >
 
+function send(
+  ctx: { status: number; type: string; body: unknown },
+  response: LimitedResponse,
+): void {
+  ctx.status = response.status
+  ctx.type = response.contentType
+  ctx.body = response.body
+}
+
 /**
  * Creates rate-limiting middleware for Koa 2 and 3, for `app.use` or an @koa/router route.
  * Options are validated here: a bad one throws a `TypeError`/`RangeError` naming it. Allowed
@@ -80,14 +91,12 @@ export function rateLimit<StateT = DefaultState, ContextT = DefaultContext>(
       await rl.onLimited(ctx, check.decision)
       return
     }
-    const response = await limitedResponse(rl, ctx, check)
-    ctx.status = response.status
-    ctx.type = response.contentType
-    ctx.body = response.body
+    send(ctx, await limitedResponse(rl, ctx, check))
   }
 
-  const settle = (ctx: Ctx, next: Next, check: RateLimitCheck | undefined): unknown => {
+  const settle = (ctx: Ctx, next: Next, check: CheckResult): unknown => {
     if (check === undefined) return next()
+    if (check.denied) return send(ctx, check.response)
     ;(ctx.state as RateLimitState).rateLimit = check.decision
     // Straight onto Node's response, which Koa answers from: merged with other limiters' headers.
     const outcome = settleCheck(rl, check, ctx.res, ctx.res)

@@ -106,6 +106,7 @@ export function harness(Koa: (typeof KOA)[number]['Koa']): AdapterHarness {
     // Middleware: a bad option throws synchronously, where rateLimit() is called.
     optionErrors: (options) => thrownBy(() => rateLimit(options as unknown as RateLimitOptions)),
     callbacks: {
+      denyBanned: (ctx: Context) => ctx.get('x-banned') === 'yes',
       skipInternal: (ctx: Context) => ctx.get('x-internal') === 'yes',
       costFromQuery: (ctx: Context) => Number(ctx.query.cost ?? 1),
       pathMessage: (ctx: Context) => ({ path: ctx.path }),

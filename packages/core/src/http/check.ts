@@ -8,6 +8,7 @@ import { decideNow, maxCostOf } from '../limiter.js'
 import type { Limiter } from '../limiter-types.js'
 import { isCost } from '../policy.js'
 import { invoke, isThenable, type MaybePromise, misbehaved } from './callbacks.js'
+import type { LimitedResponse } from './handle.js'
 import { formatHeaders, type HeaderPair, type HeaderPolicy } from './headers.js'
 import type { LimitSet } from './limit-sets.js'
 import type { ResolvedRateLimit } from './options.js'
@@ -29,7 +30,26 @@ export interface RateLimitCheck {
   readonly policy: HeaderPolicy
   /** Header pairs to merge into the response (`Retry-After` included on a denial). */
   readonly headers: HeaderPair[]
+  /**
+   * The limiter is in shadow mode: a refusal is not enforced (the adapter goes on, nothing
+   * waits) and no rate-limit headers are sent.
+   */
+  readonly shadow: boolean
+  /** Not refused by `deny` (see {@link DeniedCheck}). */
+  readonly denied?: undefined
 }
+
+/**
+ * The outcome for a request that the adapter's `deny` refused: nothing was counted; the adapter
+ * sends `response` (403 and a problem document) and stops.
+ */
+export interface DeniedCheck {
+  readonly denied: true
+  readonly response: LimitedResponse
+}
+
+/** What a request's check comes to: counted, refused by `deny`, or skipped (`undefined`). */
+export type CheckResult = RateLimitCheck | DeniedCheck | undefined
 
 /**
  * Runs the shared flow for one request: `skip`, then `key` and `cost` (a callback that throws or
@@ -45,7 +65,7 @@ export async function checkRequest<Req>(
   rl: ResolvedRateLimit<Req, unknown>,
   req: Req,
   scope = '',
-): Promise<RateLimitCheck | undefined> {
+): Promise<CheckResult> {
   return beginCheck(rl, req, scope)
 }
 
@@ -59,6 +79,19 @@ export function beginCheck<Req>(
   rl: ResolvedRateLimit<Req, unknown>,
   req: Req,
   scope = '',
+): MaybePromise<CheckResult> {
+  const { deny } = rl
+  if (deny === undefined) return skipStep(rl, req, scope)
+  const denied = invoke('deny', 'ERR_LIMITER_OPTION', () => deny(req))
+  if (isThenable(denied))
+    return denied.then((yes) => (yes === true ? rl.denied : skipStep(rl, req, scope)))
+  return denied === true ? rl.denied : skipStep(rl, req, scope)
+}
+
+function skipStep<Req>(
+  rl: ResolvedRateLimit<Req, unknown>,
+  req: Req,
+  scope: string,
 ): MaybePromise<RateLimitCheck | undefined> {
   const { skip } = rl
   if (skip === undefined) return keyStep(rl, req, scope)
@@ -80,10 +113,10 @@ export function withCheck<Req, R>(
   rl: ResolvedRateLimit<Req, unknown>,
   req: Req,
   scope: string,
-  onCheck: (check: RateLimitCheck | undefined) => R,
+  onCheck: (check: CheckResult) => R,
   onError: (error: unknown) => R,
 ): R | Promise<R> {
-  let check: MaybePromise<RateLimitCheck | undefined>
+  let check: MaybePromise<CheckResult>
   try {
     check = beginCheck(rl, req, scope)
   } catch (error) {
@@ -187,6 +220,7 @@ function checked(
   decision: Decision,
 ): RateLimitCheck {
   const policy = set.headerPolicy(scope)
+  const { shadow } = set
   return {
     decision,
     limiter: set.limiter,
@@ -194,6 +228,8 @@ function checked(
     key,
     cost,
     policy,
-    headers: formatHeaders(rl.headers, policy, decision, nowMs),
+    // clients must not react to a policy that is not enforced
+    headers: shadow ? [] : formatHeaders(rl.headers, policy, decision, nowMs),
+    shadow,
   }
 }

@@ -4,11 +4,19 @@ import { countGiveBacks } from '../../../../test-support/adapter-helpers.js'
 import { LimiterError } from '../errors.js'
 import { MemoryStore } from '../stores/memory-store.js'
 import type { Store, StoreCall } from '../stores/store.js'
-import { beginCheck, checkRequest, isThenable, type RateLimitCheck, withCheck } from './check.js'
+import {
+  beginCheck,
+  type CheckResult,
+  checkRequest as checkAny,
+  isThenable,
+  type RateLimitCheck,
+  withCheck,
+} from './check.js'
 import { applyHeaders, limitedResponse, refundOnce, refundWhenDone, whenDue } from './handle.js'
 import type { HeaderValue } from './merge-headers.js'
 import {
   type RateLimitOptions,
+  type ResolvedRateLimit,
   resolveRateLimitOptions,
   type SharedRateLimitOptions,
 } from './options.js'
@@ -50,6 +58,14 @@ async function errorOf(promise: Promise<unknown>): Promise<LimiterError> {
   }
   throw new Error('expected a rejection')
 }
+
+// These cases use no `deny`: a check is counted or skipped.
+const checkRequest = <Req>(
+  rl: ResolvedRateLimit<Req, unknown>,
+  req: Req,
+  scope?: string,
+): Promise<RateLimitCheck | undefined> =>
+  checkAny(rl, req, scope) as Promise<RateLimitCheck | undefined>
 
 describe('checkRequest', () => {
   it('keys by client IP by default, with IPv4-mapped folded, and returns headers', async () => {
@@ -354,11 +370,11 @@ describe('beginCheck', () => {
     const asyncKey = resolve({ limit: 2, window: '1m', key: async () => 'k' })
     const pending = beginCheck(asyncKey, req)
     expect(isThenable(pending)).toBe(true)
-    expect((await pending)?.key).toBe('k')
+    expect(((await pending) as RateLimitCheck).key).toBe('k')
     const storeBacked = resolve({ limit: 2, window: '1m', store: countingStore() })
     const viaStore = beginCheck(storeBacked, req)
     expect(isThenable(viaStore)).toBe(true)
-    expect((await viaStore)?.decision.remaining).toBe(1)
+    expect(((await viaStore) as RateLimitCheck).decision.remaining).toBe(1)
   })
 
   it('throws a synchronous callback failure at once, naming the option', () => {
@@ -383,7 +399,8 @@ describe('beginCheck', () => {
 
 describe('withCheck', () => {
   const onError = (error: unknown) => `error: ${(error as Error).message}`
-  const onCheck = (check: RateLimitCheck | undefined) => `remaining ${check?.decision.remaining}`
+  const onCheck = (check: CheckResult) =>
+    check?.denied ? 'denied' : `remaining ${check?.decision.remaining}`
 
   it('hands a synchronous check or failure on in the same turn', () => {
     expect(withCheck(resolve({ limit: 2, window: '1m' }), req, '', onCheck, onError)).toBe(

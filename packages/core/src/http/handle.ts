@@ -3,11 +3,11 @@ import { nowMs } from '../clock.js'
 import { describeValue } from '../errors.js'
 import { failureOf } from '../failure.js'
 import { invoke, misbehaved } from './callbacks.js'
-import type { RateLimitCheck } from './check.js'
+import type { DeniedCheck, RateLimitCheck } from './check.js'
 import { formatHeaders, type HeaderPair } from './headers.js'
 import { type HeaderValue, mergeHeaders } from './merge-headers.js'
 import type { LimitedBody, MessageBody, ResolvedRateLimit } from './options.js'
-import { messageBodyOf, problemBody, unavailableBody } from './problem.js'
+import { forbiddenBody, messageBodyOf, problemBody, unavailableBody } from './problem.js'
 
 /** A limited response: status, content type and body text. */
 export interface LimitedResponse extends LimitedBody {
@@ -90,6 +90,12 @@ export async function limitedResponse<Req>(
   }
   return { status, ...(rl.messageBody ?? problemBody(status, check.policy, check.decision)) }
 }
+
+/** What a request that `deny` refused comes to: 403 and a problem document. */
+export const DENIED: DeniedCheck = Object.freeze({
+  denied: true,
+  response: Object.freeze({ status: 403, ...forbiddenBody() }),
+})
 
 // Store failures are reported through onError by the limiter: nothing is left to handle here.
 const ignore = (): void => {}
@@ -181,7 +187,8 @@ export function whenDue<Req, R>(
   gone?: () => void,
 ): R | undefined {
   const { delayMs } = check.decision
-  if (delayMs === 0) return go()
+  // a shadow limiter's reservation is counted, but nobody waits for it
+  if (delayMs === 0 || check.shadow) return go()
   if (res.closed === true) {
     giveBack(check, gone)
     return undefined
@@ -237,8 +244,9 @@ export function settleCheck<Req>(
 ): CheckOutcome {
   const writable = !res.headersSent
   if (writable) writeMerged(headers, check.headers, check)
-  if (check.decision.allowed) {
-    if (check.decision.delayMs === 0) refundWhenDone(rl, check, res)
+  // a shadow limiter's refusal goes on too: it was decided and counted, not enforced
+  if (check.decision.allowed || check.shadow) {
+    if (check.decision.delayMs === 0 || check.shadow) refundWhenDone(rl, check, res)
     return 'proceed'
   }
   if (!writable) {

@@ -3,7 +3,9 @@
 // adapters and for any other framework's.
 export {
   beginCheck,
+  type CheckResult,
   checkRequest,
+  type DeniedCheck,
   isThenable,
   type MaybePromise,
   type RateLimitCheck,
@@ -13,6 +15,7 @@ export {
   applyHeaders,
   type CheckOutcome,
   type CloseTarget,
+  DENIED,
   type FinishTarget,
   type HeaderTarget,
   type LimitedResponse,
@@ -65,6 +68,7 @@ export {
   type SharedRateLimitOptions,
 } from './options.js'
 export {
+  forbiddenBody,
   PROBLEM_JSON,
   problemBody,
   QUOTA_EXCEEDED_TYPE,

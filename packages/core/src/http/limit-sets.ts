@@ -16,6 +16,8 @@ export interface LimitSet {
    * adapter releases when the response is over (found once here, not per request).
    */
   readonly leases: boolean
+  /** The limiter is in shadow mode (`mode: 'shadow'`): its refusals are not enforced. */
+  readonly shadow: boolean
   /** The header policy for a route scope (`''` for none); cached. */
   headerPolicy(scope: string): HeaderPolicy
 }
@@ -48,6 +50,7 @@ export function limitSet(limiter: Limiter): LimitSet {
   return Object.freeze({
     limiter,
     leases: limiter.policies.some((p) => p.algorithm === 'concurrency'),
+    shadow: limiter.mode === 'shadow',
     headerPolicy(scope: string): HeaderPolicy {
       if (scope === '') return base
       let p = scopes.get(scope)

@@ -3,12 +3,14 @@ import { CLOCK } from '../clock.js'
 import type { Decision } from '../decision.js'
 import type { Duration } from '../duration.js'
 import { createLimiter, type FailureMode, type LimiterOptions } from '../limiter.js'
-import type { LimiterStoreOptions } from '../limiter-types.js'
+import type { LimiterMode, LimiterStoreOptions } from '../limiter-types.js'
 import { policySetOf } from '../limits.js'
 import { ownOptions } from '../option-names.js'
 import type { LimitSpec, PolicyOptions } from '../policy.js'
 import type { RedisClientLike } from '../stores/redis-store.js'
 import type { Store } from '../stores/store.js'
+import type { DeniedCheck } from './check.js'
+import { DENIED } from './handle.js'
 import type { HeaderStandard } from './headers.js'
 import { ipKey } from './keys.js'
 import { type LimitSet, type LimitsFunction, limitSet, limitsPerRequest } from './limit-sets.js'
@@ -90,6 +92,19 @@ export interface SharedRateLimitOptions<Req, OnLimited = never> extends PeerOpti
   readonly cost?: number | ((req: Req) => Awaitable<number>) | undefined
   /** Return true to let a request through uncounted and without headers. */
   readonly skip?: ((req: Req) => Awaitable<boolean | undefined>) | undefined
+  /**
+   * Return true to refuse a request outright (a deny list: banned IPs, revoked API keys): it gets
+   * 403 and a problem document, before `skip` and before any counting, and its handler never
+   * runs. `onLimited` and `message` are not used for it.
+   */
+  readonly deny?: ((req: Req) => Awaitable<boolean | undefined>) | undefined
+  /**
+   * `'enforce'` (default) or `'shadow'`: decide and count as usual, but never refuse: a request
+   * that would have been limited goes on to the handler, without 429, `Retry-After` or RateLimit
+   * headers (no request of a shadow limiter gets them). The decision is still on the request and
+   * in the limiter's events (`shadow: true`), so metrics show whom a new limit would hit.
+   */
+  readonly mode?: LimiterMode | undefined
   /** Status of a limited response (default 429). */
   readonly statusCode?: number | undefined
   /** Body of a limited response. Default: an RFC 9457 `application/problem+json` document. */
@@ -187,6 +202,9 @@ export interface ResolvedRateLimit<Req, OnLimited = never> {
   readonly watch: ((req: Req, key: string) => void) | undefined
   readonly cost: number | ((req: Req) => Awaitable<number>)
   readonly skip: ((req: Req) => Awaitable<boolean | undefined>) | undefined
+  readonly deny: ((req: Req) => Awaitable<boolean | undefined>) | undefined
+  /** What a request `deny` refused comes to. */
+  readonly denied: DeniedCheck
   readonly statusCode: number
   /** A `message` callback, when one was given. */
   readonly message: ((req: Req, decision: Decision) => Awaitable<MessageBody>) | undefined
@@ -209,6 +227,7 @@ function storeOptions(
     prefix: options.prefix,
     timeout: options.timeout,
     failureMode: options.failureMode,
+    mode: options.mode,
     onError: options.onError,
     circuitBreaker: options.circuitBreaker,
     blockedCache: options.blockedCache,
@@ -258,6 +277,7 @@ export function resolveRateLimitOptions<Req, OnLimited>(
   const { cost = 1, statusCode = 429, message, limits } = options
   optionalFunction('key', options.key)
   optionalFunction('skip', options.skip)
+  optionalFunction('deny', options.deny)
   optionalFunction('onLimited', options.onLimited)
   // The policies are checked here (a function's, per request), before any store exists.
   if (typeof limits !== 'function') checkCost(cost, policySetOf(options, '', {}).maxCost)
@@ -286,6 +306,8 @@ export function resolveRateLimitOptions<Req, OnLimited>(
     watch: warnings ? requestWatch(adapter, shownName, keyed) : undefined,
     cost,
     skip: options.skip,
+    deny: options.deny,
+    denied: DENIED,
     statusCode,
     message:
       typeof message === 'function'

@@ -89,6 +89,20 @@ export function problemBody(status: number, policy: HeaderPolicy, decision: Deci
 }
 
 /**
+ * The body of the 403 sent to a request the adapter's `deny` refused. Its type is `about:blank`:
+ * the problem is exactly what the status says (RFC 9457 section 4.2.1).
+ */
+export function forbiddenBody(): LimitedBody {
+  const problem = {
+    type: 'about:blank',
+    title: 'Forbidden',
+    status: 403,
+    detail: 'This client may not make this request.',
+  }
+  return { contentType: PROBLEM_JSON, body: JSON.stringify(problem) }
+}
+
+/**
  * The body of a 503 sent when the store failed and `failureMode` is `'closed'`: rate limiting
  * could not decide, so the request is refused without blaming the client's quota.
  */

@@ -1,0 +1,210 @@
+// The events a limiter publishes on node:diagnostics_channel, and shadow mode, through the public
+// API: on MemoryStore, on a real Redis, and with a store that fails and recovers.
+import { subscribe, unsubscribe } from 'node:diagnostics_channel'
+import { afterEach, describe, expect, it } from 'vitest'
+import {
+  CIRCUIT_CHANNEL,
+  type CircuitEvent,
+  createLimiter,
+  DECISION_CHANNEL,
+  type DecisionEvent,
+  FAILURE_CHANNEL,
+  type FailureEvent,
+  MemoryStore,
+  RedisStore,
+  type Store,
+  type StoreCall,
+  type StoreDecision,
+} from '../src/index.js'
+import { useRedis } from './setup/redis.js'
+
+const redis = useRedis()
+
+// Collects the messages of `name` until the test ends.
+const listening: Array<[string, (message: unknown) => void]> = []
+function collect<T>(name: string): T[] {
+  const seen: T[] = []
+  const listener = (message: unknown) => seen.push(message as T)
+  subscribe(name, listener)
+  listening.push([name, listener])
+  return seen
+}
+afterEach(() => {
+  for (const [name, listener] of listening.splice(0)) unsubscribe(name, listener)
+})
+
+describe('limiter:decision', () => {
+  it('publishes every decision of a MemoryStore limiter, with its key, cost and source', async () => {
+    const events = collect<DecisionEvent>(DECISION_CHANNEL)
+    const limiter = createLimiter({ limit: 2, window: '1m', name: 'mem-events' })
+    const decisions = [
+      await limiter.consume('a'),
+      await limiter.consume('a', 1),
+      await limiter.consume('a'),
+      await limiter.peek('b'),
+    ]
+    const mine = events.filter((e) => e.limiter === limiter)
+    expect(mine.map((e) => [e.key, e.cost, e.decision.allowed])).toEqual([
+      ['a', 1, true],
+      ['a', 1, true],
+      ['a', 1, false],
+      ['b', 0, true],
+    ])
+    mine.forEach((e, i) => {
+      expect(e.decision).toBe(decisions[i])
+      expect(e).toMatchObject({ source: 'store', store: 'memory', shadow: false })
+      expect(e.durationMs).toBeGreaterThanOrEqual(0)
+      expect(e.durationMs).toBeLessThan(1000)
+    })
+  })
+
+  it('publishes nothing for a call with bad input (it throws before deciding)', async () => {
+    const events = collect<DecisionEvent>(DECISION_CHANNEL)
+    const limiter = createLimiter({ limit: 2, window: '1m' })
+    await expect(limiter.consume('')).rejects.toThrow()
+    expect(events.filter((e) => e.limiter === limiter)).toEqual([])
+  })
+
+  it('names Redis and the round trip; the blocked-key cache answers as itself', async () => {
+    const events = collect<DecisionEvent>(DECISION_CHANNEL)
+    const limiter = createLimiter({
+      limit: 1,
+      window: '1m',
+      name: `redis-events-${process.pid}`,
+      store: new RedisStore({ client: redis.client }),
+    })
+    await limiter.consume('k')
+    await limiter.consume('k') // refused by Redis: cached
+    await limiter.consume('k') // refused by the cache
+    const mine = events.filter((e) => e.limiter === limiter)
+    expect(mine.map((e) => [e.source, e.store, e.decision.allowed])).toEqual([
+      ['store', 'redis', true],
+      ['store', 'redis', false],
+      ['blocked-cache', 'redis', false],
+    ])
+    expect(mine[0]?.durationMs).toBeGreaterThan(0)
+    await limiter.reset('k')
+  })
+
+  it('costs nothing when nobody listens: no event object is built', async () => {
+    // a listener that subscribes after the decision was asked sees nothing of it
+    const limiter = createLimiter({ limit: 2, window: '1m' })
+    const pending = limiter.consume('late')
+    const events = collect<DecisionEvent>(DECISION_CHANNEL)
+    await pending
+    expect(events.filter((e) => e.limiter === limiter)).toEqual([])
+  })
+})
+
+describe('shadow mode', () => {
+  it('decides and counts exactly as enforce mode; events say shadow', async () => {
+    const events = collect<DecisionEvent>(DECISION_CHANNEL)
+    const store = new MemoryStore()
+    const shadow = createLimiter({ limit: 2, window: '1m', mode: 'shadow', store, name: 's' })
+    const enforce = createLimiter({ limit: 2, window: '1m', store, name: 'e' })
+    expect(shadow.mode).toBe('shadow')
+    expect(enforce.mode).toBe('enforce')
+    const a: boolean[] = []
+    const b: boolean[] = []
+    for (let i = 0; i < 3; i++) {
+      a.push((await shadow.consume('k')).allowed)
+      b.push((await enforce.consume('k')).allowed)
+    }
+    expect(a).toEqual(b)
+    expect(a).toEqual([true, true, false])
+    expect(events.filter((e) => e.limiter === shadow).map((e) => e.shadow)).toEqual([
+      true,
+      true,
+      true,
+    ])
+  })
+
+  it('acquire never waits and never refuses in shadow mode', async () => {
+    const limiter = createLimiter({ limit: 1, window: '1m', mode: 'shadow' })
+    await limiter.acquire('k')
+    const started = performance.now()
+    const refused = await limiter.acquire('k', { maxWait: '10s' })
+    expect(refused.allowed).toBe(false)
+    expect(performance.now() - started).toBeLessThan(1000)
+  })
+
+  it('rejects an unknown mode at construction, naming the option and the value', () => {
+    expect(() => createLimiter({ limit: 1, window: '1m', mode: 'dry' as never })).toThrow(
+      /`mode`: must be 'enforce' or 'shadow', got "dry"/,
+    )
+    expect(() => createLimiter({ limit: 1, window: '1m', shadow: true } as never)).toThrow(
+      /did you mean `mode`/,
+    )
+  })
+})
+
+// A remote store that fails while `down` is true.
+function flakyStore(): Store & { down: boolean } {
+  const memory = new MemoryStore()
+  const store = {
+    down: true,
+    consume(call: StoreCall): Promise<StoreDecision> {
+      if (store.down) return Promise.reject(new Error('connection refused'))
+      return memory.consume(call)
+    },
+    refund: (call: StoreCall) => memory.refund(call),
+    reset: (call: StoreCall) => memory.reset(call),
+  }
+  return store
+}
+
+describe('limiter:failure and limiter:circuit', () => {
+  it('publishes each store failure, and the circuit opening and closing', async () => {
+    const failures = collect<FailureEvent>(FAILURE_CHANNEL)
+    const circuits = collect<CircuitEvent>(CIRCUIT_CHANNEL)
+    const decisions = collect<DecisionEvent>(DECISION_CHANNEL)
+    const store = flakyStore()
+    const limiter = createLimiter({
+      limit: 5,
+      window: '1m',
+      store,
+      onError: () => {},
+      circuitBreaker: { failureThreshold: 2, coolDown: 50 },
+    })
+    for (let i = 0; i < 4; i++) await limiter.consume('k')
+    // two failures open the circuit; the next two calls skip the store (not failures)
+    const mine = failures.filter((e) => e.limiter === limiter)
+    expect(mine.map((e) => [e.key, e.error.code, e.circuitOpen])).toEqual([
+      ['k', 'ERR_LIMITER_STORE', false],
+      ['k', 'ERR_LIMITER_STORE', true],
+    ])
+    expect(mine[0]?.error.message).toMatch(/connection refused/)
+    expect(decisions.filter((e) => e.limiter === limiter).map((e) => e.source)).toEqual([
+      'fail-open',
+      'fail-open',
+      'fail-open',
+      'fail-open',
+    ])
+    expect(circuits.filter((e) => e.limiter === limiter)).toEqual([
+      { limiter, domain: '', state: 'open' },
+    ])
+    // after the cool-down a probe succeeds: the circuit closes
+    store.down = false
+    await new Promise((r) => setTimeout(r, 80))
+    expect((await limiter.consume('k')).source).toBe('store')
+    expect(circuits.filter((e) => e.limiter === limiter).map((e) => e.state)).toEqual([
+      'open',
+      'closed',
+    ])
+  })
+
+  it('a failed probe keeps the circuit open without a second open event', async () => {
+    const circuits = collect<CircuitEvent>(CIRCUIT_CHANNEL)
+    const limiter = createLimiter({
+      limit: 5,
+      window: '1m',
+      store: flakyStore(),
+      onError: () => {},
+      circuitBreaker: { failureThreshold: 1, coolDown: 20 },
+    })
+    await limiter.consume('k')
+    await new Promise((r) => setTimeout(r, 40))
+    await limiter.consume('k') // the probe fails
+    expect(circuits.filter((e) => e.limiter === limiter).map((e) => e.state)).toEqual(['open'])
+  })
+})
