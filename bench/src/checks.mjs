@@ -53,6 +53,14 @@ function flagHttp(row) {
   return undefined
 }
 
+function flagEvents(row) {
+  if (row.errors > 0) return `${row.errors} errors (${row.firstError})`
+  if (row.allowedShare < 0.999)
+    return `allowed only ${(row.allowedShare * 100).toFixed(1)}% where every request should pass`
+  if (row.uncounted) return `the bridge missed ${row.uncounted} decisions`
+  return undefined
+}
+
 /** Sets `warning` on every suspicious row and returns one note per warning. */
 export function checkResults(results) {
   const notes = []
@@ -71,6 +79,10 @@ export function checkResults(results) {
     row.warning = flagMemory(row)
     if (row.warning)
       notes.push(`${row.id}, memory${row.limit ? ` (limit ${row.limit})` : ''}: ${row.warning}`)
+  }
+  for (const row of results.events ?? []) {
+    const warning = flagEvents(row)
+    if (warning) notes.push(`events, ${row.store}, ${row.label}: ${warning}`)
   }
   for (const row of results.http) {
     row.warning = flagHttp(row)

@@ -1,9 +1,10 @@
 // `pnpm bench` / `pnpm bench:quick`: starts a private Redis, runs every section, writes
-// bench/results/ and prints the headline. Options: --quick, --only=decisions,two-limits,concurrency,memory,http,
+// bench/results/ and prints the headline. Options: --quick, --only=decisions,two-limits,concurrency,events,memory,http,
 // --http-algorithm=<algorithm> (our adapters' default otherwise), --no-build (measure the
 // packages' dist as it is instead of building core and the adapters first), and for short
 // checks --run-ms=<ms> (each timed Redis and in-memory run), --reps=<n>, --out=<dir> (instead
-// of bench/results/).
+// of bench/results/), --events-base=<dir> (another build's packages/core, measured with nobody
+// subscribed next to this one in the events section).
 import { execFileSync } from 'node:child_process'
 import { existsSync, readFileSync } from 'node:fs'
 import os from 'node:os'
@@ -15,7 +16,7 @@ import { connectAdmin } from './redis-client.mjs'
 import { startRedis } from './redis-server.mjs'
 import { redisVersion } from './redis-stats.mjs'
 
-const SECTIONS = ['decisions', 'two-limits', 'concurrency', 'memory', 'http']
+const SECTIONS = ['decisions', 'two-limits', 'concurrency', 'events', 'memory', 'http']
 const args = process.argv.slice(2)
 const option = (name) => args.find((a) => a.startsWith(`--${name}=`))?.split('=')[1]
 const positive = (name) => {
@@ -38,6 +39,11 @@ if (unknown.length > 0) {
 }
 const outDir = option('out')
 const httpAlgorithm = option('http-algorithm')
+const eventsBase = option('events-base')
+if (eventsBase !== undefined && !existsSync(`${eventsBase}/dist/index.mjs`)) {
+  console.error(`--events-base: no built core at ${eventsBase} (expected dist/index.mjs there)`)
+  process.exit(1)
+}
 const log = (line) => console.log(line)
 
 if (!args.includes('--no-build')) {
@@ -106,6 +112,8 @@ async function main() {
   const { headlineLines, headlineTable } = await import('./report/headline.mjs')
   const { twoLimitsLines } = await import('./report/two-limits.mjs')
   const { concurrencyLines } = await import('./report/concurrency.mjs')
+  const { runEvents } = await import('./events.mjs')
+  const { eventsLines } = await import('./report/events.mjs')
   const { writeResults } = await import('./results.mjs')
 
   const redis = await startRedis()
@@ -121,6 +129,7 @@ async function main() {
     contenders: CONTENDERS,
     log,
     algorithm: httpAlgorithm,
+    eventsBase,
   }
   const results = {
     meta: {},
@@ -128,6 +137,7 @@ async function main() {
     twoLimits: [],
     concurrency: [],
     outbound: undefined,
+    events: [],
     memory: [],
     slidingLog: [],
     http: [],
@@ -141,6 +151,7 @@ async function main() {
       'rate-limit-redis',
       'rate-limiter-flexible',
       '@fastify/rate-limit',
+      '@opentelemetry/sdk-metrics',
       'koa-ratelimit',
       'express',
       'koa',
@@ -177,6 +188,13 @@ async function main() {
       async () => {
         results.concurrency = await runConcurrency(context)
         results.outbound = await runOutbound(context)
+      },
+    )
+    await section(
+      'events',
+      '7. events: nobody subscribed, a bare subscriber, the OpenTelemetry bridge',
+      async () => {
+        results.events = await runEvents(context)
       },
     )
     await section(
@@ -227,6 +245,10 @@ async function main() {
     if (results.concurrency.length > 0) {
       log('')
       for (const line of concurrencyLines(results.concurrency, results.outbound)) log(line)
+    }
+    if (results.events.length > 0) {
+      log('')
+      for (const line of eventsLines(results.events)) log(line)
     }
     for (const note of notes) log(`note: ${note}`)
     log(

@@ -10,8 +10,8 @@ import {
   type FailureEvent,
 } from './events.js'
 import type { Limiter } from './limiter-types.js'
-import { LimiterAttributes } from './otel/attributes.js'
-import { instrumentsOn } from './otel/instruments.js'
+import { type BridgeTallies, LimiterTallies, Tallies } from './otel/attributes.js'
+import { type Instruments, instrumentsOn } from './otel/instruments.js'
 
 export type { LimiterResult } from './otel/attributes.js'
 export { DURATION_BUCKETS_S, METRICS } from './otel/instruments.js'
@@ -29,10 +29,34 @@ export interface InstrumentOptions {
 /** What {@link instrumentLimiters} returns. */
 export interface LimiterInstrumentation {
   /**
-   * Stops recording: unsubscribes from the channels, and takes the circuits it counted as open
-   * off `limiter.circuits.open`. Idempotent.
+   * Stops recording: unsubscribes from the channels. The counts stay where they are (a bridge
+   * started again on the same meter continues them), except `limiter.circuits.open`, which no
+   * longer counts the circuits this bridge saw open. Idempotent.
    */
   stop(): void
+}
+
+// One set of instruments and tallies per meter, shared by every bridge on it: the counts add up
+// as a synchronous counter's would, and outlive a stopped bridge (still reported, no longer
+// moving), so a bridge started again continues them.
+const perMeter = new WeakMap<Meter, { instruments: Instruments; tallies: BridgeTallies }>()
+
+function sharedBy(meter: Meter): { instruments: Instruments; tallies: BridgeTallies } {
+  let shared = perMeter.get(meter)
+  if (shared === undefined) {
+    const instruments = instrumentsOn(meter)
+    const tallies: BridgeTallies = {
+      decisions: new Tallies(),
+      failures: new Tallies(),
+      circuits: new Tallies(),
+    }
+    instruments.decisions.addCallback(tallies.decisions.observe)
+    instruments.storeFailures.addCallback(tallies.failures.observe)
+    instruments.circuitsOpen.addCallback(tallies.circuits.observe)
+    shared = { instruments, tallies }
+    perMeter.set(meter, shared)
+  }
+  return shared
 }
 
 /**
@@ -43,11 +67,14 @@ export interface LimiterInstrumentation {
  *   `limiter.result` (`allowed`, `limited`, `failed_open`, `failed_closed`, `local`),
  *   `limiter.store` (`memory`, `redis`, `custom`) and `limiter.shadow`. Peeks (cost 0) are not
  *   counted.
- * - `limiter.store.duration` (histogram, `s`): decisions the store made (`limiter.name`,
- *   `limiter.store`).
+ * - `limiter.store.duration` (histogram, `s`): the decisions a remote store (not a MemoryStore)
+ *   made, by `limiter.name` and `limiter.store`.
  * - `limiter.store.failures` (counter, `{failure}`): `limiter.name`, `error.type` (the
  *   `LimiterError` code).
  * - `limiter.circuits.open` (up-down counter, `{circuit}`): `limiter.name`.
+ *
+ * The counts are kept by the bridge and observed when the SDK collects (asynchronous
+ * instruments): a decision costs an increment, not an SDK call.
  *
  * @example
  * import { instrumentLimiters } from '@limiter/core/otel'
@@ -58,60 +85,53 @@ export interface LimiterInstrumentation {
 export function instrumentLimiters(options: InstrumentOptions = {}): LimiterInstrumentation {
   const meter =
     options.meter ?? (options.meterProvider ?? metrics.getMeterProvider()).getMeter('@limiter/core')
-  const instruments = instrumentsOn(meter)
+  const { instruments, tallies } = sharedBy(meter)
   const accept = options.limiters
-  // Per limiter: its attribute sets, or `null` when the filter leaves it out.
-  const seen = new WeakMap<Limiter, LimiterAttributes | null>()
-  // The circuits counted as open, per limiter, so a close is counted only after its open.
-  const open = new Map<Limiter, Set<string>>()
-
-  const attributesOf = (limiter: Limiter): LimiterAttributes | null => {
-    let attributes = seen.get(limiter)
-    if (attributes === undefined) {
-      attributes = accept === undefined || accept(limiter) ? new LimiterAttributes(limiter) : null
-      seen.set(limiter, attributes)
+  // Per limiter: its tallies, or `null` when the filter leaves it out.
+  const seen = new WeakMap<Limiter, LimiterTallies | null>()
+  const talliesOf = (limiter: Limiter): LimiterTallies | null => {
+    let mine = seen.get(limiter)
+    if (mine === undefined) {
+      mine = accept === undefined || accept(limiter) ? new LimiterTallies(limiter, tallies) : null
+      seen.set(limiter, mine)
     }
-    return attributes
+    return mine
   }
+
+  // The limiters whose circuits this bridge counted open: it forgets them on stop().
+  const opened = new Set<LimiterTallies>()
 
   // A subscriber that throws would surface as an uncaught exception: never let one escape.
   const onDecision = (message: unknown) => {
     try {
       const event = message as DecisionEvent
       if (event.cost === 0) return
-      const attributes = attributesOf(event.limiter)
-      if (attributes === null) return
-      instruments.decisions.add(1, attributes.decision(event.decision, event.store, event.shadow))
-      if (event.source === 'store')
-        instruments.storeDuration.record(event.durationMs / 1000, attributes.duration(event.store))
+      const mine = talliesOf(event.limiter)
+      if (mine === null) return
+      mine.decision(event.decision, event.store, event.shadow).value++
+      if (event.source === 'store' && event.store !== 'memory')
+        instruments.storeDuration.record(event.durationMs / 1000, mine.duration(event.store))
     } catch {}
   }
   const onFailure = (message: unknown) => {
     try {
       const event = message as FailureEvent
-      const attributes = attributesOf(event.limiter)
-      if (attributes !== null)
-        instruments.storeFailures.add(1, attributes.failure(event.error.code))
+      const mine = talliesOf(event.limiter)
+      if (mine !== null) mine.failure(event.error.code).value++
     } catch {}
   }
   const onCircuit = (message: unknown) => {
     try {
       const event = message as CircuitEvent
-      const attributes = attributesOf(event.limiter)
-      if (attributes === null) return
-      let domains = open.get(event.limiter)
+      const mine = talliesOf(event.limiter)
+      if (mine === null) return
+      // each domain counted once while open; a close we never saw open changes nothing
       if (event.state === 'open') {
-        if (domains === undefined) {
-          domains = new Set()
-          open.set(event.limiter, domains)
-        }
-        if (domains.has(event.domain)) return
-        domains.add(event.domain)
-        instruments.circuitsOpen.add(1, attributes.circuit())
-      } else if (domains?.delete(event.domain)) {
-        if (domains.size === 0) open.delete(event.limiter)
-        instruments.circuitsOpen.add(-1, attributes.circuit())
-      }
+        if (mine.openDomains.has(event.domain)) return
+        mine.openDomains.add(event.domain)
+        opened.add(mine)
+        mine.circuit().value++
+      } else if (mine.openDomains.delete(event.domain)) mine.circuit().value--
     } catch {}
   }
 
@@ -126,11 +146,12 @@ export function instrumentLimiters(options: InstrumentOptions = {}): LimiterInst
       unsubscribe(DECISION_CHANNEL, onDecision)
       unsubscribe(FAILURE_CHANNEL, onFailure)
       unsubscribe(CIRCUIT_CHANNEL, onCircuit)
-      for (const [limiter, domains] of open) {
-        const attributes = attributesOf(limiter)
-        if (attributes !== null) instruments.circuitsOpen.add(-domains.size, attributes.circuit())
+      // circuits it can no longer see close are no longer counted open
+      for (const mine of opened) {
+        mine.circuit().value -= mine.openDomains.size
+        mine.openDomains.clear()
       }
-      open.clear()
+      opened.clear()
     },
   }
 }

@@ -196,7 +196,8 @@ describe('failures and circuits from hand-made messages', () => {
     expect(table(await sdk.points('limiter.circuits.open'))).toEqual({ 'limiter.name=api': 2 })
     circuit(two, 'a:1', 'closed')
     expect(table(await sdk.points('limiter.circuits.open'))).toEqual({ 'limiter.name=api': 1 })
-    // stop() takes the circuits it counted as open off the gauge, and stops listening
+    // stop() takes the circuits it counted as open off the gauge, and stops listening; the
+    // counts stay as they were
     r.stop()
     r.stop()
     expect(table(await sdk.points('limiter.circuits.open'))).toEqual({ 'limiter.name=api': 0 })

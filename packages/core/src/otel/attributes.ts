@@ -1,5 +1,7 @@
-// The attributes the bridge records, made once per combination and per limiter, not per event.
-import type { Attributes } from '@opentelemetry/api'
+// What the bridge counts, by attribute set: tallies kept here and observed by the SDK when it
+// collects, since a synchronous `Counter.add` hashes its attributes on every call (microseconds
+// per decision), while a tally is one increment.
+import type { Attributes, ObservableResult } from '@opentelemetry/api'
 import type { Decision } from '../decision-types.js'
 import type { StoreKind } from '../events.js'
 import type { Limiter } from '../limiter-types.js'
@@ -60,37 +62,80 @@ export function policyIndex(limiter: Limiter, decision: Decision): number {
   return best === -1 ? 0 : best
 }
 
-/** One limiter's attribute sets, made as events need them. */
-export class LimiterAttributes {
-  readonly #limiter: Limiter
-  readonly #decisions: (Attributes | undefined)[] = []
-  readonly #durations: (Attributes | undefined)[] = []
-  readonly #failures = new Map<string, Attributes>()
-  readonly #circuit: Attributes
+/** A value behind one attribute set, shared by every limiter that reports those attributes. */
+export interface Tally {
+  readonly attributes: Attributes
+  value: number
+}
 
-  constructor(limiter: Limiter) {
+/** The tallies of one instrument, by attribute set, each made once. */
+export class Tallies {
+  readonly #byKey = new Map<string, Tally>()
+
+  /** The tally of the attributes `make()` returns, which `key` identifies. */
+  get(key: string, make: () => Attributes): Tally {
+    let tally = this.#byKey.get(key)
+    if (tally === undefined) {
+      tally = { attributes: Object.freeze(make()), value: 0 }
+      this.#byKey.set(key, tally)
+    }
+    return tally
+  }
+
+  /** Reports every tally to the SDK (an observable instrument's callback). */
+  readonly observe = (result: ObservableResult): void => {
+    for (const tally of this.#byKey.values()) result.observe(tally.value, tally.attributes)
+  }
+}
+
+/** The bridge's tallies, one set per instrument. */
+export interface BridgeTallies {
+  readonly decisions: Tallies
+  readonly failures: Tallies
+  readonly circuits: Tallies
+}
+
+/** One limiter's tallies and attribute sets, looked up as its events need them. */
+export class LimiterTallies {
+  readonly #limiter: Limiter
+  readonly #tallies: BridgeTallies
+  readonly #decisions: (Tally | undefined)[] = []
+  readonly #durations: (Attributes | undefined)[] = []
+  readonly #failures = new Map<string, Tally>()
+  #circuit: Tally | undefined
+  /** The failure domains whose circuit this limiter reported open (and not closed since). */
+  readonly openDomains = new Set<string>()
+
+  constructor(limiter: Limiter, tallies: BridgeTallies) {
     this.#limiter = limiter
-    this.#circuit = Object.freeze({ 'limiter.name': limiter.name })
+    this.#tallies = tallies
   }
 
   /** For `limiter.decisions`: name, policy, result, store and shadow. */
-  decision(decision: Decision, store: StoreKind, shadow: boolean): Attributes {
+  decision(decision: Decision, store: StoreKind, shadow: boolean): Tally {
     const policy = policyIndex(this.#limiter, decision)
     const result = resultIndex(decision)
-    const s = storeIndex(store)
-    const i = ((policy * RESULTS.length + result) * STORES.length + s) * 2 + (shadow ? 1 : 0)
-    let attributes = this.#decisions[i]
-    if (attributes === undefined) {
-      attributes = Object.freeze({
-        'limiter.name': this.#limiter.name,
-        'limiter.policy': this.#limiter.policies[policy]?.name ?? this.#limiter.name,
-        'limiter.result': RESULTS[result] as LimiterResult,
-        'limiter.store': store,
-        'limiter.shadow': shadow,
-      })
-      this.#decisions[i] = attributes
+    const i =
+      ((policy * RESULTS.length + result) * STORES.length + storeIndex(store)) * 2 +
+      (shadow ? 1 : 0)
+    let tally = this.#decisions[i]
+    if (tally === undefined) {
+      const name = this.#limiter.name
+      const policyName = this.#limiter.policies[policy]?.name ?? name
+      const resultName = RESULTS[result] as LimiterResult
+      tally = this.#tallies.decisions.get(
+        JSON.stringify([name, policyName, resultName, store, shadow]),
+        () => ({
+          'limiter.name': name,
+          'limiter.policy': policyName,
+          'limiter.result': resultName,
+          'limiter.store': store,
+          'limiter.shadow': shadow,
+        }),
+      )
+      this.#decisions[i] = tally
     }
-    return attributes
+    return tally
   }
 
   /** For `limiter.store.duration`: name and store. */
@@ -105,17 +150,23 @@ export class LimiterAttributes {
   }
 
   /** For `limiter.store.failures`: name and `error.type` (the error's code). */
-  failure(code: string): Attributes {
-    let attributes = this.#failures.get(code)
-    if (attributes === undefined) {
-      attributes = Object.freeze({ 'limiter.name': this.#limiter.name, 'error.type': code })
-      this.#failures.set(code, attributes)
+  failure(code: string): Tally {
+    let tally = this.#failures.get(code)
+    if (tally === undefined) {
+      const name = this.#limiter.name
+      tally = this.#tallies.failures.get(JSON.stringify([name, code]), () => ({
+        'limiter.name': name,
+        'error.type': code,
+      }))
+      this.#failures.set(code, tally)
     }
-    return attributes
+    return tally
   }
 
   /** For `limiter.circuits.open`: name. */
-  circuit(): Attributes {
+  circuit(): Tally {
+    const name = this.#limiter.name
+    this.#circuit ??= this.#tallies.circuits.get(name, () => ({ 'limiter.name': name }))
     return this.#circuit
   }
 }

@@ -1,5 +1,10 @@
 // The bridge's instruments: names, units and descriptions, made once per meter.
-import type { Counter, Histogram, Meter, UpDownCounter } from '@opentelemetry/api'
+import type {
+  Histogram,
+  Meter,
+  ObservableCounter,
+  ObservableUpDownCounter,
+} from '@opentelemetry/api'
 
 /** The metric names the bridge records (no semantic conventions exist for rate limiting). */
 export const METRICS = Object.freeze({
@@ -10,39 +15,42 @@ export const METRICS = Object.freeze({
 } as const)
 
 /**
- * Store call durations, in seconds: from a MemoryStore's microseconds to the 500 ms default
- * deadline of a Redis call, finest where a healthy Redis answers (0.1 to 5 ms).
+ * Store call durations, in seconds: from 100 µs to the 500 ms default deadline of a Redis call
+ * (and past it), finest where a healthy Redis answers (0.1 to 10 ms).
  */
 export const DURATION_BUCKETS_S: readonly number[] = Object.freeze([
-  0.00001, 0.0001, 0.00025, 0.0005, 0.00075, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25,
-  0.5, 1,
+  0.0001, 0.00025, 0.0005, 0.00075, 0.001, 0.0025, 0.005, 0.0075, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5,
+  1,
 ])
 
-/** The bridge's four instruments on one meter. */
+/**
+ * The bridge's four instruments on one meter. The counts are asynchronous instruments, observed
+ * from the bridge's own tallies when the SDK collects; only durations are recorded as they come.
+ */
 export interface Instruments {
-  readonly decisions: Counter
+  readonly decisions: ObservableCounter
   readonly storeDuration: Histogram
-  readonly storeFailures: Counter
-  readonly circuitsOpen: UpDownCounter
+  readonly storeFailures: ObservableCounter
+  readonly circuitsOpen: ObservableUpDownCounter
 }
 
 /** Creates the instruments on `meter`. */
 export function instrumentsOn(meter: Meter): Instruments {
   return {
-    decisions: meter.createCounter(METRICS.decisions, {
+    decisions: meter.createObservableCounter(METRICS.decisions, {
       unit: '{decision}',
       description: 'Rate limit decisions, by limiter, deciding policy and result.',
     }),
     storeDuration: meter.createHistogram(METRICS.storeDuration, {
       unit: 's',
-      description: "Time from a limiter's ask to its store's decision (a round trip for Redis).",
+      description: "Time from a limiter's ask to its remote store's decision (a round trip).",
       advice: { explicitBucketBoundaries: [...DURATION_BUCKETS_S] },
     }),
-    storeFailures: meter.createCounter(METRICS.storeFailures, {
+    storeFailures: meter.createObservableCounter(METRICS.storeFailures, {
       unit: '{failure}',
       description: 'Store calls that failed or missed their deadline, by error code.',
     }),
-    circuitsOpen: meter.createUpDownCounter(METRICS.circuitsOpen, {
+    circuitsOpen: meter.createObservableUpDownCounter(METRICS.circuitsOpen, {
       unit: '{circuit}',
       description: 'Open circuits: failure domains whose store calls are skipped for a while.',
     }),
