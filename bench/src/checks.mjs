@@ -54,9 +54,6 @@ function flagHttp(row) {
 }
 
 function flagEvents(row) {
-  if (row.errors > 0) return `${row.errors} errors (${row.firstError})`
-  if (row.allowedShare < 0.999)
-    return `allowed only ${(row.allowedShare * 100).toFixed(1)}% where every request should pass`
   if (row.uncounted) return `the bridge missed ${row.uncounted} decisions`
   return undefined
 }

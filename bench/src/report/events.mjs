@@ -1,34 +1,25 @@
 // Section 7 in the report and on the console: what events and the OpenTelemetry bridge cost.
-import { ms, num, pct, rate, table } from './format.mjs'
+import { num, rate, table } from './format.mjs'
 
-// "+123" / "-4": a difference in ns.
-const signedNs = (n) => (Number.isFinite(n) ? `${n >= 0 ? '+' : ''}${n.toFixed(0)}` : '-')
+// "+123" / "-4": ns, signed.
+const signed = (n) => (Number.isFinite(n) ? `${n >= 0 ? '+' : ''}${n.toFixed(0)}` : '-')
+// "+123 (+80 to +150)": a paired difference's median and quartiles, in ns.
+const spreadNs = (s) => `${signed(s.median)} (${signed(s.q1)} to ${signed(s.q3)})`
+// "-1.2% (-3.0% to +0.8%)": a paired ratio's median and quartiles, as a change.
+const pctOf = (x) => `${x >= 1 ? '+' : ''}${((x - 1) * 100).toFixed(1)}%`
+const spreadPct = (s) => `${pctOf(s.median)} (${pctOf(s.q1)} to ${pctOf(s.q3)})`
 
-/** Each row with its cost against `none` on the same store: CPU and wall time per decision. */
-function withCosts(rows) {
-  return rows.map((r) => {
-    const none = rows.find((n) => n.store === r.store && n.variant === 'none')
-    return {
-      ...r,
-      ratio: none ? r.perSecond / none.perSecond : Number.NaN,
-      // Node CPU per decision, more than with nobody subscribed
-      cpuNs: none ? (r.cpuUsPerDecision - none.cpuUsPerDecision) * 1000 : Number.NaN,
-      // wall time per decision of the closed loop (1 / rate), more than with nobody subscribed
-      wallNs: none ? 1e9 / r.perSecond - 1e9 / none.perSecond : Number.NaN,
-    }
-  })
-}
-
-/** Console lines: each variant against nobody subscribed, per store. */
+/** Console lines: each variant against nobody subscribed in the same rounds, per store. */
 export function eventsLines(rows) {
-  const lines = [`Events, 10k keys all allowed, ${rows[0]?.inFlight} in flight:`]
-  for (const r of withCosts(rows)) {
+  const first = rows[0]
+  const lines = [
+    `Events, 10k keys all allowed, ${first?.inFlight} in flight, ${first?.rounds} paired rounds (median, quartiles):`,
+  ]
+  for (const r of rows) {
     const against =
       r.variant === 'none'
         ? ''
-        : r.variant === 'base'
-          ? `  (nobody subscribed is ${pct(1 / r.ratio - 1)} off the base build)`
-          : `  ${pct(r.ratio - 1)} dec/s, +${num(r.cpuNs, 0)} ns CPU, +${num(r.wallNs, 0)} ns wall per decision`
+        : `  dec/s ${spreadPct(r.ratio)}, CPU ${spreadNs(r.cpuNs)} ns, wall ${spreadNs(r.wallNs)} ns per decision`
     const flag = r.uncounted ? `  ⚠ ${r.uncounted} decisions not counted` : ''
     lines.push(
       `  ${r.store.padEnd(6)} ${r.label.padEnd(34)} ${rate(r.perSecond).padStart(7)}/s  CPU ${num(r.cpuUsPerDecision, 2)} µs${against}${flag}`,
@@ -40,38 +31,36 @@ export function eventsLines(rows) {
 /** The report's section 7. */
 export function eventsSection(rows) {
   if (rows.length === 0) return ''
-  const rowsBody = withCosts(rows).map((r) => [
+  const body = rows.map((r) => [
     r.store,
     r.label,
     rate(r.perSecond),
-    r.variant === 'none' ? '-' : `${(r.ratio * 100).toFixed(1)}%`,
     num(r.cpuUsPerDecision, 3),
-    r.variant === 'none' ? '-' : signedNs(r.cpuNs),
-    r.variant === 'none' ? '-' : signedNs(r.wallNs),
-    ms(r.p50Ms),
-    r.reps.map((n) => rate(n)).join(' / '),
-    r.errors > 0 || r.uncounted ? '⚠ see the notes' : '',
+    r.variant === 'none' ? '-' : spreadPct(r.ratio),
+    r.variant === 'none' ? '-' : spreadNs(r.cpuNs),
+    r.variant === 'none' ? '-' : spreadNs(r.wallNs),
+    r.uncounted ? '⚠ see the notes' : '',
   ])
   return `## 7. Events: nobody subscribed, a bare subscriber, the OpenTelemetry bridge
 
-One limiter (the default algorithm), 10,000 keys all allowed, ${rows[0]?.inFlight} in flight, each run in
-a child process. "added" is the difference to nobody subscribed on the same store: Node CPU per
-decision, and wall time per decision of the closed loop (1 / dec/s).
+One limiter (the default algorithm), 10,000 keys all allowed, ${rows[0]?.inFlight} in flight. One
+process per store alternates the variants in short runs, ${rows[0]?.rounds} rounds; each run is
+compared with nobody subscribed in the same round (median, and quartiles in parentheses): the
+change in decisions/s, and what a decision costs more in Node CPU and in wall time (1 / dec/s
+of the closed loop). Medians of dec/s and CPU per decision over all rounds.
 
 ${table(
   [
     'store',
     'listening on limiter:decision',
     'dec/s',
-    'of nobody subscribed',
     'CPU µs/dec',
+    'dec/s vs nobody',
     'CPU ns/dec added',
     'wall ns/dec added',
-    'p50 ms',
-    'each run (dec/s)',
     'warning',
   ],
-  rowsBody,
+  body,
 )}
 `
 }

@@ -120,6 +120,30 @@ describe('on Redis', () => {
   })
 })
 
+describe('durations: false', () => {
+  it('counts decisions and times none', async () => {
+    sdk = metricsSdk()
+    bridge = instrumentLimiters({
+      meterProvider: sdk.meterProvider,
+      limiters: (l) => l.name === 'untimed',
+      durations: false,
+    })
+    const limiter = createLimiter({
+      limit: 5,
+      window: '1m',
+      name: 'untimed',
+      prefix: `otel${process.pid}:`,
+      store: new RedisStore({ client: redis.client }),
+    })
+    for (let i = 0; i < 3; i++) await limiter.consume('a')
+    expect(table(await sdk.points('limiter.decisions'))).toEqual({
+      [row('untimed', 'untimed', 'allowed', 'redis')]: 3,
+    })
+    expect(await sdk.points('limiter.store.duration')).toEqual([])
+    await limiter.reset('a')
+  })
+})
+
 describe('on a Redis that is down, then comes back', () => {
   it('counts each failure mode, the failures and the open circuits, then the recovery', async () => {
     start(/^down-/)
