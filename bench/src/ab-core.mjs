@@ -4,7 +4,9 @@
 // limiters run the same closed loop (10,000 keys, all allowed, 256 in flight) in alternating
 // short runs, so a busy machine slows both alike; prints each build's median ns per decision
 // and the median of the per-round ratios, with its quartiles. MemoryStore is where a per-decision
-// cost weighs most: a Redis decision costs the same plus a round trip.
+// cost weighs most: a Redis decision costs the same plus a round trip. Two module instances of
+// one build can settle a few % apart in one process: run it several times, and against a copy
+// of this build to see that bias.
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { SCENARIOS } from './config.mjs'
