@@ -15,7 +15,7 @@ import {
   LimiterError,
   type PolicyDecision,
 } from '../src/index.js'
-import { instrumentLimiters, type LimiterInstrumentation } from '../src/otel.js'
+import { DURATION_BUCKETS_S, instrumentLimiters, type LimiterInstrumentation } from '../src/otel.js'
 import { type MetricsSdk, metricsSdk, table } from './setup/otel.js'
 
 const decisions = channel(DECISION_CHANNEL)
@@ -245,19 +245,22 @@ describe('instruments', () => {
           'limiter.store.duration',
           'limiter.store.failures',
           'limiter.circuits.open',
-        ].map(async (name) => [name, (await sdk.descriptor(name))?.unit]),
+        ].map(async (name) => {
+          const d = await sdk.descriptor(name)
+          return [name, `${d?.kind} ${d?.unit}`]
+        }),
       ),
     )
     expect(units).toEqual({
-      'limiter.decisions': '{decision}',
-      'limiter.store.duration': 's',
-      'limiter.store.failures': '{failure}',
-      'limiter.circuits.open': '{circuit}',
+      'limiter.decisions': 'counter {decision}',
+      'limiter.store.duration': 'histogram s',
+      'limiter.store.failures': 'counter {failure}',
+      'limiter.circuits.open': 'up-down {circuit}',
     })
     expect((await sdk.descriptor('limiter.decisions'))?.scope).toBe('@limiter/core')
     // the histogram uses the advised buckets
     const [duration] = await sdk.points('limiter.store.duration')
-    expect(duration?.histogram?.buckets.boundaries).toContain(0.0005)
+    expect(duration?.histogram?.buckets.boundaries).toEqual([...DURATION_BUCKETS_S])
     await sdk.shutdown()
 
     function fail(limiter: Limiter) {

@@ -29,7 +29,9 @@ export interface MetricsSdk {
   /** Every data point of `name` now (a histogram's `value` is its count). */
   points(name: string): Promise<Point[]>
   /** The unit and meter of `name`, or undefined when nothing was recorded. */
-  descriptor(name: string): Promise<{ unit: string; scope: string } | undefined>
+  descriptor(
+    name: string,
+  ): Promise<{ unit: string; scope: string; kind: 'counter' | 'up-down' | 'histogram' } | undefined>
   shutdown(): Promise<void>
 }
 
@@ -60,8 +62,15 @@ export function metricsSdk(): MetricsSdk {
       const { resourceMetrics } = await reader.collect()
       for (const scope of resourceMetrics.scopeMetrics)
         for (const metric of scope.metrics)
-          if (metric.descriptor.name === name)
-            return { unit: metric.descriptor.unit, scope: scope.scope.name }
+          if (metric.descriptor.name === name) {
+            const kind =
+              metric.dataPointType === DataPointType.HISTOGRAM
+                ? 'histogram'
+                : metric.dataPointType === DataPointType.SUM && metric.isMonotonic
+                  ? 'counter'
+                  : 'up-down'
+            return { unit: metric.descriptor.unit, scope: scope.scope.name, kind }
+          }
       return undefined
     },
     shutdown: () => meterProvider.shutdown(),
