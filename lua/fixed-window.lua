@@ -9,7 +9,7 @@ State: KEYS[i] is the counter: its integer value is the count, its expiry (PEXPI
 7.0+) the window's end.
 
 fixed_window.decide(key, limit, window_ms, burst, cost, op, ticket, slot) and
-fixed_window.commit(slot): see gcra.lua.
+fixed_window.commit(slot): see gcra.lua (a penalty, 'p', adds `cost` to the window's count).
 ]]
 local fixed_window = { tickets = false }
 do
@@ -102,6 +102,11 @@ do
     end
     local window_left_ms = end_ms - now_ms
 
+    if op == 'p' then
+      -- a penalty: counted in the open window (or a new one) past the limit
+      write(key, count + cost, end_ms, was_count, was_end_ms)
+      return 0, 0, 0, 0, -1
+    end
     if op == 'r' then
       count = math.max(0, count - cost)
       write(key, count, end_ms, was_count, was_end_ms)

@@ -11,7 +11,8 @@ State: KEYS[i] holds the TAT in the key's expiry (PEXPIRETIME, Redis 7.0+): '0' 
 
 gcra.decide(key, limit, window_ms, burst, cost, op, ticket, slot, after, wait) decides one
 request (lib/one-policy.lua and lib/limits.lua call it): cost is an integer >= 0 (0 peeks: decides
-for cost 1, writes nothing); op is 'c' (consume), 'r' (refund `cost`, never earlier than now) or
+for cost 1, writes nothing); op is 'c' (consume), 'r' (refund `cost`, never earlier than now),
+'p' (penalty: count `cost` past the limit, at most one window past a full bucket; returns nothing) or
 'k' (check: decide as a consume, but keep the write pending under `slot` instead of making it;
 gcra.commit(slot, hold) makes it). Returns allowed (1 or 0), remaining, reset_ms,
 retry_after_ms, -1 (no ticket), for 'k' whether a write is pending, and delay_ms.
@@ -151,6 +152,16 @@ do
 
     if op == 'r' then
       write(key, limit, (tat_ms - now_ms) * limit + tat_frac - cost * w, raw)
+      return 0, 0, 0, 0, -1
+    end
+    if op == 'p' then
+      -- a penalty: max(TAT, now) + cost x T without the burst check, but never more than one
+      -- window past a full bucket (nor earlier than the TAT already is)
+      local before = (tat_ms - now_ms) * limit + tat_frac
+      local ahead = before + cost * w
+      local most = tolerance + limit * w
+      if ahead > most then ahead = math.max(before, most) end
+      write(key, limit, ahead, raw)
       return 0, 0, 0, 0, -1
     end
 

@@ -27,7 +27,8 @@ sliding_log.commit(slot): see gcra.lua, with two differences. The fifth value re
 the admission was recorded at (-1 if none): with the request's cost it is the ticket a later
 refund passes back. And a refund takes `ticket`, "<time>:<cost>" of the admission to take back
 (that much cost, at most, from the record of that time; nothing once it has left the window),
-or '' to take the refunded cost back from the newest records.
+or '' to take the refunded cost back from the newest records. A penalty ('p') records `cost`
+as an admission would, past the limit (at most up to a total of 2^32 - 1), and returns nothing.
 ]]
 local sliding_log = { tickets = true }
 do
@@ -249,6 +250,13 @@ do
       return 0, 0, 0, 0, -1
     end
     local held = sum or 0
+    if op == 'p' then
+      -- a penalty: an admission of `cost` recorded past the limit (the total held stays within
+      -- the 4 bytes the trailer gives it)
+      local c = math.min(cost, 4294967295 - held)
+      if c > 0 then commit(key, c, held + c, sum, start, oldest, newest, newest_c, size) end
+      return 0, 0, 0, 0, -1
+    end
 
     -- check
     local peek = cost == 0

@@ -10,7 +10,7 @@ the aligned start of the window `current` belongs to, with a PXAT expiry at the 
 is empty.
 
 sliding_window.decide(key, limit, window_ms, burst, cost, op, ticket, slot) and
-sliding_window.commit(slot): see gcra.lua.
+sliding_window.commit(slot): see gcra.lua (a penalty, 'p', adds `cost` to the current count).
 ]]
 local sliding_window = { tickets = false }
 do
@@ -122,6 +122,11 @@ do
       elseif state_start >= start_ms - w then
         previous = state_count
       end
+    end
+    if op == 'p' then
+      -- a penalty: counted in the current window past the limit
+      write(key, start_ms, current + cost, previous, start_ms + 2 * w)
+      return 0, 0, 0, 0, -1
     end
     local elapsed = now_ms - start_ms
     local peek = cost == 0

@@ -35,6 +35,7 @@ const readmes = [
 function hostOf(code) {
   const uses = (names) => new RegExp(`(from |import\\()'(${names})'`).test(code)
   if (uses('@opentelemetry/exporter-prometheus')) return 'examples/metrics'
+  if (uses('@limiter/nest|@nestjs/[a-z-]+')) return 'packages/nest'
   if (uses('@limiter/fastify|fastify')) return 'packages/fastify'
   if (uses('@limiter/koa|koa|@koa/router|@koa/bodyparser')) return 'packages/koa'
   if (uses('@limiter/express|express')) return 'packages/express'
@@ -94,7 +95,8 @@ for (const [host, list] of byHost) {
     join(dir, 'tsconfig.json'),
     JSON.stringify({
       extends: relative(dir, join(root, 'tsconfig.base.json')),
-      compilerOptions: { noEmit: true, noUnusedLocals: false },
+      // Nest's decorators (legacy, as Nest apps compile them)
+      compilerOptions: { noEmit: true, noUnusedLocals: false, experimentalDecorators: true },
       include: ['*.ts'],
     }),
   )

@@ -1,7 +1,15 @@
 // Test support: pack workspace packages with `pnpm pack` and install the tarballs in a scratch
 // directory outside the repository, as a user would, then run scripts there as ESM and CJS.
 import { execFile, execFileSync } from 'node:child_process'
-import { mkdirSync, mkdtempSync, realpathSync, rmSync, symlinkSync, writeFileSync } from 'node:fs'
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  realpathSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs'
 import { createRequire } from 'node:module'
 import { tmpdir } from 'node:os'
 import { dirname, join } from 'node:path'
@@ -10,6 +18,18 @@ import { promisify } from 'node:util'
 
 const run = promisify(execFile)
 export const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url))
+
+// The directory of package `name` as `require` finds it: through its package.json, or, when its
+// exports hide that (reflect-metadata), up from its main file.
+function packageDir(require: NodeRequire, name: string): string {
+  try {
+    return realpathSync(dirname(require.resolve(`${name}/package.json`)))
+  } catch {
+    let at = dirname(realpathSync(require.resolve(name)))
+    while (!existsSync(join(at, 'package.json')) && dirname(at) !== at) at = dirname(at)
+    return at
+  }
+}
 
 /** A scratch project with the packed packages installed. */
 export interface Scratch {
@@ -51,10 +71,9 @@ export async function packAndInstall(
   )
   const require = createRequire(join(REPO_ROOT, resolveFrom, 'package.json'))
   for (const peer of peers) {
-    const pkgJson = require.resolve(`${peer}/package.json`)
     const target = join(dir, 'node_modules', peer)
     mkdirSync(dirname(target), { recursive: true })
-    symlinkSync(realpathSync(dirname(pkgJson)), target, 'dir')
+    symlinkSync(packageDir(require, peer), target, 'dir')
   }
   return {
     dir,

@@ -14,6 +14,8 @@ export interface PackedAdapter {
   readonly dir: string
   /** The framework, a peer linked from the adapter's own dev install. */
   readonly peer: string
+  /** Further peers the scripts load (Nest's platform packages, reflect-metadata...). */
+  readonly peers?: readonly string[]
   /** An ES module that prints a JSON line. */
   readonly esm: string
   /** A CommonJS script that prints the same JSON line. */
@@ -61,7 +63,11 @@ export function describePackedAdapter(adapter: PackedAdapter): void {
   let scratch: Scratch
 
   beforeAll(async () => {
-    scratch = await packAndInstall(['packages/core', adapter.dir], [adapter.peer], adapter.dir)
+    scratch = await packAndInstall(
+      ['packages/core', adapter.dir],
+      [adapter.peer, ...(adapter.peers ?? [])],
+      adapter.dir,
+    )
   }, 180_000)
   afterAll(() => scratch?.remove())
 

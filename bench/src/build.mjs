@@ -4,7 +4,7 @@ import { spawnSync } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url))
-const ADAPTERS = ['@limiter/express', '@limiter/koa', '@limiter/fastify']
+const ADAPTERS = ['@limiter/express', '@limiter/koa', '@limiter/fastify', '@limiter/nest']
 
 function turboBuild(filters) {
   const args = [

@@ -133,8 +133,15 @@ export const PROFILES = {
       warmupS: 0.5,
       connections: 64,
       modes: ['pass'],
-      // One peer per framework (its Redis variant) keeps the quick run under 2 minutes.
-      peers: ['express-rate-limit/redis', 'koa-ratelimit/redis', '@fastify/rate-limit/redis'],
+      // One peer per framework (its Redis variant) keeps the quick run short; Nest's throttler
+      // runs with both stores (its memory store is the one most Nest apps use).
+      peers: [
+        'express-rate-limit/redis',
+        'koa-ratelimit/redis',
+        '@fastify/rate-limit/redis',
+        '@nestjs/throttler/memory',
+        '@nestjs/throttler/redis',
+      ],
     },
   },
 }

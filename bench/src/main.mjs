@@ -156,6 +156,9 @@ async function main() {
       'express',
       'koa',
       'fastify',
+      '@nestjs/core',
+      '@nestjs/throttler',
+      '@nest-lab/throttler-storage-redis',
       'autocannon',
     ]) {
       versions[name] = packageVersion(name)

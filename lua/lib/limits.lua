@@ -8,14 +8,18 @@ ARGV[3]                 P, the policies per request (2 to 8)
 ARGV[3 + 4(p-1) + 1..4] policy p: its state module ('fw', 'sw', 'sl', 'gc' or 'cc'), limit,
                         window_ms and capacity (lib/capacity.lua)
 then for request i, with a = 3 + 4P + 2(i - 1):
-ARGV[a + 1]             its cost (integer >= 0; 0 peeks), minus the cost to refund, or 'l' to
-                        release its leases (the concurrency policies' only)
+ARGV[a + 1]             its cost (integer >= 0; 0 peeks), minus the cost to refund, 'l' to
+                        release its leases (the concurrency policies' only), or 'p<cost>' to
+                        penalize every policy but concurrency (count the cost past the limit),
+                        then peek
 ARGV[a + 2]             its tickets: P entries joined by ',': a refund's or release's (the
                         sliding-log policies' "<time>:<cost>", the concurrency policies'
                         leases), a consume's new leases (concurrency policies), '' for the
                         others (a batch of consumes of cost 1 without concurrency policies sends
                         neither for any request)
-Reply, per consume in order (refunds and releases add nothing), per policy in order:
+A key whose first policy's state key has a block (lib/block.lua) is refused by every policy
+and counts nothing (a penalty still counts).
+Reply, per consume or penalty in order (refunds and releases add nothing), per policy in order:
 lib/reply.lua's encoding of that policy's decision, then, for a policy whose module has tickets,
 its fifth value (sliding-log: the time its admission was recorded at; concurrency: 1 if its
 lease was taken; -1 if none). After a refusal each policy reports what it holds now: nothing was
@@ -59,6 +63,7 @@ end
 -- one request's per-policy results, reused from request to request
 local allowed, remaining, reset_ms, retry_after_ms, at_ms, pending, delay_ms = {}, {}, {}, {}, {}, {}, {}
 local none = {}
+local blocks = any_blocked(KEYS, policies)
 local reply = {}
 local n = 0
 for i = 1, #KEYS / policies do
@@ -70,7 +75,32 @@ for i = 1, #KEYS / policies do
     cost = tonumber(ARGV[a + 1])
   end
   local first = (i - 1) * policies
-  if not cost then
+  if not cost and ARGV[a + 1] ~= 'l' then
+    -- 'p<cost>': a penalty on every policy but concurrency (counted past the limit), then a peek
+    cost = tonumber(string.sub(ARGV[a + 1], 2))
+    for p = 1, policies do
+      if not leases[p] then
+        decide[p](KEYS[first + p], limit[p], window_ms[p], burst[p], cost, 'p', '', p, extra_a[p], extra_b[p])
+      end
+    end
+    cost = 0
+  end
+  -- one block per limiter key, beside its first policy's state
+  local left_ms = 0
+  if blocks and cost and cost >= 0 then left_ms = block_left(KEYS[first + 1]) end
+  if left_ms > 0 then
+    -- blocked: nothing is counted; each policy says what it holds now
+    for p = 1, policies do
+      local _, r, t, w =
+        decide[p](KEYS[first + p], limit[p], window_ms[p], burst[p], 0, 'c', '', p, extra_a[p], extra_b[p])
+      allowed[p], remaining[p], reset_ms[p], retry_after_ms[p] = blocked_decision(r, t, w, left_ms)
+      n = put_decision(reply, n, allowed[p], remaining[p], reset_ms[p], retry_after_ms[p], 0)
+      if tickets[p] then
+        n = n + 1
+        reply[n] = -1
+      end
+    end
+  elseif not cost then
     -- 'l': release the leases
     for p = 1, policies do
       if leases[p] then decide[p](KEYS[first + p], limit[p], window_ms[p], burst[p], 0, 'r', given[p]) end

@@ -4,11 +4,13 @@ order, with `algorithm` (the module the embed step names), under one policy for 
 ARGV[3]    limit (integer >= 1)
 ARGV[4]    window_ms (integer >= 1)
 ARGV[5]    capacity: burst (integer >= 1), and what the module needs besides (lib/capacity.lua)
-ARGV[5+i]  request i: its cost (integer >= 0; 0 peeks), or minus the cost to refund; a module
+ARGV[5+i]  request i: its cost (integer >= 0; 0 peeks), minus the cost to refund, or 'p<cost>' to
+           penalize (count the cost past the limit, then peek; not for concurrency); a module
            with tickets (sliding-log, concurrency) takes two per request, the cost then the
            ticket (a refund's; a concurrency consume's new lease). A batch of consumes of cost 1
            of a module without tickets sends none of these at all.
-Reply, per consume in order (a refund adds nothing): lib/reply.lua's encoding, then, for a
+A key with a block (lib/block.lua) is refused and counts nothing (a penalty still counts).
+Reply, per consume or penalty in order (a refund adds nothing): lib/reply.lua's encoding, then, for a
 module with tickets, its fifth value (sliding-log: the time its admission was recorded at;
 concurrency: 1 if the lease was taken; -1 if none).
 ]]
@@ -21,24 +23,46 @@ local per = 1
 if tickets then per = 2 end
 local plain = #ARGV == 5
 algorithm.begin(KEYS, limit, window_ms)
+local blocks = any_blocked(KEYS, 1)
 local reply = {}
 local n = 0
 for i = 1, #KEYS do
+  local key = KEYS[i]
   local cost = 1
   local ticket = ''
+  local op = 'c'
   if not plain then
     local a = 5 + per * (i - 1)
-    cost = tonumber(ARGV[a + 1])
+    local given = ARGV[a + 1]
+    cost = tonumber(given)
+    -- 'p<cost>': a penalty (counted past the limit), then a peek
+    if not cost then
+      op = 'p'
+      cost = tonumber(string.sub(given, 2))
+    end
     if tickets then ticket = ARGV[a + 2] end
   end
-  local op = 'c'
   if cost < 0 then
-    op = 'r'
-    cost = -cost
-  end
-  local allowed, remaining, reset_ms, retry_after_ms, at_ms, _, delay_ms =
-    decide(KEYS[i], limit, window_ms, burst, cost, op, ticket, 1, extra_a, extra_b)
-  if op == 'c' then
+    decide(key, limit, window_ms, burst, -cost, 'r', ticket, 1, extra_a, extra_b)
+  else
+    if op == 'p' then
+      decide(key, limit, window_ms, burst, cost, 'p', '', 1, extra_a, extra_b)
+      cost = 0
+    end
+    local left_ms = 0
+    if blocks then left_ms = block_left(key) end
+    if left_ms > 0 then
+      -- blocked: nothing is counted; the policy says what it holds now
+      cost = 0
+      ticket = ''
+    end
+    local allowed, remaining, reset_ms, retry_after_ms, at_ms, _, delay_ms =
+      decide(key, limit, window_ms, burst, cost, 'c', ticket, 1, extra_a, extra_b)
+    if left_ms > 0 then
+      allowed, remaining, reset_ms, retry_after_ms =
+        blocked_decision(remaining, reset_ms, retry_after_ms, left_ms)
+      delay_ms = 0
+    end
     n = put_decision(reply, n, allowed, remaining, reset_ms, retry_after_ms, delay_ms)
     if tickets then
       n = n + 1

@@ -1,4 +1,4 @@
-// Loads @limiter/express, @limiter/koa and @limiter/fastify if they exist and are built.
+// Loads @limiter/express, @limiter/koa, @limiter/fastify and @limiter/nest if they exist and are built.
 // They are looked up by package name first (if bench/package.json lists them), then at their
 // built entry in the workspace, so the bench runs before the adapters exist.
 import { existsSync } from 'node:fs'

@@ -39,7 +39,30 @@ async function fastify(limiter) {
   listening(app.server.address().port)
 }
 
-const SERVERS = { express, koa, fastify }
+// Nest on its Express platform; the controller's decorators applied by hand (plain JavaScript).
+async function nest(limiter) {
+  await import('reflect-metadata')
+  const { Controller, Get, Module } = await import('@nestjs/common')
+  const { NestFactory } = await import('@nestjs/core')
+  class Home {
+    get() {
+      return 'ok'
+    }
+  }
+  Controller()(Home)
+  Get('/')(Home.prototype, 'get', Object.getOwnPropertyDescriptor(Home.prototype, 'get'))
+  class AppModule {}
+  Module({
+    imports: limiter?.imports ?? [],
+    controllers: [Home],
+    providers: limiter?.providers ?? [],
+  })(AppModule)
+  const app = await NestFactory.create(AppModule, { logger: false })
+  await app.listen(0, '127.0.0.1')
+  listening(app.getHttpServer().address().port)
+}
+
+const SERVERS = { express, koa, fastify, nest }
 
 async function main() {
   const make = VARIANTS[framework][variant]

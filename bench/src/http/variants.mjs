@@ -15,6 +15,35 @@ async function ours(framework, { limit, windowMs, algorithm, redis }) {
   return loaded.module.rateLimit(options)
 }
 
+// Nest on Express: what goes into the app module (`imports`, `providers`) in front of `GET /`.
+async function oursNest({ limit, windowMs, algorithm, redis }) {
+  const loaded = await loadAdapter('nest')
+  if (loaded.missing) throw new Skip(loaded.missing)
+  const { LimiterGuard, LimiterModule } = loaded.module
+  const { APP_GUARD } = await import('@nestjs/core')
+  const options = { limit, window: windowMs }
+  if (algorithm) options.algorithm = algorithm
+  if (redis) options.redis = redis
+  return {
+    imports: [LimiterModule.forRoot(options)],
+    providers: [{ provide: APP_GUARD, useClass: LimiterGuard }],
+  }
+}
+
+async function nestThrottler(store, { limit, windowMs, redis }) {
+  const { ThrottlerGuard, ThrottlerModule } = await import('@nestjs/throttler')
+  const { APP_GUARD } = await import('@nestjs/core')
+  const options = { throttlers: [{ ttl: windowMs, limit }] }
+  if (store === 'redis') {
+    const { ThrottlerStorageRedisService } = await import('@nest-lab/throttler-storage-redis')
+    options.storage = new ThrottlerStorageRedisService(redis)
+  }
+  return {
+    imports: [ThrottlerModule.forRoot(options)],
+    providers: [{ provide: APP_GUARD, useClass: ThrottlerGuard }],
+  }
+}
+
 async function rlfMiddleware(store, { limit, windowMs, redis }) {
   const { RateLimiterMemory, RateLimiterRedis } = await import('rate-limiter-flexible')
   const points = limit
@@ -78,6 +107,22 @@ const floor = {
     ctx.res.setHeader('RateLimit', floorFields(ctx.ip))
     return next()
   },
+  // a global guard that sets the fields: the floor under any limiter that is a Nest guard
+  nest: async () => {
+    const { APP_GUARD } = await import('@nestjs/core')
+    const { Injectable } = await import('@nestjs/common')
+    class FloorGuard {
+      canActivate(context) {
+        const http = context.switchToHttp()
+        const res = http.getResponse()
+        res.setHeader('RateLimit-Policy', POLICY)
+        res.setHeader('RateLimit', floorFields(http.getRequest().ip))
+        return true
+      }
+    }
+    Injectable()(FloorGuard)
+    return { imports: [], providers: [{ provide: APP_GUARD, useClass: FloorGuard }] }
+  },
   fastify: () => {
     const plugin = (app, _options, done) => {
       app.addHook('onRequest', (request, reply, next) => {
@@ -126,5 +171,14 @@ export const VARIANTS = {
     'ours/redis': (o) => ours('fastify', o),
     '@fastify/rate-limit/memory': (o) => fastifyPlugin('memory', o),
     '@fastify/rate-limit/redis': (o) => fastifyPlugin('redis', o),
+  },
+  // Nest 12 on its Express platform
+  nest: {
+    bare: null,
+    'reference/floor': floor.nest,
+    'ours/memory': (o) => oursNest(o),
+    'ours/redis': (o) => oursNest(o),
+    '@nestjs/throttler/memory': (o) => nestThrottler('memory', o),
+    '@nestjs/throttler/redis': (o) => nestThrottler('redis', o),
   },
 }

@@ -13,7 +13,13 @@ export const LUA_DIR = join(here, '..', '..', '..', 'lua')
 export const OUTPUT = join(here, '..', 'src', 'stores', 'scripts.generated.ts')
 
 // What every script opens with: the batch's time, repeated-key detection, the reply encoder.
-const SHARED = ['lib/time.lua', 'lib/repeats.lua', 'lib/reply.lua', 'lib/capacity.lua']
+const SHARED = [
+  'lib/time.lua',
+  'lib/repeats.lua',
+  'lib/reply.lua',
+  'lib/capacity.lua',
+  'lib/block.lua',
+]
 const MODULES = [
   'fixed-window.lua',
   'sliding-window.lua',
@@ -36,6 +42,8 @@ export const RECIPES = {
   concurrency: one('concurrency.lua', 'concurrency', 2, true),
   // Several policies of any algorithms, decided together (lib/limits.lua).
   limits: { parts: [...SHARED, ...MODULES, 'lib/limits.lua'], argsPerRequest: 2, tickets: true },
+  // A key's block (limiter.block): one key, written from Redis time (block.lua).
+  block: { parts: ['lib/time.lua', 'block.lua'], argsPerRequest: 0, tickets: false },
 }
 
 function one(file, module, argsPerRequest, tickets) {

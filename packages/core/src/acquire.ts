@@ -167,7 +167,10 @@ export async function acquire(
     const sleepMs = polled
       ? Math.min(pollMs, decision.retryAfterMs)
       : Math.max(1, decision.retryAfterMs - waitMs)
-    if (left <= 0 || (!polled && sleepMs > left)) throw refused(decision, key, maxWaitMs)
+    // a rate policy that refuses for longer than is left (a block refuses them all) ends it
+    // now, though a concurrency policy refused too: no release can help within maxWait
+    const rateMs = polled ? rateWaitMs(limiter, decision) - waitMs : sleepMs
+    if (left <= 0 || rateMs > left) throw refused(decision, key, maxWaitMs)
     await pause(
       Math.min(sleepMs, Math.max(1, Math.ceil(left))),
       signal,
@@ -175,6 +178,16 @@ export async function acquire(
     )
     pollMs = Math.min(MAX_POLL_MS, pollMs * 2)
   }
+}
+
+// The longest Retry-After among the rate policies that refused (0: none did).
+function rateWaitMs(limiter: Limiter, decision: Decision): number {
+  let most = 0
+  decision.policies.forEach((p, i) => {
+    const rate = limiter.policies[i]?.algorithm !== 'concurrency'
+    if (rate && !p.allowed && p.retryAfterMs > most) most = p.retryAfterMs
+  })
+  return most
 }
 
 /** `limiter.run`: `fn` inside a slot, always released. */

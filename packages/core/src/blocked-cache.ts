@@ -3,6 +3,7 @@
 import type { Decision } from './decision.js'
 import { type Duration, parseDuration } from './duration.js'
 import { LimiterRangeError, LimiterTypeError } from './errors.js'
+import { type PolicySet, refusedByConcurrency, trustedMs } from './limits.js'
 import { own } from './option-names.js'
 import { boundedKey } from './stores/bounded-key.js'
 
@@ -102,5 +103,21 @@ export function createBlockedCache({ maxKeys, maxMs }: BlockedCacheSettings): Bl
     delete(key) {
       entries.delete(boundedKey(key))
     },
+  }
+}
+
+/**
+ * Records the store's refusals of `set`'s requests in `blocked` (when there is a cache), and
+ * passes every decision on. A concurrency policy's refusal is never cached (a release frees a
+ * slot at any moment); others for as long as the store would give the same answer (`trustedMs`).
+ */
+export function remembering(
+  blocked: BlockedCache | undefined,
+  set: PolicySet,
+): (key: string, need: number, sentAtMs: number, decision: Decision) => Decision {
+  return (key, need, sentAtMs, decision) => {
+    if (blocked !== undefined && !decision.allowed && !refusedByConcurrency(set.policies, decision))
+      blocked.add(key, need, sentAtMs, decision, trustedMs(set, decision, need))
+    return decision
   }
 }

@@ -11,6 +11,7 @@ export type LimiterErrorCode =
   | 'ERR_LIMITER_CIRCUIT_OPEN'
   | 'ERR_LIMITER_CONFLICT'
   | 'ERR_LIMITER_REFUSED'
+  | 'ERR_LIMITER_UNSUPPORTED'
 
 /**
  * A short description of a bad value for error messages: strings quoted (cut at 80 characters),

@@ -1,15 +1,21 @@
 // The ways a limiter reaches its store, one chosen at construction: in process (MemoryStore,
 // synchronous), a custom in-process store (a promise, no deadline), or a remote store (under a
 // deadline and circuit breaker, with the blocked-key cache and failure policy).
-import { createBlockedCache } from './blocked-cache.js'
+import { createBlockedCache, remembering } from './blocked-cache.js'
 import { monotonicMs } from './clock.js'
 import type { Decision, DecisionSource, Ticket } from './decision.js'
 import { LimiterError } from './errors.js'
 import { asLimiterError } from './failure.js'
 import { type CircuitListener, createGuard, type Handlers } from './guard.js'
+import {
+  type BlockPath,
+  type Fallback,
+  localBlocks,
+  memoryBlocks,
+  remoteBlocks,
+} from './limiter-blocks.js'
 import type { Decisions } from './limiter-decisions.js'
 import type { LimiterSettings } from './limiter-options.js'
-import { refusedByConcurrency } from './limits.js'
 import { BIND, BIND_SET, MemoryStore } from './stores/memory-store.js'
 import {
   type StoreCall,
@@ -20,7 +26,7 @@ import {
 } from './stores/store.js'
 
 /** What a limiter asks of its store, for a key and cost already validated. */
-export interface StorePath {
+export interface StorePath extends BlockPath {
   decide(key: string, cost: number): Decision | Promise<Decision>
   refund(key: string, cost: number, ticket: Ticket): Promise<void>
   /**
@@ -97,6 +103,7 @@ function memoryPath(
       refund: (key, cost, ticket) => store.refund(call(key, cost, ticket)),
       release: (key, ticket) => store.release(call(key, 0, ticket)),
       reset: (key) => store.reset(call(key, 0)),
+      ...memoryBlocks(store, call, decisions),
     }
   }
   return {
@@ -113,6 +120,7 @@ function memoryPath(
       bound.reset(key)
       return Promise.resolve()
     },
+    ...memoryBlocks(store, call, decisions),
   }
 }
 
@@ -124,6 +132,8 @@ type Failed = ((
 ) => Decision | Promise<Decision>) & {
   /** Gives back a lease that `failureMode: 'local'` took in its process-local store. */
   readonly releaseLocal: (key: string, ticket: Ticket) => Promise<void>
+  /** What `block` and `penalize` fall back on. */
+  readonly fallback: Fallback
 }
 
 function failurePolicy(settings: LimiterSettings, decisions: Decisions, report: Report): Failed {
@@ -145,7 +155,20 @@ function failurePolicy(settings: LimiterSettings, decisions: Decisions, report: 
     localPath ??= memoryPath(store, settings, decisions)
     return localPath.release(key, ticket, 'local')
   }
-  return Object.assign(failed, { releaseLocal })
+  const fallback: Fallback = {
+    failed,
+    report(cause, key) {
+      const error = storeFailure(cause, settings)
+      report(error, key)
+      return error
+    },
+    local() {
+      if (failureMode !== 'local') return undefined
+      store ??= new MemoryStore()
+      return store
+    },
+  }
+  return Object.assign(failed, { releaseLocal, fallback })
 }
 
 // A store failure, with where the store is when the error does not say already.
@@ -184,6 +207,7 @@ function localPath(
         ? failed.releaseLocal(key, ticket)
         : (store.release?.(call(key, 0, ticket)) ?? Promise.resolve()).catch(reported(key)),
     reset: (key) => store.reset(call(key, 0)).catch(reported(key)),
+    ...localBlocks(store, call, decisions, failed.fallback),
   }
 }
 
@@ -232,6 +256,15 @@ function remotePath(
       const c = call(key, 0)
       return guard.run(c, domainOf(c), 0, handlers.reset)
     },
+    ...remoteBlocks({
+      settings,
+      decisions,
+      fallback: failed.fallback,
+      guard,
+      call,
+      domainOf,
+      blocked,
+    }),
   }
 }
 
@@ -261,19 +294,9 @@ function remoteHandlers(
         (error: unknown) => sink.reject(error),
       )
     }
-  // A refusal is cached, but not a concurrency policy's (a release frees a slot at any moment);
-  // one under `maxDelay` could pass by waiting `waitMs` before its Retry-After.
-  const remember = (c: StoreCall, decision: Decision, sentAtMs: number): Decision => {
-    if (blocked !== undefined && !decision.allowed && !refusedByConcurrency(set.policies, decision))
-      blocked.add(
-        c.key,
-        c.cost === 0 ? 1 : c.cost,
-        sentAtMs,
-        decision,
-        decision.retryAfterMs - set.waitMs,
-      )
-    return decision
-  }
+  const remembered = remembering(blocked, set)
+  const remember = (c: StoreCall, decision: Decision, sentAtMs: number): Decision =>
+    remembered(c.key, c.cost === 0 ? 1 : c.cost, sentAtMs, decision)
   const reported = (c: StoreCall, error: unknown): undefined => {
     report(storeFailure(error, settings), c.key, circuitOpen(c))
     return undefined

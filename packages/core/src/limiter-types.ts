@@ -31,8 +31,29 @@ export interface Limiter {
   consume(key: string, cost?: number): Promise<Decision>
   /** The decision a cost-1 request would get now; changes nothing. */
   peek(key: string): Promise<Decision>
-  /** Forgets `key` in every policy: it is back to full capacity. */
+  /** Forgets `key` in every policy: it is back to full capacity, and any `block` is lifted. */
   reset(key: string): Promise<void>
+  /**
+   * Blocks `key` for `duration` (ms, or `'15m'`-style; at most a year): until then every
+   * consume and peek of it is refused by every policy (concurrency ones too), counting nothing,
+   * with `remaining` 0 and a `retryAfterMs` no earlier than the block's end. On Redis the block
+   * is one key beside the key's state (same hash tag), ending by Redis's clock, so every
+   * process honours it; a longer block already in place is never shortened. `reset(key)` lifts
+   * it. Refunds and releases are never blocked. Rejects with a `LimiterError` if the store
+   * fails or has no `block` method (`ERR_LIMITER_UNSUPPORTED`).
+   */
+  block(key: string, duration: Duration): Promise<void>
+  /**
+   * A penalty: counts `cost` (default 1; an integer from 1 to 2^32 - 1, not capped by `burst`)
+   * against `key` in every rate policy even past the limit (concurrency policies are not
+   * penalized: a penalty is not a lease), and resolves with the decision as it stands afterwards:
+   * `allowed` whether a request of cost 1 would pass now, `retryAfterMs` how long until it
+   * would. A penalty past the limit pushes that further out: that is the point (a penalty moves
+   * a GCRA-family key's wait at most one window past a full bucket; the window algorithms forget
+   * it when their windows pass). Rejects (`ERR_LIMITER_UNSUPPORTED`) for a limiter with only
+   * concurrency policies.
+   */
+  penalize(key: string, cost?: number): Promise<Decision>
   /**
    * Gives `cost` (default 1) back to `key` in every policy, never above full. Pass the `Decision`
    * that consume returned to remove exactly what that request added (needed for `sliding-log`,

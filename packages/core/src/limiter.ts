@@ -4,6 +4,7 @@ import { type Decision, LimiterDecision } from './decision.js'
 import { LimiterRangeError } from './errors.js'
 import { decisionChannel, publishCircuit, publishedDecide, publishFailure } from './events.js'
 import { defaultOnError } from './failure.js'
+import { blockerOf } from './limiter-blocks.js'
 import { decisionsFor } from './limiter-decisions.js'
 import { limiterSettings } from './limiter-options.js'
 import { type Report, storePathOf } from './limiter-paths.js'
@@ -104,6 +105,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
   // the same decisions, published on `limiter:decision`: used only while someone subscribes
   const published = publishedDecide(() => limiter, settings.store, shadow, path.decide)
   const checkCost = costChecker(set)
+  const blocker = blockerOf(settings, path)
   // acquire's waiters for a concurrency slot, woken by a release here
   const wakers = new Wakers()
 
@@ -147,6 +149,16 @@ export function createLimiter(options: LimiterOptions): Limiter {
         return ticket === undefined
           ? undefined
           : woken(key)(path.release(key, ticket, decision.source))
+      }),
+    block: (key, duration) =>
+      settled(() => {
+        checkKey(key)
+        return blocker.block(key, duration)
+      }),
+    penalize: (key, cost = 1) =>
+      settled(() => {
+        checkKey(key)
+        return blocker.penalize(key, cost)
       }),
     acquire: (key, options) => acquire(limiter, wakers, set.waitMs, key, options, shadow),
     run: (key, fn, options) => runInSlot(limiter, key, fn, options),

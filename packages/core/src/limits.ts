@@ -5,7 +5,14 @@ import { type DelayOptions, withDelays } from './delays.js'
 import { LimiterRangeError, LimiterTypeError } from './errors.js'
 import { checkName, claimName, defaultName, storeNamespace } from './naming.js'
 import { checkOptionNames, ownOptions } from './option-names.js'
-import { ALGORITHM_CODE, capacityArg, definePolicy, type LimitSpec, type Policy } from './policy.js'
+import {
+  ALGORITHM_CODE,
+  capacityArg,
+  definePolicy,
+  type LimitSpec,
+  type Policy,
+  RESERVING,
+} from './policy.js'
 
 /** The most policies one limiter holds. */
 export const MAX_LIMITS = 8
@@ -179,4 +186,25 @@ export function refusedByConcurrency(policies: readonly Policy[], decision: Deci
   if (decision.allowed) return false
   if (policies.length === 1) return policies[0]?.algorithm === 'concurrency'
   return decision.policies.some((p, i) => !p.allowed && policies[i]?.algorithm === 'concurrency')
+}
+
+/**
+ * How long the blocked-key cache may answer `decision`, a refusal of a request of `need`: until
+ * its Retry-After, less the set's wait allowance (a request that waits passes sooner), and no
+ * longer than its `remaining` stays 0. The two part only for a cost above 1 or under waiting:
+ * then a gcra-family policy has room again `resetMs` less `burst - 1` emission intervals from
+ * now, and a window algorithm's refusal is not cached (its room comes back gradually).
+ */
+export function trustedMs(set: PolicySet, decision: Decision, need: number): number {
+  let trusted = decision.retryAfterMs - set.waitMs
+  if (need <= 1 && set.waitMs === 0) return trusted
+  set.policies.forEach((p, i) => {
+    const entry = decision.policies[i]
+    if (entry === undefined || entry.remaining > 0) return
+    const back = RESERVING.has(p.algorithm)
+      ? entry.resetMs - 1 - Math.ceil(((p.burst - 1) * p.windowMs) / p.limit)
+      : 0
+    if (back < trusted) trusted = back
+  })
+  return trusted
 }

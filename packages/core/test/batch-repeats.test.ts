@@ -10,19 +10,25 @@ import { useRedis } from './setup/redis.js'
 
 const redis = useRedis()
 
-// The one-policy scripts (`limits` decides several policies per request and finds no repeats).
-type ScriptName = Exclude<keyof typeof SCRIPTS, 'limits'>
+// The one-policy scripts (`limits` decides several policies per request and finds no repeats;
+// `block` writes a block).
+type ScriptName = Exclude<keyof typeof SCRIPTS, 'limits' | 'block'>
 
 // Far enough ahead of the real clock that nothing written expires while a run looks at it.
 const NOW_MS = 4_000_000_000_000
 
-// A request on one of three keys: a cost > 0 consumes, 0 peeks, < 0 refunds.
+// A penalty of `cost - PENALTY` (sent as 'p<cost>'; not for concurrency).
+const PENALTY = 1000
+
+// A request on one of three keys: a cost > 0 consumes, 0 peeks, < 0 refunds, PENALTY + c
+// penalizes c.
 const requestArb = fc.record({
   key: fc.integer({ min: 0, max: 2 }),
   cost: fc.oneof(
     { weight: 6, arbitrary: fc.integer({ min: 1, max: 4 }) },
     { weight: 2, arbitrary: fc.constant(0) },
     { weight: 2, arbitrary: fc.integer({ min: -4, max: -1 }) },
+    { weight: 2, arbitrary: fc.integer({ min: PENALTY + 1, max: PENALTY + 12 }) },
   ),
 })
 
@@ -36,6 +42,8 @@ const caseArb = fc.record({
   }),
   gapMs: fc.nat({ max: 60 }),
   batch: fc.array(requestArb, { minLength: 2, maxLength: 14 }),
+  // a block on key 1 (ms from the batch's time), if any
+  blockMs: fc.option(fc.integer({ min: 1, max: 100 }), { nil: undefined }),
 })
 
 async function call(
@@ -47,7 +55,8 @@ async function call(
   policy: { limit: number; windowMs: number; burst: number },
 ): Promise<unknown> {
   const { source, tickets } = SCRIPTS[script]
-  const perRequest = costs.flatMap((cost) => (tickets ? [cost, ''] : [cost]))
+  const sent = costs.map((cost) => (cost > PENALTY ? `p${cost - PENALTY}` : cost))
+  const perRequest = sent.flatMap((cost) => (tickets ? [cost, ''] : [cost]))
   return client.eval(
     source,
     keys.length,
@@ -68,75 +77,86 @@ async function held(client: Redis, key: string): Promise<[string | null, number]
 
 let run = 0
 
-describe.each(Object.keys(SCRIPTS).filter((name) => name !== 'limits') as ScriptName[])(
-  '%s.lua',
-  (script) => {
-    it('decides a batch with repeated keys as one call per request, and leaves the same state', async () => {
-      await fc.assert(
-        fc.asyncProperty(caseArb, async (c) => {
-          const client = redis.client
-          const counting = script !== 'gcra'
-          const policy = {
-            limit: c.limit,
-            windowMs: c.windowMs,
-            burst: counting ? c.limit : c.limit + c.burstExtra,
-          }
-          const id = run++
-          const keyOf = (side: string, k: number) => `br${id}:${side}:${k}`
-          const clamp = (cost: number) => Math.max(-policy.burst, Math.min(cost, policy.burst))
-          for (const side of ['batched', 'single']) {
-            let now = NOW_MS
-            for (const { request, advanceMs } of c.before) {
-              now += advanceMs
-              await call(
-                client,
-                script,
-                [keyOf(side, request.key)],
-                [clamp(request.cost)],
-                now,
-                policy,
-              )
-            }
-          }
-          let now = NOW_MS + c.before.reduce((sum, b) => sum + b.advanceMs, 0) + c.gapMs
-          const costs = c.batch.map((r) => clamp(r.cost))
-          const batched = await call(
-            client,
-            script,
-            c.batch.map((r) => keyOf('batched', r.key)),
-            costs,
-            now,
-            policy,
-          )
-          const single: unknown[] = []
-          for (const [i, r] of c.batch.entries()) {
-            const reply = await call(
+describe.each(
+  Object.keys(SCRIPTS).filter((name) => name !== 'limits' && name !== 'block') as ScriptName[],
+)('%s.lua', (script) => {
+  it('decides a batch with repeated keys as one call per request, and leaves the same state', async () => {
+    await fc.assert(
+      fc.asyncProperty(caseArb, async (c) => {
+        const client = redis.client
+        const counting = script !== 'gcra'
+        const policy = {
+          limit: c.limit,
+          windowMs: c.windowMs,
+          burst: counting ? c.limit : c.limit + c.burstExtra,
+        }
+        const id = run++
+        const keyOf = (side: string, k: number) => `br${id}:${side}:${k}`
+        const clamp = (cost: number) =>
+          cost > PENALTY
+            ? script === 'concurrency'
+              ? 1
+              : cost
+            : Math.max(-policy.burst, Math.min(cost, policy.burst))
+        for (const side of ['batched', 'single']) {
+          let now = NOW_MS
+          for (const { request, advanceMs } of c.before) {
+            now += advanceMs
+            await call(
               client,
               script,
-              [keyOf('single', r.key)],
-              [costs[i] as number],
+              [keyOf(side, request.key)],
+              [clamp(request.cost)],
               now,
               policy,
             )
-            single.push(...(reply as unknown[]))
           }
-          expect(batched).toEqual(single)
-          for (const k of [0, 1, 2]) {
-            expect(await held(client, keyOf('batched', k)), `key ${k}`).toEqual(
-              await held(client, keyOf('single', k)),
-            )
-          }
-          // and the next request decides alike on both
-          now += 1
-          for (const k of [0, 1, 2]) {
-            expect(await call(client, script, [keyOf('batched', k)], [1], now, policy)).toEqual(
-              await call(client, script, [keyOf('single', k)], [1], now, policy),
-            )
-          }
-          await client.del(...[0, 1, 2].flatMap((k) => [keyOf('batched', k), keyOf('single', k)]))
-        }),
-        { numRuns: 150 },
-      )
-    })
-  },
-)
+        }
+        let now = NOW_MS + c.before.reduce((sum, b) => sum + b.advanceMs, 0) + c.gapMs
+        if (c.blockMs !== undefined)
+          for (const side of ['batched', 'single'])
+            await client.eval(SCRIPTS.block.source, 1, `${keyOf(side, 1)}:block`, now, 0, c.blockMs)
+        const costs = c.batch.map((r) => clamp(r.cost))
+        const batched = await call(
+          client,
+          script,
+          c.batch.map((r) => keyOf('batched', r.key)),
+          costs,
+          now,
+          policy,
+        )
+        const single: unknown[] = []
+        for (const [i, r] of c.batch.entries()) {
+          const reply = await call(
+            client,
+            script,
+            [keyOf('single', r.key)],
+            [costs[i] as number],
+            now,
+            policy,
+          )
+          single.push(...(reply as unknown[]))
+        }
+        expect(batched).toEqual(single)
+        for (const k of [0, 1, 2]) {
+          expect(await held(client, keyOf('batched', k)), `key ${k}`).toEqual(
+            await held(client, keyOf('single', k)),
+          )
+        }
+        // and the next request decides alike on both
+        now += 1
+        for (const k of [0, 1, 2]) {
+          expect(await call(client, script, [keyOf('batched', k)], [1], now, policy)).toEqual(
+            await call(client, script, [keyOf('single', k)], [1], now, policy),
+          )
+        }
+        await client.del(
+          ...[0, 1, 2].flatMap((k) => [keyOf('batched', k), keyOf('single', k)]),
+          `${keyOf('batched', 1)}:block`,
+          `${keyOf('single', 1)}:block`,
+        )
+      }),
+      { numRuns: 150 },
+    )
+  })
+})

@@ -127,3 +127,39 @@ describe('blocked-key cache', () => {
     },
   )
 })
+
+describe('blocked-key cache and room that comes back before the request passes', () => {
+  // A refusal of cost 5 with nothing remaining: 100 ms later the store has room for 1 again
+  // (remaining 1) but still refuses the 5. The cache must not answer remaining 0 meanwhile.
+  it.each(['gcra', 'sliding-log', 'sliding-window'] as const)(
+    '%s: a refused cost above 1 is answered as the store answers it',
+    async (algorithm) => {
+      let now = 1_700_000_000_000
+      const options = { algorithm, limit: 10, window: '1s', name: `room-${algorithm}` } as const
+      const cached = createLimiter(
+        withClock({ ...options, store: new RedisStore({ client: redis.client }) }, () => now),
+      )
+      const direct = createLimiter(withClock({ ...options, blockedCache: false }, () => now))
+      for (const limiter of [cached, direct]) {
+        for (let i = 0; i < 10; i++) {
+          await limiter.consume('k', 1)
+          now += 0 // all at the same instant
+        }
+      }
+      const numbers = (d: { remaining: number; allowed: boolean; retryAfterMs: number }) => [
+        d.allowed,
+        d.remaining,
+        d.retryAfterMs,
+      ]
+      const first = [await cached.consume('k', 5), await direct.consume('k', 5)]
+      expect(numbers(first[0] as never)).toEqual(numbers(first[1] as never))
+      expect(first[0]?.remaining).toBe(0)
+      for (const step of [100, 100, 150]) {
+        now += step
+        const [a, b] = [await cached.consume('k', 5), await direct.consume('k', 5)]
+        expect(numbers(a), `after ${step} ms more`).toEqual(numbers(b))
+      }
+      await cached.reset('k')
+    },
+  )
+})

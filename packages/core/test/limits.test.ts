@@ -309,6 +309,37 @@ describe('Lua vs TypeScript twins, several policies', () => {
         exact: fc.constant(true),
       }),
     },
+    {
+      weight: 2,
+      arbitrary: fc.record({
+        kind: fc.constant('penalize' as const),
+        advanceMs: fc.integer({ min: 0, max: 200 }),
+        key: fc.integer({ min: 0, max: 1 }),
+        cost: fc.integer({ min: 1, max: 20 }),
+        exact: fc.constant(false),
+      }),
+    },
+    {
+      weight: 1,
+      // cost: the block's duration
+      arbitrary: fc.record({
+        kind: fc.constant('block' as const),
+        advanceMs: fc.integer({ min: 0, max: 200 }),
+        key: fc.integer({ min: 0, max: 1 }),
+        cost: fc.integer({ min: 1, max: 6000 }),
+        exact: fc.constant(false),
+      }),
+    },
+    {
+      weight: 1,
+      arbitrary: fc.record({
+        kind: fc.constant('reset' as const),
+        advanceMs: fc.integer({ min: 0, max: 200 }),
+        key: fc.integer({ min: 0, max: 1 }),
+        cost: fc.constant(0),
+        exact: fc.constant(false),
+      }),
+    },
   )
   const caseArb = fc.tuple(
     fc.uniqueArray(specArb, {
@@ -362,6 +393,21 @@ describe('Lua vs TypeScript twins, several policies', () => {
                 await a.release(key, taken[0])
                 await b.release(key, taken[1])
               }
+            } else if (op.kind === 'penalize') {
+              if (a.policies.every((p) => p.algorithm === 'concurrency')) {
+                await expect(a.penalize(key, op.cost)).rejects.toThrow(/only concurrency/)
+                await expect(b.penalize(key, op.cost)).rejects.toThrow(/only concurrency/)
+              } else {
+                const [da, db] = await Promise.all([
+                  a.penalize(key, op.cost),
+                  b.penalize(key, op.cost),
+                ])
+                expect(numbers(db), `step ${i}: ${JSON.stringify(op)}`).toEqual(numbers(da))
+              }
+            } else if (op.kind === 'block') {
+              await Promise.all([a.block(key, op.cost), b.block(key, op.cost)])
+            } else if (op.kind === 'reset') {
+              await Promise.all([a.reset(key), b.reset(key)])
             } else {
               const taken = op.exact ? last.get(op.key) : undefined
               await a.refund(key, Math.min(cost, maxCost), taken?.[0])

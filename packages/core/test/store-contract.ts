@@ -67,6 +67,41 @@ export function describeStoreContract(name: string, makeStore: () => Store): voi
       for (const key of keys) expect((await l.consume(key)).allowed, key.slice(0, 20)).toBe(false)
     })
 
+    it('block refuses the key, whatever its spelling, until it ends or reset lifts it', async () => {
+      const l = limiter({ limit: 3, window: '10s' })
+      for (const key of ['a}', '{a}', 'x'.repeat(5000)]) {
+        await l.block(key, 2000)
+        expect(await l.consume(key), key.slice(0, 20)).toMatchObject({
+          allowed: false,
+          remaining: 0,
+          retryAfterMs: 2000,
+        })
+      }
+      expect((await l.consume('a')).allowed).toBe(true)
+      expect((await l.consume(`${'x'.repeat(4999)}y`)).allowed).toBe(true)
+      now += 2000
+      expect((await l.consume('a}')).allowed).toBe(true)
+      await l.block('b', 5000)
+      await l.reset('b')
+      expect((await l.consume('b')).allowed).toBe(true)
+    })
+
+    it('penalize counts past the limit (not for concurrency: a penalty is not a lease)', async () => {
+      const l = limiter({ limit: 3, window: '10s' })
+      if (algorithm === 'concurrency') {
+        await expect(l.penalize('pen', 4)).rejects.toMatchObject({
+          code: 'ERR_LIMITER_UNSUPPORTED',
+        })
+        return
+      }
+      const d = await l.penalize('pen', 4)
+      expect(d).toMatchObject({ allowed: false, remaining: 0 })
+      expect(d.retryAfterMs).toBeGreaterThan(0)
+      expect((await l.consume('pen')).allowed).toBe(false)
+      now += d.retryAfterMs
+      expect((await l.consume('pen')).allowed).toBe(true)
+    })
+
     it('peek changes nothing and reset forgets', async () => {
       const l = limiter({ limit: 2, window: '1m' })
       await l.consume('p')

@@ -29,6 +29,9 @@ type Op =
   | { kind: 'consume'; advanceMs: number; key: number; cost: number }
   | { kind: 'refund'; advanceMs: number; key: number; cost: number; exact: boolean }
   | { kind: 'release'; advanceMs: number; key: number; cost: 0 }
+  | { kind: 'penalize'; advanceMs: number; key: number; cost: number }
+  | { kind: 'block'; advanceMs: number; key: number; cost: number }
+  | { kind: 'reset'; advanceMs: number; key: number; cost: 0 }
   | { kind: 'policy'; limit: number; windowMs: number; burst: number }
 
 // `retryAfterMs`: a concurrency policy's estimate; `wait`: a reserving policy's maxDelay and
@@ -84,6 +87,34 @@ function opArb(windowMs: number): fc.Arbitrary<Op> {
       }),
     },
     {
+      weight: 2,
+      arbitrary: fc.record({
+        kind: fc.constant('penalize' as const),
+        advanceMs: advance,
+        key: fc.integer({ min: 0, max: 2 }),
+        cost: fc.integer({ min: 1, max: 30 }),
+      }),
+    },
+    {
+      weight: 1,
+      // cost: the block's duration
+      arbitrary: fc.record({
+        kind: fc.constant('block' as const),
+        advanceMs: advance,
+        key: fc.integer({ min: 0, max: 2 }),
+        cost: fc.integer({ min: 1, max: windowMs * 3 }),
+      }),
+    },
+    {
+      weight: 1,
+      arbitrary: fc.record({
+        kind: fc.constant('reset' as const),
+        advanceMs: advance,
+        key: fc.integer({ min: 0, max: 2 }),
+        cost: fc.constant(0 as const),
+      }),
+    },
+    {
       weight: 1,
       arbitrary: fc.record({
         kind: fc.constant('policy' as const),
@@ -101,9 +132,24 @@ let run = 0
 class TwinStore implements Store {
   readonly local = true
   readonly #states = new Map<string, unknown>()
+  // each blocked key's end
+  readonly #blocks = new Map<string, number>()
   #leases = 0
   consume(call: StoreCall): Promise<StoreDecision> {
     const id = `${call.namespace}${call.key}`
+    const now = call.nowMs as number
+    const leftMs = Math.max(0, (this.#blocks.get(id) ?? 0) - now)
+    if (leftMs > 0) {
+      // blocked: the policy peeks (counting nothing); refused until the block ends at least
+      const o = TWINS[call.policy.algorithm].check(this.#states.get(id), now, call.policy, 0)
+      if (o.state !== undefined) this.#states.set(id, o.state)
+      return Promise.resolve({
+        allowed: false,
+        remaining: 0,
+        resetMs: Math.max(o.resetMs, leftMs),
+        retryAfterMs: Math.max(o.retryAfterMs, leftMs),
+      })
+    }
     // The state is also handed back for reuse, as MemoryStore does: the in-place path is the
     // one compared with Lua.
     const state = this.#states.get(id)
@@ -140,7 +186,24 @@ class TwinStore implements Store {
   }
   reset(call: Omit<StoreCall, 'cost'>): Promise<void> {
     this.#states.delete(`${call.namespace}${call.key}`)
+    this.#blocks.delete(`${call.namespace}${call.key}`)
     return Promise.resolve()
+  }
+  penalize(call: StoreCall): Promise<StoreDecision> {
+    const id = `${call.namespace}${call.key}`
+    const penalize = TWINS[call.policy.algorithm].penalize
+    if (penalize === undefined) throw new Error(`no penalty for ${call.policy.algorithm}`)
+    const o = penalize(this.#states.get(id), call.nowMs as number, call.policy, call.cost)
+    if (o.state === null) this.#states.delete(id)
+    else this.#states.set(id, o.state)
+    return this.consume({ ...call, cost: 0 })
+  }
+  block(call: Omit<StoreCall, 'cost'>, durationMs: number): Promise<number> {
+    const id = `${call.namespace}${call.key}`
+    const now = call.nowMs as number
+    const endMs = Math.max(this.#blocks.get(id) ?? 0, now + durationMs)
+    this.#blocks.set(id, endMs)
+    return Promise.resolve(endMs - now)
   }
 }
 
@@ -199,6 +262,12 @@ async function scenario(
         const taken = last.get(op.key)
         if (taken !== undefined)
           await Promise.all([a.release(key, taken[0]), b.release(key, taken[1])])
+      } else if (op.kind === 'penalize') {
+        await penalizeBoth(a, b, key, op.cost, `step ${i} (${JSON.stringify(op)})`)
+      } else if (op.kind === 'block') {
+        await Promise.all([a.block(key, op.cost), b.block(key, op.cost)])
+      } else if (op.kind === 'reset') {
+        await Promise.all([a.reset(key), b.reset(key)])
       } else {
         const decisions = op.exact ? last.get(op.key) : undefined
         await a.refund(key, cost, decisions?.[0])
@@ -210,6 +279,18 @@ async function scenario(
   } finally {
     await close()
   }
+}
+
+// A penalty on both: the same decision afterwards, or the same refusal (only concurrency
+// policies: a penalty is not a lease).
+async function penalizeBoth(a: Limiter, b: Limiter, key: string, cost: number, step: string) {
+  if (a.policies.every((p) => p.algorithm === 'concurrency')) {
+    await expect(a.penalize(key, cost)).rejects.toMatchObject({ code: 'ERR_LIMITER_UNSUPPORTED' })
+    await expect(b.penalize(key, cost)).rejects.toMatchObject({ code: 'ERR_LIMITER_UNSUPPORTED' })
+    return
+  }
+  const [da, db] = await Promise.all([a.penalize(key, cost), b.penalize(key, cost)])
+  expect(numbers(db), step).toEqual(numbers(da))
 }
 
 // Redis's limiter may answer from its blocked-key cache: the same numbers, another source.

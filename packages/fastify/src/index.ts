@@ -1,6 +1,11 @@
 // @limiter/fastify: a Fastify 4/5 plugin (app-wide through fastify-plugin) over @limiter/core's HTTP glue.
 import type { Decision } from '@limiter/core'
-import { type RateLimitOptions as CoreOptions, resolveRateLimitOptions } from '@limiter/core/http'
+import {
+  type RateLimitOptions as CoreOptions,
+  probeOf,
+  resolveRateLimitOptions,
+  withDefaults,
+} from '@limiter/core/http'
 import type {
   FastifyPluginAsync,
   FastifyReply,
@@ -9,7 +14,7 @@ import type {
 } from 'fastify'
 import fp from 'fastify-plugin'
 import { limit } from './hooks.js'
-import { type LimitHook, pluginSettings, probeOf, routeScope, withDefaults } from './options.js'
+import { type LimitHook, pluginSettings, routeScope } from './options.js'
 import { addRouteHooks, configReader } from './routes.js'
 import type { OnLimited, Resolved } from './types.js'
 

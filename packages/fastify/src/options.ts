@@ -1,14 +1,17 @@
-// The plugin's own options (`global`, `hook`), per-route defaults, and route scopes.
+// The plugin's own options (`global`, `hook`), per-route settings, and route scopes.
 import { LimiterRangeError, LimiterTypeError, MemoryStore } from '@limiter/core'
-import { declaredRouteKey, type RateLimitOptions } from '@limiter/core/http'
+import {
+  declaredRouteKey,
+  optionsObject as objectOf,
+  type PartialOptions,
+  type RateLimitOptions,
+  withDefaults,
+} from '@limiter/core/http'
 
 /** The request hook a limiter from `register` or `config.rateLimit` runs in. */
 export type LimitHook = 'onRequest' | 'preValidation' | 'preHandler'
 
 const HOOKS: readonly unknown[] = ['onRequest', 'preValidation', 'preHandler']
-
-/** Shared options that may be missing: a route's own, or the plugin's defaults for routes. */
-export type PartialOptions<Req, OnLimited> = Partial<RateLimitOptions<Req, OnLimited>>
 
 /** The plugin's options split into what it reads itself and the shared options. */
 export interface PluginSettings<Req, OnLimited> {
@@ -20,12 +23,6 @@ export interface PluginSettings<Req, OnLimited> {
   readonly defaults: PartialOptions<Req, OnLimited>
   /** The MemoryStore the plugin made when given neither `store` nor `redis`; closed with the app. */
   readonly ownStore: MemoryStore | undefined
-}
-
-function objectOf(option: string, value: unknown): Record<string, unknown> {
-  if (value === null || typeof value !== 'object' || Array.isArray(value))
-    throw new LimiterTypeError(option, value, 'an object')
-  return value as Record<string, unknown>
 }
 
 /** Validates the `hook` option (default `'onRequest'`). */
@@ -56,71 +53,6 @@ export function pluginSettings<Req, OnLimited>(value: unknown): PluginSettings<R
   ) as PartialOptions<Req, OnLimited>
   const { name: _name, ...defaults } = options
   return { global, hook: limitHook, options, defaults, ownStore }
-}
-
-/**
- * With `global: false` the plugin's options are only defaults. A stand-in policy fills the gaps
- * so that every option given is still checked at `register`: without an `algorithm`, one that
- * takes the options given, as the routes that use them must choose (`retryAfter` is a
- * concurrency policy's estimate; waiting needs a policy that can reserve a slot; both, a pair).
- */
-export function probeOf<Req, OnLimited>(
-  options: PartialOptions<Req, OnLimited>,
-): RateLimitOptions<Req, OnLimited> {
-  if (options.limits !== undefined) return options as RateLimitOptions<Req, OnLimited>
-  const { limit, window = 1000, algorithm, burst, retryAfter, ...rest } = options
-  const cost = typeof options.cost === 'number' ? options.cost : 1
-  const after = typeof options.delayAfter === 'number' ? options.delayAfter : 1
-  const policy = { limit: limit ?? burst ?? Math.max(cost, after), window, burst, retryAfter }
-  const waits = options.maxDelay !== undefined || options.delayAfter !== undefined
-  if (algorithm !== undefined || (retryAfter === undefined && !waits))
-    return { ...rest, ...policy, algorithm } as RateLimitOptions<Req, OnLimited>
-  if (retryAfter === undefined)
-    return { ...rest, ...policy, algorithm: 'gcra' } as RateLimitOptions<Req, OnLimited>
-  if (!waits)
-    return { ...rest, ...policy, algorithm: 'concurrency' } as RateLimitOptions<Req, OnLimited>
-  const { retryAfter: _estimate, burst: _burst, ...both } = policy
-  return {
-    ...rest,
-    limits: [
-      { ...both, algorithm: 'concurrency', retryAfter },
-      { ...both, algorithm: 'gcra', burst },
-    ],
-  } as RateLimitOptions<Req, OnLimited>
-}
-
-const SHORTHAND = ['limit', 'window', 'algorithm', 'burst', 'retryAfter'] as const
-
-/**
- * A route's options over the plugin's defaults. A route's `store` or `redis` replaces both of the
- * plugin's; `burst` only travels with the plugin's `limit` (a route with its own `limit` has its
- * own `burst`), `retryAfter` only to a route whose own `algorithm` is `'concurrency'` or none,
- * and `maxDelay` with `delayAfter` only to a route that sets neither; a route's `limits` replace the plugin's policy, and its own policy fields the plugin's
- * `limits`.
- */
-export function withDefaults<Req, OnLimited>(
-  defaults: PartialOptions<Req, OnLimited>,
-  route: unknown,
-): RateLimitOptions<Req, OnLimited> {
-  const own = objectOf('rateLimit', route) as PartialOptions<Req, OnLimited>
-  const merged: Record<string, unknown> = { ...defaults, ...own }
-  if (own.store !== undefined || own.redis !== undefined) {
-    merged.store = own.store
-    merged.redis = own.redis
-  }
-  if (own.limit !== undefined) merged.burst = own.burst
-  // waiting is one choice: a route that says anything about it (`maxDelay: 0`) takes neither
-  if (own.maxDelay !== undefined || own.delayAfter !== undefined) {
-    merged.maxDelay = own.maxDelay
-    merged.delayAfter = own.delayAfter
-  }
-  // the plugin's `retryAfter` (a concurrency policy's estimate) stays with concurrency policies
-  if (own.algorithm !== undefined && own.algorithm !== 'concurrency')
-    merged.retryAfter = own.retryAfter
-  // A route's policies replace the defaults' as a whole: `limits` or the one-policy fields.
-  if (own.limits !== undefined) for (const field of SHORTHAND) delete merged[field]
-  else if (SHORTHAND.some((field) => own[field] !== undefined)) delete merged.limits
-  return merged as unknown as RateLimitOptions<Req, OnLimited>
 }
 
 /** A route's `config.rateLimit`: its `hook` (default: the plugin's) and options over the defaults. */

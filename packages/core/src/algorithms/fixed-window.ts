@@ -68,4 +68,11 @@ export const fixedWindow: AlgorithmTwin<FixedWindowState> = {
       return { state: null, ttlMs: 0 }
     return { state: { endMs, count: state.count - cost }, ttlMs: endMs - nowMs }
   },
+  penalize(state, nowMs, policy, cost): RefundOutcome<FixedWindowState> {
+    // counted in the open window (or a new one), past the limit
+    const openMs = openEnd(state, nowMs, policy.windowMs)
+    const endMs = openMs ?? nowMs + policy.windowMs
+    const count = openMs === undefined ? 0 : (state as FixedWindowState).count
+    return { state: { endMs, count: count + cost }, ttlMs: endMs - nowMs }
+  },
 }

@@ -81,6 +81,16 @@ export const gcra: AlgorithmTwin<GcraState> = {
     if (ahead <= 0) return { state: null, ttlMs: 0 }
     return { state: stateAt(nowMs, ahead, limit), ttlMs: ceilDiv(ahead, limit) }
   },
+  penalize(state, nowMs, policy, cost): RefundOutcome<GcraState> {
+    const { limit, windowMs: w, burst } = policy
+    // max(TAT, now) + cost x T without the burst check, but never more than one window past a
+    // full bucket (nor earlier than the TAT already is)
+    const before = aheadOf(state, nowMs, limit)
+    const most = burst * w + limit * w
+    let ahead = before + cost * w
+    if (ahead > most) ahead = Math.max(before, most)
+    return { state: stateAt(nowMs, ahead, limit), ttlMs: ceilDiv(ahead, limit) }
+  },
 }
 
 /**

@@ -63,6 +63,12 @@ export interface AlgorithmTwin<S> {
     cost: number,
     ticket?: string,
   ): RefundOutcome<S>
+  /**
+   * A penalty: counts `cost` (an integer >= 1) as if admitted, past the limit (no check). The
+   * decision afterwards is a peek (`check` with cost 0). Absent for `concurrency`: a penalty is
+   * not a lease.
+   */
+  penalize?(state: S | undefined, nowMs: number, policy: Policy, cost: number): RefundOutcome<S>
 }
 
 /** ceil(a / b) for integers a >= 0, b > 0 below 2^51: exact in IEEE doubles (as in Redis Lua). */

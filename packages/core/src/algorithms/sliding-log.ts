@@ -151,4 +151,30 @@ export const slidingLog: AlgorithmTwin<SlidingLogState> = {
     if (sum <= 0 || newest === undefined) return { state: null, ttlMs: 0 }
     return { state: { entries: kept, sum }, ttlMs: newest.atMs + windowMs - nowMs }
   },
+  penalize(state, nowMs, policy, cost): RefundOutcome<SlidingLogState> {
+    // recorded as an admission would be, past the limit; the total stays within the 4 bytes the
+    // Redis layout gives it
+    const { windowMs } = policy
+    const [entries, held] = active(state, nowMs - windowMs)
+    const c = Math.min(cost, MAX_SUM - held)
+    if (c <= 0) return keep(entries, held, windowMs, nowMs)
+    const newest = entries[entries.length - 1]
+    if (newest !== undefined && newest.atMs >= nowMs)
+      entries[entries.length - 1] = { atMs: newest.atMs, cost: newest.cost + c }
+    else entries.push({ atMs: nowMs, cost: c })
+    return keep(entries, held + c, windowMs, nowMs)
+  },
+}
+
+// The most cost a log holds in all (its Redis trailer keeps the total in 4 bytes).
+const MAX_SUM = 4294967295
+
+function keep(
+  entries: LogEntry[],
+  sum: number,
+  windowMs: number,
+  nowMs: number,
+): RefundOutcome<SlidingLogState> {
+  const newest = entries[entries.length - 1] as LogEntry
+  return { state: { entries, sum }, ttlMs: newest.atMs + windowMs - nowMs }
 }

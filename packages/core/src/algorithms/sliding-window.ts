@@ -66,6 +66,20 @@ export const slidingWindow: AlgorithmTwin<SlidingWindowState> = {
       ttlMs: state.startMs + (count > 0 ? 2 * w : w) - nowMs,
     }
   },
+  penalize(state, nowMs, policy, cost): RefundOutcome<SlidingWindowState> {
+    // counted in the current window, past the limit
+    const w = policy.windowMs
+    const startMs = nowMs - (nowMs % w)
+    let current = 0
+    let previous = 0
+    if (state !== undefined) {
+      if (state.startMs >= startMs) {
+        current = state.count
+        previous = state.previous
+      } else if (state.startMs >= startMs - w) previous = state.count
+    }
+    return { state: { startMs, count: current + cost, previous }, ttlMs: startMs + 2 * w - nowMs }
+  },
 }
 
 // The state { startMs, count, previous }, written into `reuse` when given.

@@ -11,6 +11,7 @@ export {
   type RateLimitCheck,
   withCheck,
 } from './check.js'
+export { optionsObject, type PartialOptions, probeOf, withDefaults } from './defaults.js'
 export {
   applyHeaders,
   type CheckOutcome,

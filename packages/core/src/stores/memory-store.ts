@@ -9,6 +9,7 @@ import { ownOptions } from '../option-names.js'
 import type { Policy } from '../policy.js'
 import { boundedKey } from './bounded-key.js'
 import { newLease } from './leases.js'
+import { blockedDecision, MemoryBlocks } from './memory-blocks.js'
 import { DECIDES_SETS, type Store, type StoreCall, type StoreDecision } from './store.js'
 
 /**
@@ -34,6 +35,8 @@ export interface BoundSet {
     nowMs: number | undefined,
   ): void
   reset(key: string): void
+  /** Counts `cost` past the limit in every policy but concurrency, then peeks (see `penalize`). */
+  penalize(key: string, cost: number, nowMs: number | undefined): StoreDecision[]
   /** Gives back the leases `tickets` name (concurrency policies; the others are untouched). */
   release(key: string, tickets: readonly (string | undefined)[], nowMs: number | undefined): void
 }
@@ -84,6 +87,9 @@ export class MemoryStore implements Store {
   #timer: ReturnType<typeof setInterval> | undefined
   // The latest time any call used: sweeping follows the callers' clock, even an injected one.
   #latestMs = 0
+  // Blocked keys (a limiter's `block`), by namespace: a limiter with several policies blocks
+  // under its first policy's namespace.
+  readonly #blocks = new MemoryBlocks()
 
   constructor(options: MemoryStoreOptions = {}) {
     const { maxKeys = 100_000, sweepIntervalMs = 30_000 } = ownOptions(options)
@@ -121,7 +127,17 @@ export class MemoryStore implements Store {
     const space = this.#space(call.namespace)
     const { policy, cost } = call
     const key = boundedKey(call.key)
-    return this.#check(space, twin, policy, key, cost, this.#now(call), leaseFor(policy, cost))
+    const blocks = call.namespace
+    return this.#check(
+      space,
+      twin,
+      policy,
+      key,
+      cost,
+      this.#now(call),
+      leaseFor(policy, cost),
+      blocks,
+    )
   }
 
   /** Internal: {@link BIND}. */
@@ -129,11 +145,12 @@ export class MemoryStore implements Store {
     const twin = TWINS[policy.algorithm]
     const space = this.#space(namespace)
     const leases = policy.algorithm === 'concurrency'
+    const blocks = namespace
     return (key, cost, at) => {
       const now = at ?? nowMs()
       if (now > this.#latestMs) this.#latestMs = now
       const lease = leases && cost > 0 ? newLease(cost) : undefined
-      return this.#check(space, twin, policy, boundedKey(key), cost, now, lease)
+      return this.#check(space, twin, policy, boundedKey(key), cost, now, lease, blocks)
     }
   }
 
@@ -141,13 +158,24 @@ export class MemoryStore implements Store {
   [BIND_SET](set: PolicySet): BoundSet {
     const spaces = set.namespaces.map((namespace) => this.#space(namespace))
     const { policies } = set
+    // a limiter's block is held under its first policy's namespace
+    const blocks = set.namespaces[0] as string
     const now = (at: number | undefined): number => {
       const t = at ?? nowMs()
       if (t > this.#latestMs) this.#latestMs = t
       return t
     }
     return {
-      consume: (key, cost, at) => this.#checkAll(spaces, policies, boundedKey(key), cost, now(at)),
+      consume: (key, cost, at) =>
+        this.#checkAll(spaces, policies, boundedKey(key), cost, now(at), blocks),
+      penalize: (key, cost, at) => {
+        const t = now(at)
+        const held = boundedKey(key)
+        policies.forEach((policy, i) => {
+          this.#penalize(spaces[i] as Map<string, Entry>, policy, held, cost, t)
+        })
+        return this.#checkAll(spaces, policies, held, 0, t, blocks)
+      },
       refund: (key, cost, tickets, at) => {
         const t = now(at)
         const held = boundedKey(key)
@@ -167,6 +195,7 @@ export class MemoryStore implements Store {
       reset: (key) => {
         const held = boundedKey(key)
         for (const space of spaces) this.#delete(space, held)
+        this.#blocks.delete(blocks, held)
       },
     }
   }
@@ -179,9 +208,13 @@ export class MemoryStore implements Store {
     spaces: readonly Map<string, Entry>[],
     policies: PolicySet['policies'],
     key: string,
-    cost: number,
+    given: number,
     now: number,
+    blocks: string,
   ): StoreDecision[] {
+    // a blocked key counts nothing: every policy peeks, and refuses until the block ends
+    const leftMs = this.#blocks.left(blocks, key, now)
+    const cost = leftMs > 0 ? 0 : given
     const n = policies.length
     const entries: Array<Entry | undefined> = new Array(n)
     const states: unknown[] = new Array(n)
@@ -215,6 +248,7 @@ export class MemoryStore implements Store {
         o = twin.check(states[i], now, policy, cost, undefined, undefined, holdMs)
       if (o.state !== undefined)
         this.#write(spaces[i] as Map<string, Entry>, key, entries[i], o.state, now + o.ttlMs)
+      if (leftMs > 0) return blockedDecision(o, leftMs)
       if (o === outcome || all) return o
       return { allowed: true, remaining: o.remaining, resetMs: o.resetMs, retryAfterMs: 0 }
     })
@@ -228,15 +262,71 @@ export class MemoryStore implements Store {
     key: string,
     cost: number,
     now: number,
-    lease?: string,
+    lease: string | undefined,
+    blocks: string,
   ): StoreDecision {
     const entry = space.get(key)
     const state = entry !== undefined && entry.expiresAtMs > now ? entry.state : undefined
+    // a blocked key counts nothing: its policy peeks, and refuses until the block ends
+    const leftMs = this.#blocks.left(blocks, key, now)
     // The stored state object is handed back for reuse: a busy key keeps one object for life.
-    const outcome = twin.check(state, now, policy, cost, entry?.state, lease)
+    const outcome =
+      leftMs > 0
+        ? twin.check(state, now, policy, 0)
+        : twin.check(state, now, policy, cost, entry?.state, lease)
     if (outcome.state !== undefined)
       this.#write(space, key, entry, outcome.state, now + outcome.ttlMs)
-    return outcome
+    return leftMs > 0 ? blockedDecision(outcome, leftMs) : outcome
+  }
+
+  /**
+   * Counts `call.cost` against `call.key` past the limit, in every policy but concurrency (a
+   * penalty), then answers as a peek would: one decision, or one per policy with `set`.
+   */
+  penalize(call: StoreCall): Promise<StoreDecision | StoreDecision[]> {
+    return Promise.resolve(this.penalizeSync(call))
+  }
+
+  /** The synchronous core of {@link MemoryStore.penalize}. */
+  penalizeSync(call: StoreCall): StoreDecision | StoreDecision[] {
+    if (call.set !== undefined)
+      return this[BIND_SET](call.set).penalize(call.key, call.cost, call.nowMs)
+    const { policy, cost } = call
+    const space = this.#space(call.namespace)
+    const key = boundedKey(call.key)
+    const now = this.#now(call)
+    this.#penalize(space, policy, key, cost, now)
+    return this.#check(
+      space,
+      TWINS[policy.algorithm],
+      policy,
+      key,
+      0,
+      now,
+      undefined,
+      call.namespace,
+    )
+  }
+
+  // One policy's penalty (none for concurrency: a penalty is not a lease).
+  #penalize(space: Map<string, Entry>, policy: Policy, key: string, cost: number, now: number) {
+    const penalize = TWINS[policy.algorithm].penalize
+    if (penalize === undefined) return
+    const entry = space.get(key)
+    const state = entry !== undefined && entry.expiresAtMs > now ? entry.state : undefined
+    const outcome = penalize(state, now, policy, cost)
+    if (outcome.state === null) this.#delete(space, key)
+    else this.#write(space, key, entry, outcome.state, now + outcome.ttlMs)
+  }
+
+  /**
+   * Blocks `call.key` for `durationMs` from now (a block that ends later is kept): every consume
+   * or peek is refused until then, counting nothing. Resolves with the ms the block has left.
+   */
+  block(call: Omit<StoreCall, 'cost'>, durationMs: number): Promise<number> {
+    const now = this.#now(call as StoreCall)
+    const endMs = this.#blocks.add(call.namespace, boundedKey(call.key), now + durationMs)
+    return Promise.resolve(endMs - now)
   }
 
   refund(call: StoreCall): Promise<void> {
@@ -281,7 +371,9 @@ export class MemoryStore implements Store {
 
   reset(call: Omit<StoreCall, 'cost'>): Promise<void> {
     const space = this.#spaces.get(call.namespace)
-    if (space !== undefined) this.#delete(space, boundedKey(call.key))
+    const key = boundedKey(call.key)
+    if (space !== undefined) this.#delete(space, key)
+    this.#blocks.delete(call.namespace, key)
     return Promise.resolve()
   }
 
@@ -298,7 +390,7 @@ export class MemoryStore implements Store {
       }
     }
     this.#size -= dropped
-    return dropped
+    return dropped + this.#blocks.sweep(now)
   }
 
   /** Stops the sweep timer and forgets every key. */
@@ -307,6 +399,7 @@ export class MemoryStore implements Store {
     this.#timer = undefined
     // The namespace maps stay (empty): limiters bound to them keep working.
     for (const space of this.#spaces.values()) space.clear()
+    this.#blocks.clear()
     this.#size = 0
     return Promise.resolve()
   }

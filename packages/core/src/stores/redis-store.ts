@@ -56,6 +56,10 @@ const SCRIPT_OF: Readonly<Record<Algorithm, LuaScript>> = {
   'leaky-bucket': SCRIPTS.gcra,
 }
 
+// A key's block lives beside its (first policy's) state key: outside the `{tag}`, so the same
+// Cluster slot (lua/lib/block.lua derives the same name).
+const BLOCK_SUFFIX = ':block'
+
 // The batch group of each policy, built once (policies are frozen and live as long as limiters).
 const GROUPS = new WeakMap<Policy, string>()
 
@@ -172,6 +176,40 @@ export class RedisStore implements Store {
     return new Promise((resolve, reject) => this.#enqueue(call, 'l', { resolve, reject }))
   }
 
+  /** A penalty (see `Store.penalize`): batched with the key's other decisions. */
+  penalize(call: StoreCall): Promise<StoreDecision | StoreDecision[]> {
+    return new Promise((resolve, reject) =>
+      this.#enqueue(call, 'p', { resolve: resolve as (value: unknown) => void, reject }),
+    )
+  }
+
+  /**
+   * Blocks a key (see `Store.block`): one key beside its (first policy's) state key, same hash
+   * tag, expiring when the block ends by Redis time (lua/block.lua).
+   */
+  async block(call: Omit<StoreCall, 'cost'>, durationMs: number): Promise<number> {
+    const status = (this.client as { status?: unknown }).status
+    if (status === 'reconnecting' || status === 'close' || status === 'end')
+      throw this.#failure(`is unreachable (client ${status})`, undefined)
+    const key = `${baseKey(call.namespace, this.#tagOf(call.key))}${BLOCK_SUFFIX}`
+    const test = call.nowMs !== undefined
+    const args = [key, call.nowMs ?? '', test ? TEST_CLOCK_OFFSET_MS : 0, durationMs]
+    const { sha1, source } = SCRIPTS.block
+    try {
+      const left = await this.client
+        .evalsha(sha1, 1, ...args)
+        .catch((error: unknown) =>
+          isNoScript(error) ? this.client.eval(source, 1, ...args) : Promise.reject(error),
+        )
+      return Number(left)
+    } catch (error) {
+      const old = tooOld(error)
+      if (old instanceof LimiterError) throw old
+      const message = error instanceof Error ? error.message : String(error)
+      throw this.#failure(`failed: ${message}`, error)
+    }
+  }
+
   /** Internal: the limiter's entry point, settling its guard entry directly. */
   [SUBMIT](call: StoreCall, op: StoreOp, sink: StoreSink): void {
     this.#enqueue(call, op, sink)
@@ -180,8 +218,9 @@ export class RedisStore implements Store {
   async reset(call: Omit<StoreCall, 'cost'>): Promise<void> {
     const tag = this.#tagOf(call.key)
     const namespaces = call.set?.namespaces ?? [call.namespace]
-    // one DEL: a key's policies share its hash tag, so one Cluster slot
-    await this.client.del(...namespaces.map((namespace) => baseKey(namespace, tag)))
+    // one DEL (the block too): a key's policies share its hash tag, so one Cluster slot
+    const keys = namespaces.map((namespace) => baseKey(namespace, tag))
+    await this.client.del(...keys, `${keys[0]}${BLOCK_SUFFIX}`)
   }
 
   #enqueue(call: StoreCall, op: StoreOp, sink: StoreSink): void {
@@ -323,9 +362,12 @@ function policyArgs(batch: Batch, policy: Policy, script: LuaScript): Array<stri
   for (let i = 0; i < calls.length; i++) {
     const call = calls[i] as StoreCall
     // a one-policy release is its concurrency policy's refund (of the lease its ticket names)
-    const consume = ops[i] === 'c'
-    args.push(consume ? call.cost : -Math.max(1, call.cost))
-    if (script.tickets) args.push(consume ? (leases[i] as string) : (call.ticket ?? ''))
+    const op = ops[i]
+    const consume = op === 'c'
+    if (op === 'p') args.push(`p${call.cost}`)
+    else args.push(consume ? call.cost : -Math.max(1, call.cost))
+    if (script.tickets)
+      args.push(consume ? (leases[i] as string) : op === 'p' ? '' : (call.ticket ?? ''))
   }
   return args
 }
@@ -343,6 +385,7 @@ function setArgs(batch: Batch, set: PolicySet): Array<string | number> {
     const call = calls[i] as StoreCall
     const op = ops[i]
     if (op === 'c') args.push(call.cost, leases[i] as string)
+    else if (op === 'p') args.push(`p${call.cost}`, '')
     else args.push(op === 'l' ? 'l' : -call.cost, (call.tickets ?? []).join(','))
   }
   return args
@@ -405,7 +448,7 @@ function deliverOne(batch: Batch, values: readonly number[], tickets: boolean): 
   let at = 0
   for (let i = 0; i < calls.length; i++) {
     const sink = sinks[i] as StoreSink
-    if (ops[i] !== 'c') sink.resolve(undefined)
+    if (ops[i] !== 'c' && ops[i] !== 'p') sink.resolve(undefined)
     else {
       const cost = (calls[i] as StoreCall).cost
       at = readDecision(values, at, cost, tickets, leases[i] as string, sink, undefined)
@@ -419,7 +462,7 @@ function deliverSet(batch: Batch, values: readonly number[]): void {
   let at = 0
   for (let i = 0; i < calls.length; i++) {
     const sink = sinks[i] as StoreSink
-    if (ops[i] !== 'c') {
+    if (ops[i] !== 'c' && ops[i] !== 'p') {
       sink.resolve(undefined)
       continue
     }

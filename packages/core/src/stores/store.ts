@@ -51,6 +51,20 @@ export interface Store {
    * policies); the other policies are untouched. Needed only for `concurrency` policies.
    */
   release?(call: StoreCall): Promise<void>
+  /**
+   * Blocks `call.key` (every policy of the limiter: with `set`, kept beside its first policy's
+   * state) for `durationMs` from now, by the store's clock; a block that ends later already is
+   * kept. Until it ends, every consume and peek of the key is refused (nothing remaining, a
+   * Retry-After no earlier than the block's end) and counts nothing; `reset` lifts it.
+   * Resolves with the ms the block has left. Needed only for `limiter.block`.
+   */
+  block?(call: Omit<StoreCall, 'cost'>, durationMs: number): Promise<number | undefined>
+  /**
+   * A penalty: counts `call.cost` against `call.key` in every policy but concurrency even past
+   * the limit, then answers as a peek (cost 0) would (one decision per policy with `set`).
+   * Needed only for `limiter.penalize`.
+   */
+  penalize?(call: StoreCall): Promise<StoreDecision | StoreDecision[]>
   /** True for an in-process store: the limiter skips its deadline and failure policy. */
   readonly local?: boolean
   /**
@@ -76,8 +90,11 @@ export interface StoreSink {
   ): void
 }
 
-/** What a store call does: consume, refund, or release (a concurrency admission's leases). */
-export type StoreOp = 'c' | 'r' | 'l'
+/**
+ * What a store call does: consume, refund, release (a concurrency admission's leases), or
+ * penalize (count past the limit, then peek).
+ */
+export type StoreOp = 'c' | 'r' | 'l' | 'p'
 
 /**
  * Internal: a store that can settle a sink directly (RedisStore) takes calls here, sparing the
@@ -105,6 +122,8 @@ export function isStore(value: unknown): value is Store {
     typeof s.refund === 'function' &&
     typeof s.reset === 'function' &&
     (s.failureDomain === undefined || typeof s.failureDomain === 'function') &&
-    (s.release === undefined || typeof s.release === 'function')
+    (s.release === undefined || typeof s.release === 'function') &&
+    (s.block === undefined || typeof s.block === 'function') &&
+    (s.penalize === undefined || typeof s.penalize === 'function')
   )
 }

@@ -1,0 +1,116 @@
+// Which limiter a handler runs: forRoot's defaults under the class's and the handler's
+// @RateLimit, built once per (controller, handler) and shared by every instance of the guard.
+import { MemoryStore } from '@limiter/core'
+import {
+  optionsObject,
+  type PartialOptions,
+  probeOf,
+  type RateLimitOptions,
+  type ResolvedRateLimit,
+  resolveRateLimitOptions,
+  withDefaults,
+} from '@limiter/core/http'
+import type { Reflector } from '@nestjs/core'
+import { RATE_LIMIT, SKIP_RATE_LIMIT } from './decorators.js'
+import type { OnLimited, RequestLike } from './types.js'
+
+/** Resolved options with the request as the guard sees it. */
+export type Resolved = ResolvedRateLimit<RequestLike, OnLimited>
+
+/** A handler's limiter and its route scope (`Controller.handler`; `''` for forRoot's). */
+export interface HandlerLimit {
+  readonly rl: Resolved
+  readonly scope: string
+}
+
+type Options = PartialOptions<RequestLike, OnLimited>
+
+/** A controller class or a handler method, as Nest's ExecutionContext gives them. */
+type Target = { readonly name: string }
+
+const SPEC = {
+  ip: (req: RequestLike) => req.ip,
+  peer: (req: RequestLike) => req.socket?.remoteAddress,
+  headers: (req: RequestLike) => req.headers,
+}
+const resolve = (options: RateLimitOptions<RequestLike, OnLimited>): Resolved =>
+  resolveRateLimitOptions(options, SPEC)
+
+/**
+ * The limiters of one `LimiterModule`, built from its options (validated here, so a bad option
+ * fails the app's start naming it). Without `store` or `redis`, every limiter of the module
+ * counts in one MemoryStore of its own (names keep their counters apart), closed with the app.
+ */
+export class LimiterRegistry {
+  readonly #defaults: Options
+  readonly #global: Resolved | undefined
+  readonly #ownStore: MemoryStore | undefined
+  readonly #handlers = new WeakMap<object, Map<unknown, HandlerLimit | null>>()
+  // Requests already checked: a guard registered both globally and on a controller counts once.
+  readonly #checked = new WeakSet<object>()
+
+  constructor(given: unknown) {
+    const options = optionsObject('LimiterModule options', given ?? {}) as Options
+    const own = options.store === undefined && options.redis === undefined
+    this.#ownStore = own ? new MemoryStore() : undefined
+    const all: Options = own ? { ...options, store: this.#ownStore } : options
+    const { name: _name, ...defaults } = all
+    this.#defaults = defaults
+    try {
+      const policy = all.limit !== undefined || all.limits !== undefined
+      this.#global = policy ? resolve(all as RateLimitOptions<RequestLike, OnLimited>) : undefined
+      if (!policy) resolve(probeOf(all))
+    } catch (error) {
+      void this.#ownStore?.close()
+      throw error
+    }
+  }
+
+  /** The limiter of `handler` in `controller`, or null when it is not limited. */
+  handler(controller: Target, handler: Target, reflector: Reflector): HandlerLimit | null {
+    let handlers = this.#handlers.get(controller)
+    if (handlers === undefined) {
+      handlers = new Map()
+      this.#handlers.set(controller, handlers)
+    }
+    let found = handlers.get(handler)
+    if (found === undefined) {
+      // not cached when it throws: a bad @RateLimit fails each of its requests, naming itself
+      found = this.#build(controller, handler, reflector)
+      handlers.set(handler, found)
+    }
+    return found
+  }
+
+  /** True the second time the same request is checked (the guard bound twice). */
+  seen(req: object): boolean {
+    if (this.#checked.has(req)) return true
+    this.#checked.add(req)
+    return false
+  }
+
+  #build(controller: Target, handler: Target, reflector: Reflector): HandlerLimit | null {
+    const targets = [handler, controller] as never[]
+    if (reflector.getAllAndOverride<boolean | undefined>(SKIP_RATE_LIMIT, targets) === true)
+      return null
+    const own = reflector.get<unknown>(RATE_LIMIT, handler as never)
+    const shared = reflector.get<unknown>(RATE_LIMIT, controller as never)
+    if (own === undefined && shared === undefined)
+      return this.#global === undefined ? null : { rl: this.#global, scope: '' }
+    const scope = `${controller.name}.${handler.name}`
+    try {
+      let options: Options = this.#defaults
+      if (shared !== undefined) options = withDefaults(options, shared, 'RateLimit')
+      if (own !== undefined) options = withDefaults(options, own, 'RateLimit')
+      return { rl: resolve(options as RateLimitOptions<RequestLike, OnLimited>), scope }
+    } catch (error) {
+      if (error instanceof Error) error.message += ` (@RateLimit of ${scope})`
+      throw error
+    }
+  }
+
+  /** Closes the MemoryStore the module made (Nest calls this on `app.close()`). */
+  async onModuleDestroy(): Promise<void> {
+    await this.#ownStore?.close()
+  }
+}

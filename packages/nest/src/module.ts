@@ -1,0 +1,102 @@
+// LimiterModule: forRoot / forRootAsync provide the options, the limiters and the guard, app-wide.
+import {
+  type DynamicModule,
+  type FactoryProvider,
+  Inject,
+  Module,
+  type ModuleMetadata,
+  type OnModuleInit,
+} from '@nestjs/common'
+import { DiscoveryModule, DiscoveryService, MetadataScanner, Reflector } from '@nestjs/core'
+import { LimiterGuard } from './guard.js'
+import { LimiterRegistry } from './limiters.js'
+import type { LimiterModuleOptions, RequestLike } from './types.js'
+
+// Where @Get, @Post... put a route's path: a method with it is a route handler.
+const PATH_METADATA = 'path'
+
+/** The injection token of the module's options. */
+export const LIMITER_OPTIONS = Symbol('@limiter/nest options')
+
+/** `LimiterModule.forRootAsync` options: a factory of the options, with what it injects. */
+export interface LimiterModuleAsyncOptions<Req = RequestLike> {
+  readonly imports?: ModuleMetadata['imports']
+  readonly inject?: FactoryProvider['inject']
+  readonly useFactory: (
+    ...args: never[]
+  ) => LimiterModuleOptions<Req> | Promise<LimiterModuleOptions<Req>>
+}
+
+const registry: FactoryProvider = {
+  provide: LimiterRegistry,
+  useFactory: (options: unknown) => new LimiterRegistry(options),
+  inject: [LIMITER_OPTIONS],
+}
+
+/**
+ * The rate-limiting module, global once imported: `forRoot(options)` (or `forRootAsync`) sets
+ * the defaults every `@RateLimit` builds on, and with a policy the limiter of every route without
+ * one. Options are checked as the app starts, `@RateLimit`'s too (each handler's limiter is
+ * built then): a bad one fails the start, naming the option (and the handler).
+ *
+ * @example
+ * imports: [LimiterModule.forRoot({ limit: 100, window: '1m', redis })],
+ * providers: [{ provide: APP_GUARD, useClass: LimiterGuard }],
+ */
+export class LimiterModule implements OnModuleInit {
+  readonly #discovery: DiscoveryService
+  readonly #limiters: LimiterRegistry
+  readonly #reflector: Reflector
+
+  constructor(discovery: DiscoveryService, limiters: LimiterRegistry, reflector: Reflector) {
+    this.#discovery = discovery
+    this.#limiters = limiters
+    this.#reflector = reflector
+  }
+
+  /** Builds the limiter of every route handler of the app's controllers. */
+  onModuleInit(): void {
+    const scanner = new MetadataScanner()
+    for (const { metatype } of this.#discovery.getControllers()) {
+      if (typeof metatype !== 'function') continue
+      const prototype = metatype.prototype as Record<string, unknown>
+      for (const name of scanner.getAllMethodNames(prototype)) {
+        const handler = prototype[name]
+        if (typeof handler !== 'function') continue
+        if (this.#reflector.get(PATH_METADATA, handler) === undefined) continue
+        this.#limiters.handler(metatype, handler, this.#reflector)
+      }
+    }
+  }
+
+  static forRoot<Req = RequestLike>(options: LimiterModuleOptions<Req> = {}): DynamicModule {
+    return LimiterModule.#module([{ provide: LIMITER_OPTIONS, useValue: options }], [])
+  }
+
+  static forRootAsync<Req = RequestLike>(options: LimiterModuleAsyncOptions<Req>): DynamicModule {
+    const factory: FactoryProvider = {
+      provide: LIMITER_OPTIONS,
+      useFactory: options.useFactory as (...args: unknown[]) => unknown,
+      inject: options.inject ?? [],
+    }
+    return LimiterModule.#module([factory], options.imports ?? [])
+  }
+
+  static #module(
+    providers: NonNullable<ModuleMetadata['providers']>,
+    imports: NonNullable<ModuleMetadata['imports']>,
+  ): DynamicModule {
+    return {
+      module: LimiterModule,
+      global: true,
+      imports: [DiscoveryModule, ...imports],
+      providers: [...providers, registry, LimiterGuard],
+      exports: [LIMITER_OPTIONS, LimiterRegistry, LimiterGuard],
+    }
+  }
+}
+
+Module({})(LimiterModule)
+Inject(DiscoveryService)(LimiterModule, undefined, 0)
+Inject(LimiterRegistry)(LimiterModule, undefined, 1)
+Inject(Reflector)(LimiterModule, undefined, 2)
