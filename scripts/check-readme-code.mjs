@@ -34,6 +34,7 @@ const readmes = [
 // The package folder whose node_modules resolve what a block imports.
 function hostOf(code) {
   const uses = (names) => new RegExp(`(from |import\\()'(${names})'`).test(code)
+  if (uses('@opentelemetry/exporter-prometheus')) return 'examples/metrics'
   if (uses('@limiter/nest|@nestjs/[a-z-]+')) return 'packages/nest'
   if (uses('@limiter/fastify|fastify')) return 'packages/fastify'
   if (uses('@limiter/koa|koa|@koa/router|@koa/bodyparser')) return 'packages/koa'

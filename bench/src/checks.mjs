@@ -53,6 +53,11 @@ function flagHttp(row) {
   return undefined
 }
 
+function flagEvents(row) {
+  if (row.uncounted) return `the bridge missed ${row.uncounted} decisions`
+  return undefined
+}
+
 /** Sets `warning` on every suspicious row and returns one note per warning. */
 export function checkResults(results) {
   const notes = []
@@ -71,6 +76,10 @@ export function checkResults(results) {
     row.warning = flagMemory(row)
     if (row.warning)
       notes.push(`${row.id}, memory${row.limit ? ` (limit ${row.limit})` : ''}: ${row.warning}`)
+  }
+  for (const row of results.events ?? []) {
+    const warning = flagEvents(row)
+    if (warning) notes.push(`events, ${row.store}, ${row.label}: ${warning}`)
   }
   for (const row of results.http) {
     row.warning = flagHttp(row)

@@ -1,9 +1,10 @@
 // `pnpm bench` / `pnpm bench:quick`: starts a private Redis, runs every section, writes
-// bench/results/ and prints the headline. Options: --quick, --only=decisions,two-limits,concurrency,clients,memory,http,
+// bench/results/ and prints the headline. Options: --quick, --only=decisions,two-limits,concurrency,clients,events,memory,http,
 // --http-algorithm=<algorithm> (our adapters' default otherwise), --no-build (measure the
 // packages' dist as it is instead of building core and the adapters first), and for short
 // checks --run-ms=<ms> (each timed Redis and in-memory run), --reps=<n>, --out=<dir> (instead
-// of bench/results/).
+// of bench/results/), --events-base=<dir> (another build's packages/core, measured with nobody
+// subscribed next to this one in the events section).
 import { execFileSync } from 'node:child_process'
 import { existsSync, readFileSync } from 'node:fs'
 import os from 'node:os'
@@ -15,7 +16,7 @@ import { connectAdmin } from './redis-client.mjs'
 import { startRedis } from './redis-server.mjs'
 import { redisVersion } from './redis-stats.mjs'
 
-const SECTIONS = ['decisions', 'two-limits', 'concurrency', 'clients', 'memory', 'http']
+const SECTIONS = ['decisions', 'two-limits', 'concurrency', 'clients', 'events', 'memory', 'http']
 const args = process.argv.slice(2)
 const option = (name) => args.find((a) => a.startsWith(`--${name}=`))?.split('=')[1]
 const positive = (name) => {
@@ -38,6 +39,11 @@ if (unknown.length > 0) {
 }
 const outDir = option('out')
 const httpAlgorithm = option('http-algorithm')
+const eventsBase = option('events-base')
+if (eventsBase !== undefined && !existsSync(`${eventsBase}/dist/index.mjs`)) {
+  console.error(`--events-base: no built core at ${eventsBase} (expected dist/index.mjs there)`)
+  process.exit(1)
+}
 const log = (line) => console.log(line)
 
 if (!args.includes('--no-build')) {
@@ -107,6 +113,8 @@ async function main() {
   const { headlineLines, headlineTable } = await import('./report/headline.mjs')
   const { twoLimitsLines } = await import('./report/two-limits.mjs')
   const { concurrencyLines } = await import('./report/concurrency.mjs')
+  const { runEvents } = await import('./events.mjs')
+  const { eventsLines } = await import('./report/events.mjs')
   const { writeResults } = await import('./results.mjs')
 
   const redis = await startRedis()
@@ -122,6 +130,7 @@ async function main() {
     contenders: CONTENDERS,
     log,
     algorithm: httpAlgorithm,
+    eventsBase,
   }
   const results = {
     meta: {},
@@ -130,6 +139,7 @@ async function main() {
     concurrency: [],
     outbound: undefined,
     clients: [],
+    events: [],
     memory: [],
     slidingLog: [],
     http: [],
@@ -144,6 +154,7 @@ async function main() {
       'rate-limit-redis',
       'rate-limiter-flexible',
       '@fastify/rate-limit',
+      '@opentelemetry/sdk-metrics',
       'koa-ratelimit',
       'express',
       'koa',
@@ -190,6 +201,13 @@ async function main() {
       '7. client libraries: ours on ioredis and on node-redis, the peers on node-redis',
       async () => {
         results.clients = await runClients(context)
+      },
+    )
+    await section(
+      'events',
+      '8. events: nobody subscribed, a bare subscriber, the OpenTelemetry bridge',
+      async () => {
+        results.events = await runEvents(context)
       },
     )
     await section(
@@ -244,6 +262,10 @@ async function main() {
     if (results.clients.length > 0) {
       log('')
       for (const line of clientsLines(results.clients)) log(line)
+    }
+    if (results.events.length > 0) {
+      log('')
+      for (const line of eventsLines(results.events)) log(line)
     }
     for (const note of notes) log(`note: ${note}`)
     log(

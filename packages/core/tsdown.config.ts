@@ -1,3 +1,3 @@
 import { packageBuild } from '../../tsdown.base.ts'
 
-export default packageBuild(['src/index.ts', 'src/http/index.ts', 'src/testing.ts'])
+export default packageBuild(['src/index.ts', 'src/http/index.ts', 'src/testing.ts', 'src/otel.ts'])

@@ -4,6 +4,7 @@ import { bestPeer } from '../decisions.mjs'
 import { limitsRequests } from '../http/variants.mjs'
 import { ratio } from '../stats.mjs'
 import { concurrencySection } from './concurrency.mjs'
+import { eventsSection } from './events.mjs'
 import { ms, num, pct, rate, table, times } from './format.mjs'
 import { headlineTable } from './headline.mjs'
 import { twoLimitsSection } from './two-limits.mjs'
@@ -260,5 +261,6 @@ ${ran ? commandsSection(results.decisions) : NOT_RUN}
 
 ${twoLimitsSection(results.twoLimits ?? [])}
 ${concurrencySection(results.concurrency ?? [], results.outbound)}
+${eventsSection(results.events ?? [])}
 ${results.meta.notes.length > 0 ? `\n## Notes\n\n${results.meta.notes.map((n) => `- ${n}`).join('\n')}\n` : ''}`
 }

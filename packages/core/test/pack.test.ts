@@ -59,6 +59,68 @@ console.log(JSON.stringify([kit > 10, (await rl.limits.limiter.consume('k')).all
     expect(JSON.parse(cjs)).toEqual([true, true, false])
   })
 
+  it('the OpenTelemetry bridge loads from @limiter/core/otel only, once @opentelemetry/api is there', async () => {
+    const { mkdirSync, readdirSync, readFileSync, realpathSync, symlinkSync } = await import(
+      'node:fs'
+    )
+    const { dirname, join } = await import('node:path')
+    // The root entry and every chunk it loads name no @opentelemetry module.
+    const dist = join(scratch.dir, 'node_modules', '@limiter', 'core', 'dist')
+    const loaded = new Set<string>()
+    const visit = (file: string) => {
+      if (loaded.has(file)) return
+      loaded.add(file)
+      const text = readFileSync(join(dist, file), 'utf8')
+      for (const [, chunk] of text.matchAll(/(?:from |require\()["'](\.\.?\/[^"']+)["']/g))
+        visit(join(dirname(file), chunk as string))
+    }
+    visit('index.mjs')
+    visit('index.cjs')
+    visit('http/index.mjs')
+    expect(loaded.size).toBeGreaterThan(5)
+    for (const file of loaded)
+      expect(readFileSync(join(dist, file), 'utf8'), file).not.toMatch(/@opentelemetry/)
+    // Without the optional peer, only the subpath fails to load.
+    await expect(
+      scratch.run('otel-missing.mjs', "await import('@limiter/core/otel')", []),
+    ).rejects.toThrow(/@opentelemetry\/api/)
+    const here = new URL('../node_modules/', import.meta.url)
+    for (const peer of ['@opentelemetry/api', '@opentelemetry/sdk-metrics']) {
+      const target = join(scratch.dir, 'node_modules', peer)
+      mkdirSync(dirname(target), { recursive: true })
+      if (!readdirSync(dirname(target)).includes(peer.split('/')[1] as string))
+        symlinkSync(realpathSync(new URL(peer, here)), target, 'dir')
+    }
+    const check = `
+class Reader extends sdk.MetricReader { onShutdown() { return Promise.resolve() } onForceFlush() { return Promise.resolve() } }
+const r = new Reader()
+const meterProvider = new sdk.MeterProvider({ readers: [r] })
+const bridge = otel.instrumentLimiters({ meterProvider })
+const limiter = core.createLimiter({ limit: 1, window: '1m', name: 'packed' })
+await limiter.consume('k'); await limiter.consume('k')
+bridge.stop()
+const { resourceMetrics } = await r.collect()
+const points = resourceMetrics.scopeMetrics.flatMap((s) => s.metrics).filter((m) => m.descriptor.name === 'limiter.decisions').flatMap((m) => m.dataPoints)
+console.log(JSON.stringify(points.map((p) => [p.attributes['limiter.result'], p.value]).sort()))
+`
+    const expected = [
+      ['allowed', 1],
+      ['limited', 1],
+    ]
+    const esm = await scratch.run(
+      'otel.mjs',
+      `import * as core from '@limiter/core'\nimport * as otel from '@limiter/core/otel'\nimport * as sdk from '@opentelemetry/sdk-metrics'\n${check}`,
+      [],
+    )
+    expect(JSON.parse(esm)).toEqual(expected)
+    const cjs = await scratch.run(
+      'otel.cjs',
+      `const core = require('@limiter/core')\nconst otel = require('@limiter/core/otel')\nconst sdk = require('@opentelemetry/sdk-metrics');(async () => {${check}})()`,
+      [],
+    )
+    expect(JSON.parse(cjs)).toEqual(expected)
+  })
+
   it('ships only dist and package metadata', async () => {
     const { readdirSync } = await import('node:fs')
     const { join } = await import('node:path')

@@ -1,0 +1,164 @@
+// @limiter/core/otel: OpenTelemetry metrics from the limiters' diagnostics_channel events.
+import { subscribe, unsubscribe } from 'node:diagnostics_channel'
+import { type Meter, type MeterProvider, metrics } from '@opentelemetry/api'
+import {
+  CIRCUIT_CHANNEL,
+  type CircuitEvent,
+  DECISION_CHANNEL,
+  type DecisionEvent,
+  FAILURE_CHANNEL,
+  type FailureEvent,
+} from './events.js'
+import type { Limiter } from './limiter-types.js'
+import { type BridgeTallies, LimiterTallies, Tallies } from './otel/attributes.js'
+import { type Instruments, instrumentsOn } from './otel/instruments.js'
+
+export type { LimiterResult } from './otel/attributes.js'
+export { DURATION_BUCKETS_S, METRICS } from './otel/instruments.js'
+
+/** Options of {@link instrumentLimiters}. */
+export interface InstrumentOptions {
+  /** The meter to record on. Default: one named `@limiter/core` from `meterProvider`. */
+  readonly meter?: Meter | undefined
+  /** Where the default meter comes from. Default: the global provider (`metrics.getMeterProvider()`). */
+  readonly meterProvider?: MeterProvider | undefined
+  /** Which limiters to record (default: all). Asked once per limiter. */
+  readonly limiters?: ((limiter: Limiter) => boolean) | undefined
+  /**
+   * Record `limiter.store.duration` (default `true`). The histogram is the bridge's costliest
+   * part: the SDK hashes its attributes on every record, about as much CPU as a Redis decision's
+   * own share in Node; `false` leaves the counts alone.
+   */
+  readonly durations?: boolean | undefined
+}
+
+/** What {@link instrumentLimiters} returns. */
+export interface LimiterInstrumentation {
+  /**
+   * Stops recording: unsubscribes from the channels. The counts stay where they are (a bridge
+   * started again on the same meter continues them), except `limiter.circuits.open`, which no
+   * longer counts the circuits this bridge saw open. Idempotent.
+   */
+  stop(): void
+}
+
+// One set of instruments and tallies per meter, shared by every bridge on it: the counts add up
+// as a synchronous counter's would, and outlive a stopped bridge (still reported, no longer
+// moving), so a bridge started again continues them.
+const perMeter = new WeakMap<Meter, { instruments: Instruments; tallies: BridgeTallies }>()
+
+function sharedBy(meter: Meter): { instruments: Instruments; tallies: BridgeTallies } {
+  let shared = perMeter.get(meter)
+  if (shared === undefined) {
+    const instruments = instrumentsOn(meter)
+    const tallies: BridgeTallies = {
+      decisions: new Tallies(),
+      failures: new Tallies(),
+      circuits: new Tallies(),
+    }
+    instruments.decisions.addCallback(tallies.decisions.observe)
+    instruments.storeFailures.addCallback(tallies.failures.observe)
+    instruments.circuitsOpen.addCallback(tallies.circuits.observe)
+    shared = { instruments, tallies }
+    perMeter.set(meter, shared)
+  }
+  return shared
+}
+
+/**
+ * Records every limiter's decisions, store calls, store failures and open circuits as
+ * OpenTelemetry metrics, from the `limiter:*` diagnostics channels, until `stop()`:
+ *
+ * - `limiter.decisions` (counter, `{decision}`): `limiter.name`, `limiter.policy`,
+ *   `limiter.result` (`allowed`, `limited`, `failed_open`, `failed_closed`, `local`),
+ *   `limiter.store` (`memory`, `redis`, `custom`) and `limiter.shadow`. Peeks (cost 0) are not
+ *   counted.
+ * - `limiter.store.duration` (histogram, `s`): the decisions a remote store (not a MemoryStore)
+ *   made, by `limiter.name` and `limiter.store`.
+ * - `limiter.store.failures` (counter, `{failure}`): `limiter.name`, `error.type` (the
+ *   `LimiterError` code).
+ * - `limiter.circuits.open` (up-down counter, `{circuit}`): `limiter.name`.
+ *
+ * The counts are kept by the bridge and observed when the SDK collects (asynchronous
+ * instruments): a decision costs an increment, not an SDK call.
+ *
+ * @example
+ * import { instrumentLimiters } from '@limiter/core/otel'
+ * const instrumentation = instrumentLimiters({ meterProvider })
+ * // later, on shutdown:
+ * instrumentation.stop()
+ */
+export function instrumentLimiters(options: InstrumentOptions = {}): LimiterInstrumentation {
+  const meter =
+    options.meter ?? (options.meterProvider ?? metrics.getMeterProvider()).getMeter('@limiter/core')
+  const { instruments, tallies } = sharedBy(meter)
+  const accept = options.limiters
+  const durations = options.durations !== false
+  // Per limiter: its tallies, or `null` when the filter leaves it out.
+  const seen = new WeakMap<Limiter, LimiterTallies | null>()
+  const talliesOf = (limiter: Limiter): LimiterTallies | null => {
+    let mine = seen.get(limiter)
+    if (mine === undefined) {
+      mine = accept === undefined || accept(limiter) ? new LimiterTallies(limiter, tallies) : null
+      seen.set(limiter, mine)
+    }
+    return mine
+  }
+
+  // The limiters whose circuits this bridge counted open: it forgets them on stop().
+  const opened = new Set<LimiterTallies>()
+
+  // A subscriber that throws would surface as an uncaught exception: never let one escape.
+  const onDecision = (message: unknown) => {
+    try {
+      const event = message as DecisionEvent
+      if (event.cost === 0) return
+      const mine = talliesOf(event.limiter)
+      if (mine === null) return
+      mine.decision(event.decision, event.store, event.shadow).value++
+      if (durations && event.source === 'store' && event.store !== 'memory')
+        instruments.storeDuration.record(event.durationMs / 1000, mine.duration(event.store))
+    } catch {}
+  }
+  const onFailure = (message: unknown) => {
+    try {
+      const event = message as FailureEvent
+      const mine = talliesOf(event.limiter)
+      if (mine !== null) mine.failure(event.error.code).value++
+    } catch {}
+  }
+  const onCircuit = (message: unknown) => {
+    try {
+      const event = message as CircuitEvent
+      const mine = talliesOf(event.limiter)
+      if (mine === null) return
+      // each domain counted once while open; a close we never saw open changes nothing
+      if (event.state === 'open') {
+        if (mine.openDomains.has(event.domain)) return
+        mine.openDomains.add(event.domain)
+        opened.add(mine)
+        mine.circuit().value++
+      } else if (mine.openDomains.delete(event.domain)) mine.circuit().value--
+    } catch {}
+  }
+
+  subscribe(DECISION_CHANNEL, onDecision)
+  subscribe(FAILURE_CHANNEL, onFailure)
+  subscribe(CIRCUIT_CHANNEL, onCircuit)
+  let stopped = false
+  return {
+    stop() {
+      if (stopped) return
+      stopped = true
+      unsubscribe(DECISION_CHANNEL, onDecision)
+      unsubscribe(FAILURE_CHANNEL, onFailure)
+      unsubscribe(CIRCUIT_CHANNEL, onCircuit)
+      // circuits it can no longer see close are no longer counted open
+      for (const mine of opened) {
+        mine.circuit().value -= mine.openDomains.size
+        mine.openDomains.clear()
+      }
+      opened.clear()
+    },
+  }
+}
