@@ -6,13 +6,12 @@ import type { Decision } from './decision.js'
 import { type Duration, parseDuration } from './duration.js'
 import { LimiterError, LimiterRangeError } from './errors.js'
 import type { Guard, Handlers } from './guard.js'
-import type { Decisions } from './limiter-decisions.js'
+import { type Decisions, storeAnswers } from './limiter-decisions.js'
 import type { LimiterSettings } from './limiter-options.js'
 import type { MemoryStore } from './stores/memory-store.js'
 import {
   type Store,
   type StoreCall,
-  type StoreDecision,
   type StoreSink,
   SUBMIT,
   type SubmittingStore,
@@ -163,14 +162,7 @@ export function remoteBlocks(x: RemoteContext): BlockPath {
       submitting === undefined
         ? (c, sink) => settle(store.penalize?.(c), sink)
         : (c, sink) => submitting[SUBMIT](c, 'p', sink),
-    value: (c, value, sentAtMs) =>
-      remember(c, decisions.of(value as StoreDecision | StoreDecision[], 'store'), sentAtMs),
-    decided: (c, allowed, remaining, resetMs, retryAfterMs, ticket, delayMs, sentAtMs) =>
-      remember(
-        c,
-        decisions.one(allowed, remaining, resetMs, retryAfterMs, ticket, 'store', delayMs),
-        sentAtMs,
-      ),
+    ...storeAnswers(decisions, remember),
     error: (c, error) => penaltyFailed(fallback, decisions, error, c),
   }
   return {

@@ -9,8 +9,9 @@ import {
   type Ticket,
 } from './decision.js'
 import type { LimiterError } from './errors.js'
+import type { Handlers } from './guard.js'
 import { combineDecisions, type NamedPolicy, type PolicySet } from './limits.js'
-import type { StoreDecision } from './stores/store.js'
+import type { StoreCall, StoreDecision } from './stores/store.js'
 
 /** The decisions of one limiter. */
 export interface Decisions {
@@ -206,5 +207,25 @@ function entry(policy: NamedPolicy, o: StoreDecision): PolicyDecision {
     remaining: o.remaining,
     resetMs: o.resetMs,
     retryAfterMs: o.retryAfterMs,
+  }
+}
+
+/**
+ * The guard handlers that turn a store's answer into a decision (a list of per-policy ones, or
+ * plain values), passed through `remember` (the blocked-key cache).
+ */
+export function storeAnswers(
+  decisions: Decisions,
+  remember: (c: StoreCall, decision: Decision, sentAtMs: number) => Decision,
+): Pick<Handlers<Decision>, 'value' | 'decided'> {
+  return {
+    value: (c, value, sentAtMs) =>
+      remember(c, decisions.of(value as StoreDecision | StoreDecision[], 'store'), sentAtMs),
+    decided: (c, allowed, remaining, resetMs, retryAfterMs, ticket, delayMs, sentAtMs) =>
+      remember(
+        c,
+        decisions.one(allowed, remaining, resetMs, retryAfterMs, ticket, 'store', delayMs),
+        sentAtMs,
+      ),
   }
 }

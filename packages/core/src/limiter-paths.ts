@@ -14,7 +14,7 @@ import {
   memoryBlocks,
   remoteBlocks,
 } from './limiter-blocks.js'
-import type { Decisions } from './limiter-decisions.js'
+import { type Decisions, storeAnswers } from './limiter-decisions.js'
 import type { LimiterSettings } from './limiter-options.js'
 import { BIND, BIND_SET, MemoryStore } from './stores/memory-store.js'
 import {
@@ -307,14 +307,7 @@ function remoteHandlers(
         submitting === undefined
           ? bridge((c) => store.consume(c))
           : (c, sink) => submitting[SUBMIT](c, 'c', sink),
-      value: (c, value, sentAtMs) =>
-        remember(c, decisions.of(value as StoreDecision | StoreDecision[], 'store'), sentAtMs),
-      decided: (c, allowed, remaining, resetMs, retryAfterMs, ticket, delayMs, sentAtMs) =>
-        remember(
-          c,
-          decisions.one(allowed, remaining, resetMs, retryAfterMs, ticket, 'store', delayMs),
-          sentAtMs,
-        ),
+      ...storeAnswers(decisions, remember),
       error: (c, error) => failed(error, c, circuitOpen(c)),
     },
     refund: {

@@ -27,6 +27,7 @@ export const slidingWindow: AlgorithmTwin<SlidingWindowState> = {
     const peek = cost === 0
     const need = peek ? 1 : cost
     const startMs = nowMs - (nowMs % w)
+    // countsAt's rule, inline: the hot path allocates nothing
     let current = 0
     let previous = 0
     if (state !== undefined) {
@@ -70,16 +71,20 @@ export const slidingWindow: AlgorithmTwin<SlidingWindowState> = {
     // counted in the current window, past the limit
     const w = policy.windowMs
     const startMs = nowMs - (nowMs % w)
-    let current = 0
-    let previous = 0
-    if (state !== undefined) {
-      if (state.startMs >= startMs) {
-        current = state.count
-        previous = state.previous
-      } else if (state.startMs >= startMs - w) previous = state.count
-    }
+    const { current, previous } = countsAt(state, startMs, w)
     return { state: { startMs, count: current + cost, previous }, ttlMs: startMs + 2 * w - nowMs }
   },
+}
+
+// The counts of the window starting at `startMs` and of the one before, as `state` holds them.
+function countsAt(
+  state: SlidingWindowState | undefined,
+  startMs: number,
+  w: number,
+): { current: number; previous: number } {
+  if (state === undefined || state.startMs < startMs - w) return { current: 0, previous: 0 }
+  if (state.startMs >= startMs) return { current: state.count, previous: state.previous }
+  return { current: 0, previous: state.count }
 }
 
 // The state { startMs, count, previous }, written into `reuse` when given.
