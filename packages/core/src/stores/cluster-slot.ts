@@ -16,3 +16,13 @@ export function clusterSlot(tag: string): number {
     crc = ((crc << 8) & 0xffff) ^ (TABLE[((crc >> 8) ^ byte) & 0xff] as number)
   return crc % 16384
 }
+
+/** The Cluster slot of a whole key, by Redis's rule: its first `{...}` if not empty, else all of it. */
+export function keySlot(key: string): number {
+  const open = key.indexOf('{')
+  if (open >= 0) {
+    const close = key.indexOf('}', open + 1)
+    if (close > open + 1) return clusterSlot(key.slice(open + 1, close))
+  }
+  return clusterSlot(key)
+}

@@ -1,10 +1,11 @@
 // The driver for node-redis (the `redis` package, majors 4 to 6): `createClient()` and
 // `createCluster()`. Commands go through `sendCommand` with string arguments, which every
 // major takes the same way; replies of our scripts are integer arrays in RESP2 and RESP3 alike.
-import { clusterSlot } from '../cluster-slot.js'
+import { clusterSlot, keySlot } from '../cluster-slot.js'
 import type { NodeRedisClientLike, NodeRedisClusterLike } from '../redis-client.js'
 import { watchErrors } from '../redis-client.js'
 import type { RedisDriver } from './driver.js'
+import { Waves } from './waves.js'
 
 type Node = { readonly address?: unknown; readonly client?: unknown }
 type Options = {
@@ -70,7 +71,15 @@ export function nodeRedisDriver(client: NodeRedisClientLike): RedisDriver {
   // ones are under `v4` (which throws when read on a client not in that mode).
   const commands =
     options?.legacyMode === true ? (client as unknown as { v4: NodeRedisClientLike }).v4 : client
-  const send = (args: string[]) => commands.sendCommand(args)
+  // node-redis queues commands while it reconnects (its offline queue, on by default), and
+  // rejects them at once when closed: fail both at once, with a reason.
+  const down = (): string | undefined => {
+    if (!client.isOpen) return 'client closed (not connected, or disconnected)'
+    if (!client.isReady && lastError.code !== undefined) return 'client reconnecting'
+    return undefined
+  }
+  const waves = new Waves(down)
+  const send = (args: string[]) => waves.send(() => commands.sendCommand(args))
   return {
     cluster: false,
     address: addressOf(options) ?? 'Redis',
@@ -78,13 +87,7 @@ export function nodeRedisDriver(client: NodeRedisClientLike): RedisDriver {
     evalsha: (sha1, numkeys, args) => send(command('EVALSHA', sha1, numkeys, args)).then(numbers),
     eval: (source, numkeys, args) => send(command('EVAL', source, numkeys, args)).then(numbers),
     del: (keys) => send(['DEL', ...keys]),
-    // node-redis queues commands while it reconnects (its offline queue, on by default), and
-    // rejects them at once when closed: fail both at once, with a reason.
-    down: () => {
-      if (!client.isOpen) return 'client closed (not connected, or disconnected)'
-      if (!client.isReady && lastError.code !== undefined) return 'client reconnecting'
-      return undefined
-    },
+    down,
     masterOf: () => undefined,
   }
 }
@@ -96,7 +99,26 @@ export function nodeRedisClusterDriver(cluster: NodeRedisClusterLike): RedisDriv
   const seeds = roots.map(addressOf).filter((a) => a !== undefined)
   const masterNode = (slot: number): Node | undefined =>
     (c.slots[slot] as { master?: Node } | undefined)?.master
-  const send = (args: string[]) => cluster.sendCommand(args[3], false, args).then(numbers)
+  // One Waves per master: node-redis writes to each master's connection on its own.
+  const waves = new Map<string, Waves>()
+  const wavesOf = (key: string): Waves => {
+    const address = String(masterNode(keySlot(key))?.address ?? '')
+    let of = waves.get(address)
+    if (of === undefined) {
+      of = new Waves(() => {
+        if (!cluster.isOpen) return 'cluster client closed (not connected, or disconnected)'
+        const master = c.masters.find((m) => m.address === address) as Node | undefined
+        return master !== undefined && notReady(master.client)
+          ? `master ${address} reconnecting`
+          : undefined
+      })
+      waves.set(address, of)
+    }
+    return of
+  }
+  // `key` routes the command: node-redis sends it to the master of its slot.
+  const send = (key: string, args: string[]) =>
+    wavesOf(key).send(() => cluster.sendCommand(key, false, args))
   let probedAt = 0
   // node-redis 4 and 5 learn a new slot map only from a MOVED reply (6 also 5 s into a node's
   // reconnection attempts), and a command for a dead master's slot waits for that master: ask a
@@ -146,10 +168,12 @@ export function nodeRedisClusterDriver(cluster: NodeRedisClusterLike): RedisDriv
         ? `the cluster seeded by ${seeds.slice(0, 3).join(', ')}${seeds.length > 3 ? ', ...' : ''}`
         : 'the Redis Cluster',
     lastError,
-    // args[3] is the first key: node-redis routes by it (the store batches per slot).
-    evalsha: (sha1, numkeys, args) => send(command('EVALSHA', sha1, numkeys, args)),
-    eval: (source, numkeys, args) => send(command('EVAL', source, numkeys, args)),
-    del: (keys) => cluster.sendCommand(keys[0], false, ['DEL', ...keys]),
+    // The first key routes a script call (the store batches per slot).
+    evalsha: (sha1, numkeys, args) =>
+      send(String(args[0]), command('EVALSHA', sha1, numkeys, args)).then(numbers),
+    eval: (source, numkeys, args) =>
+      send(String(args[0]), command('EVAL', source, numkeys, args)).then(numbers),
+    del: (keys) => send(keys[0] as string, ['DEL', ...keys]),
     down: (slot) => {
       if (!cluster.isOpen) return 'cluster client closed (not connected, or disconnected)'
       const master = masterNode(slot)
