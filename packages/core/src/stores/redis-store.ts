@@ -182,6 +182,7 @@ export class RedisStore implements Store {
   async block(call: Omit<StoreCall, 'cost'>, durationMs: number): Promise<number> {
     const down = this.#driver.down(this.#cluster ? this.#slotOf(call.key) : -1)
     if (down !== undefined) throw this.#failure(`is unreachable (${down})`, undefined)
+    this.#sendQueued()
     const key = `${baseKey(call.namespace, this.#tagOf(call.key))}${BLOCK_SUFFIX}`
     const test = call.nowMs !== undefined
     const args = [key, call.nowMs ?? '', test ? TEST_CLOCK_OFFSET_MS : 0, durationMs]
@@ -211,7 +212,14 @@ export class RedisStore implements Store {
     const namespaces = call.set?.namespaces ?? [call.namespace]
     // one DEL (the block too): a key's policies share its hash tag, so one Cluster slot
     const keys = namespaces.map((namespace) => baseKey(namespace, tag))
+    this.#sendQueued()
     await this.#driver.del([...keys, `${keys[0]}${BLOCK_SUFFIX}`])
+  }
+
+  // A reset or a block goes after the decisions this turn asked for before it (they wait in
+  // their batches for the end of the turn): send those first, on the same connection.
+  #sendQueued(): void {
+    if (this.#queue.size > 0) this.#flush()
   }
 
   #enqueue(call: StoreCall, op: StoreOp, sink: StoreSink): void {
