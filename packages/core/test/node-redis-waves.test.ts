@@ -7,7 +7,7 @@ import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { createLimiter, failureOf, RedisStore, type RedisStoreClient } from '../src/index.js'
 import { keySlot } from '../src/stores/cluster-slot.js'
-import { NODE_REDIS } from './setup/clients.js'
+import { NODE_REDIS, withStandalone } from './setup/clients.js'
 import { useCluster, useRedis } from './setup/redis.js'
 
 const redis = useRedis()
@@ -57,18 +57,22 @@ function watched(client: NodeRedisClient) {
   }
 }
 
+/** A limiter that admits all these tests ask (1000 a minute), quiet about store failures. */
+const roomy = (client: RedisStoreClient, prefix: string) =>
+  createLimiter({
+    algorithm: 'gcra',
+    limit: 1000,
+    window: '1m',
+    prefix,
+    store: new RedisStore({ client }),
+    onError: () => {},
+  })
+
 describe.each(NODE_REDIS)('RedisStore on $name, in waves', (factory) => {
   it('sends the first script call of a turn at once and the others with the next iteration', async () => {
-    const { client, close } = await factory.standalone(redis.server.port)
-    try {
+    await withStandalone(factory, redis.server.port, async (client) => {
       const seen = watched(client as NodeRedisClient)
-      const limiter = createLimiter({
-        algorithm: 'gcra',
-        limit: 1000,
-        window: '1m',
-        prefix: `waves-${factory.name}:`,
-        store: new RedisStore({ client: seen.client }),
-      })
+      const limiter = roomy(seen.client, `waves-${factory.name}:`)
       const pending = Array.from({ length: 70 }, (_, i) => limiter.consume(`k${i}`))
       // Two batches of 32 filled up in this turn: the first has gone, the second waits.
       expect(seen.scripts).toHaveLength(1)
@@ -77,14 +81,11 @@ describe.each(NODE_REDIS)('RedisStore on $name, in waves', (factory) => {
       expect(seen.scripts).toHaveLength(3)
       const decisions = await Promise.all(pending)
       expect(decisions.every((d) => d.allowed && d.remaining === 999)).toBe(true)
-    } finally {
-      await close()
-    }
+    })
   })
 
   it('keeps the order of a turn: three full batches in call order, then the reset', async () => {
-    const { client, close } = await factory.standalone(redis.server.port)
-    try {
+    await withStandalone(factory, redis.server.port, async (client) => {
       const limiter = createLimiter({
         algorithm: 'fixed-window',
         limit: 50,
@@ -106,23 +107,13 @@ describe.each(NODE_REDIS)('RedisStore on $name, in waves', (factory) => {
       )
       // The reset went last: nothing is counted.
       expect((await limiter.peek('k')).remaining).toBe(50)
-    } finally {
-      await close()
-    }
+    })
   })
 
   it('fails a held call whose server went down instead of queueing it offline', async () => {
-    const { client, close } = await factory.standalone(redis.server.port)
-    try {
+    await withStandalone(factory, redis.server.port, async (client) => {
       const seen = watched(client as NodeRedisClient)
-      const limiter = createLimiter({
-        algorithm: 'gcra',
-        limit: 1000,
-        window: '1m',
-        prefix: `waves-down-${factory.name}:`,
-        store: new RedisStore({ client: seen.client }),
-        onError: () => {},
-      })
+      const limiter = roomy(seen.client, `waves-down-${factory.name}:`)
       const pending = Array.from({ length: 64 }, (_, i) => limiter.consume(`k${i}`))
       expect(seen.scripts).toHaveLength(1)
       seen.outage()
@@ -133,9 +124,7 @@ describe.each(NODE_REDIS)('RedisStore on $name, in waves', (factory) => {
       const failures = decisions.slice(32).map((d) => failureOf(d))
       expect(failures.every((f) => f?.code === 'ERR_LIMITER_STORE')).toBe(true)
       expect(String(failures[0]?.message)).toMatch(/client reconnecting/)
-    } finally {
-      await close()
-    }
+    })
   })
 
   it('on a Cluster, keeps the order of a turn on every master', async () => {

@@ -2,22 +2,16 @@
 // an un-awaited consume of the same key must not overtake it (the consume waits in its batch
 // until the end of the turn; a reset or block used to go at once).
 import { describe, expect, it } from 'vitest'
-import { ALGORITHMS, createLimiter, RedisStore } from '../src/index.js'
-import { CLIENTS, type TestClient } from './setup/clients.js'
+import { ALGORITHMS, createLimiter, RedisStore, type RedisStoreClient } from '../src/index.js'
+import { CLIENTS, withStandalone } from './setup/clients.js'
 import { useRedis } from './setup/redis.js'
 
 const redis = useRedis()
 let unique = 0
 
 describe.each(CLIENTS)('on $name', (factory) => {
-  const withClient = async (run: (client: TestClient['client']) => Promise<void>) => {
-    const { client, close } = await factory.standalone(redis.server.port)
-    try {
-      await run(client)
-    } finally {
-      await close()
-    }
-  }
+  const withClient = (run: (client: RedisStoreClient) => Promise<void>) =>
+    withStandalone(factory, redis.server.port, run)
 
   it.each(ALGORITHMS)('%s: a reset goes after the consumes made before it', (algorithm) =>
     withClient(async (client) => {

@@ -118,3 +118,17 @@ export function typedClients(): void {
     () => check(new Cluster([])),
   ]
 }
+
+/** Runs `run` with a new client of `factory` on the standalone Redis at `port`, closed after. */
+export async function withStandalone(
+  factory: ClientFactory,
+  port: number,
+  run: (client: RedisStoreClient) => Promise<void>,
+): Promise<void> {
+  const { client, close } = await factory.standalone(port)
+  try {
+    await run(client)
+  } finally {
+    await close()
+  }
+}
