@@ -8,7 +8,7 @@ import { blockerOf } from './limiter-blocks.js'
 import { decisionsFor } from './limiter-decisions.js'
 import { limiterSettings } from './limiter-options.js'
 import { type Report, storePathOf } from './limiter-paths.js'
-import type { Limiter, LimiterOptions } from './limiter-types.js'
+import type { FailureMode, Limiter, LimiterOptions } from './limiter-types.js'
 import type { PolicySet } from './limits.js'
 import { isCost } from './policy.js'
 import { checkKey } from './stores/redis-keys.js'
@@ -71,6 +71,28 @@ function costChecker(set: PolicySet): (cost: unknown, min: 0 | 1) => number {
 }
 
 /**
+ * A limiter's report of a store failure: to its `onError` (a throwing hook cannot turn a decision
+ * into a crash), then on `limiter:failure`. `limiterOf` gives the limiter once it exists.
+ */
+function failureReporter(
+  onError: NonNullable<LimiterOptions['onError']>,
+  failureMode: FailureMode,
+  limiterOf: () => Limiter,
+): Report {
+  return (error, key, circuitOpen = false) => {
+    // Skipped calls are the consequence of failures already reported, not new ones.
+    if (error.code === 'ERR_LIMITER_CIRCUIT_OPEN') return
+    const limiter = limiterOf()
+    try {
+      onError(error, { key, limiter, failureMode })
+    } catch {
+      // A throwing hook must not turn a decision into a crash.
+    }
+    publishFailure(limiter, key, error, circuitOpen)
+  }
+}
+
+/**
  * Creates a limiter. Options are validated here: a bad one throws a `TypeError`/`RangeError`
  * naming it.
  *
@@ -88,16 +110,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
   const { set, failureMode } = settings
   const decisions = decisionsFor(set)
   const onError = options.onError ?? defaultOnError()
-  const report: Report = (error, key, circuitOpen = false) => {
-    // Skipped calls are the consequence of failures already reported, not new ones.
-    if (error.code === 'ERR_LIMITER_CIRCUIT_OPEN') return
-    try {
-      onError(error, { key, limiter, failureMode })
-    } catch {
-      // A throwing hook must not turn a decision into a crash.
-    }
-    publishFailure(limiter, key, error, circuitOpen)
-  }
+  const report = failureReporter(onError, failureMode, () => limiter)
   const path = storePathOf(settings, decisions, report, (domain, state) =>
     publishCircuit(limiter, domain, state),
   )

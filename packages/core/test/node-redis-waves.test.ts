@@ -68,6 +68,17 @@ const roomy = (client: RedisStoreClient, prefix: string) =>
     onError: () => {},
   })
 
+/** A fixed window of `limit` a minute whose every answer comes from Redis (no blocked-key cache). */
+const counting = (client: RedisStoreClient, limit: number, prefix: string) =>
+  createLimiter({
+    algorithm: 'fixed-window',
+    limit,
+    window: '1m',
+    prefix,
+    store: new RedisStore({ client }),
+    blockedCache: false,
+  })
+
 describe.each(NODE_REDIS)('RedisStore on $name, in waves', (factory) => {
   it('sends the first script call of a turn at once and the others with the next iteration', async () => {
     await withStandalone(factory, redis.server.port, async (client) => {
@@ -86,14 +97,7 @@ describe.each(NODE_REDIS)('RedisStore on $name, in waves', (factory) => {
 
   it('keeps the order of a turn: three full batches in call order, then the reset', async () => {
     await withStandalone(factory, redis.server.port, async (client) => {
-      const limiter = createLimiter({
-        algorithm: 'fixed-window',
-        limit: 50,
-        window: '1m',
-        prefix: `waves-order-${factory.name}:`,
-        store: new RedisStore({ client }),
-        blockedCache: false,
-      })
+      const limiter = counting(client, 50, `waves-order-${factory.name}:`)
       await limiter.consume('warm') // the script is cached: no NOSCRIPT retry reorders calls
       // 3 x 32: the first batch goes at once; the second (which admits 18 more), the third and
       // the reset wait for the next iteration, and go in that order.
@@ -130,14 +134,7 @@ describe.each(NODE_REDIS)('RedisStore on $name, in waves', (factory) => {
   it('on a Cluster, keeps the order of a turn on every master', async () => {
     const { client, close } = await factory.cluster(cluster.cluster.startupNodes.map((n) => n.port))
     try {
-      const limiter = createLimiter({
-        algorithm: 'fixed-window',
-        limit: 5,
-        window: '1m',
-        prefix: `waves-cluster-${factory.name}:`,
-        store: new RedisStore({ client }),
-        blockedCache: false,
-      })
+      const limiter = counting(client, 5, `waves-cluster-${factory.name}:`)
       // Keys on all three masters (of 12, some land on each), 70 decisions each in one turn:
       // per key two full batches and a partial one, in up to three waves per master.
       const keys = Array.from({ length: 12 }, (_, i) => `user${i}`)

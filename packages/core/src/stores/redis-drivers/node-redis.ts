@@ -92,26 +92,31 @@ export function nodeRedisDriver(client: NodeRedisClientLike): RedisDriver {
   }
 }
 
+type Cluster = NodeRedisClusterLike & { options?: Options; _options?: Options }
+
+const CLUSTER_CLOSED = 'cluster client closed (not connected, or disconnected)'
+
 export function nodeRedisClusterDriver(cluster: NodeRedisClusterLike): RedisDriver {
   const lastError = watchErrors(cluster)
-  const c = cluster as NodeRedisClusterLike & { options?: Options; _options?: Options }
+  const c = cluster as Cluster
   const roots = (c.options ?? c._options)?.rootNodes ?? []
   const seeds = roots.map(addressOf).filter((a) => a !== undefined)
   const masterNode = (slot: number): Node | undefined =>
     (c.slots[slot] as { master?: Node } | undefined)?.master
+  // Why `master`'s connection cannot take a command now, or undefined.
+  const downAt = (master: Node | undefined): string | undefined => {
+    if (!cluster.isOpen) return CLUSTER_CLOSED
+    return master !== undefined && notReady(master.client)
+      ? `master ${String(master.address)} reconnecting`
+      : undefined
+  }
   // One Waves per master: node-redis writes to each master's connection on its own.
   const waves = new Map<string, Waves>()
   const wavesOf = (key: string): Waves => {
     const address = String(masterNode(keySlot(key))?.address ?? '')
     let of = waves.get(address)
     if (of === undefined) {
-      of = new Waves(() => {
-        if (!cluster.isOpen) return 'cluster client closed (not connected, or disconnected)'
-        const master = c.masters.find((m) => m.address === address) as Node | undefined
-        return master !== undefined && notReady(master.client)
-          ? `master ${address} reconnecting`
-          : undefined
-      })
+      of = new Waves(() => downAt(c.masters.find((m) => m.address === address) as Node | undefined))
       waves.set(address, of)
     }
     return of
@@ -119,12 +124,46 @@ export function nodeRedisClusterDriver(cluster: NodeRedisClusterLike): RedisDriv
   // `key` routes the command: node-redis sends it to the master of its slot.
   const send = (key: string, args: string[]) =>
     wavesOf(key).send(() => cluster.sendCommand(key, false, args))
+  const probe = slotProbe(c, masterNode)
+  return {
+    cluster: true,
+    address:
+      seeds.length > 0
+        ? `the cluster seeded by ${seeds.slice(0, 3).join(', ')}${seeds.length > 3 ? ', ...' : ''}`
+        : 'the Redis Cluster',
+    lastError,
+    // The first key routes a script call (the store batches per slot).
+    evalsha: (sha1, numkeys, args) =>
+      send(String(args[0]), command('EVALSHA', sha1, numkeys, args)).then(numbers),
+    eval: (source, numkeys, args) =>
+      send(String(args[0]), command('EVAL', source, numkeys, args)).then(numbers),
+    del: (keys) => send(keys[0] as string, ['DEL', ...keys]),
+    down: (slot) => {
+      const master = masterNode(slot)
+      const down = downAt(master)
+      // a master reconnecting: help the client find the replica that replaces it
+      if (down !== undefined && down !== CLUSTER_CLOSED) probe(slot, String(master?.address))
+      return down
+    },
+    masterOf: (slot) => {
+      const address = masterNode(slot)?.address
+      return typeof address === 'string' ? address : undefined
+    },
+  }
+}
+
+/**
+ * node-redis 4 and 5 learn a new slot map only from a MOVED reply (6 also 5 s into a node's
+ * reconnection attempts), and a command for a dead master's slot waits for that master. The
+ * probe asks a live master about the slot (at most every 250 ms: one EXISTS), and when its MOVED
+ * names another master, has the cluster client load the slot map again.
+ */
+function slotProbe(
+  c: Cluster,
+  masterNode: (slot: number) => Node | undefined,
+): (slot: number, dead: string) => void {
   let probedAt = 0
-  // node-redis 4 and 5 learn a new slot map only from a MOVED reply (6 also 5 s into a node's
-  // reconnection attempts), and a command for a dead master's slot waits for that master: ask a
-  // live master about the slot (at most every 250 ms: one EXISTS), and when its MOVED names another
-  // master, have the cluster client load the slot map again.
-  const probe = (slot: number, dead: string): void => {
+  return (slot, dead) => {
     const now = Date.now()
     if (now - probedAt < PROBE_EVERY_MS) return
     probedAt = now
@@ -154,37 +193,12 @@ export function nodeRedisClusterDriver(cluster: NodeRedisClusterLike): RedisDriv
         // gets MOVED, which node-redis follows by loading the slot map again.
         let i = 0
         while (masterNode(clusterSlot(`n${i}`))?.address !== live.address && i < 10_000) i++
-        cluster.sendCommand(`{n${i}}`, false, ['EXISTS', key]).then(
+        c.sendCommand(`{n${i}}`, false, ['EXISTS', key]).then(
           () => {},
           () => {},
         )
       },
     )
-  }
-  return {
-    cluster: true,
-    address:
-      seeds.length > 0
-        ? `the cluster seeded by ${seeds.slice(0, 3).join(', ')}${seeds.length > 3 ? ', ...' : ''}`
-        : 'the Redis Cluster',
-    lastError,
-    // The first key routes a script call (the store batches per slot).
-    evalsha: (sha1, numkeys, args) =>
-      send(String(args[0]), command('EVALSHA', sha1, numkeys, args)).then(numbers),
-    eval: (source, numkeys, args) =>
-      send(String(args[0]), command('EVAL', source, numkeys, args)).then(numbers),
-    del: (keys) => send(keys[0] as string, ['DEL', ...keys]),
-    down: (slot) => {
-      if (!cluster.isOpen) return 'cluster client closed (not connected, or disconnected)'
-      const master = masterNode(slot)
-      if (master === undefined || !notReady(master.client)) return undefined
-      probe(slot, String(master.address))
-      return `master ${String(master.address)} reconnecting`
-    },
-    masterOf: (slot) => {
-      const address = masterNode(slot)?.address
-      return typeof address === 'string' ? address : undefined
-    },
   }
 }
 
