@@ -29,9 +29,15 @@ export {
   type Limiter,
   type LimiterOptions,
 } from './limiter.js'
-export type { LimiterStoreOptions, OnePolicy, SeveralPolicies } from './limiter-types.js'
+export type {
+  FailedOperation,
+  LimiterStoreOptions,
+  OnePolicy,
+  SeveralPolicies,
+} from './limiter-types.js'
 export { MAX_LIMITS, type NamedPolicy } from './limits.js'
 export { defaultName } from './naming.js'
+export { closeLimiters } from './owed.js'
 export {
   ALGORITHMS,
   type Algorithm,

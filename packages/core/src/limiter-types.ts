@@ -84,6 +84,14 @@ export interface Limiter {
     fn: (decision: Decision) => T | PromiseLike<T>,
     options?: AcquireOptions,
   ): Promise<T>
+  /**
+   * Resolves once this limiter's releases and refunds in flight (the adapters start them as
+   * responses finish) have settled, answered by the store or failed: await it at shutdown,
+   * before you quit the Redis client, so no concurrency lease is left to expire. It quits no
+   * client and stops nothing: the limiter keeps working. `closeLimiters()` does it for every
+   * limiter of the process.
+   */
+  close(): Promise<void>
 }
 
 /** Options of {@link Limiter.acquire} and {@link Limiter.run}. */
@@ -112,7 +120,16 @@ export interface ErrorContext {
   readonly limiter: Limiter
   /** What the limiter does about the failure: its `failureMode`. */
   readonly failureMode: FailureMode
+  /**
+   * The call that failed: `'decide'` (consume, peek, block, penalize: answered from
+   * `failureMode`), or `'release'`, `'refund'` or `'reset'`, which `failureMode` does not touch (a
+   * lease not released expires after its window; a cost not refunded stays counted).
+   */
+  readonly operation: FailedOperation
 }
+
+/** Which call of a limiter a store failure hit (see {@link ErrorContext}). */
+export type FailedOperation = 'decide' | 'release' | 'refund' | 'reset'
 
 /**
  * Options for {@link createLimiter}: one policy (`limit`, `window`, `algorithm`, `burst`), or

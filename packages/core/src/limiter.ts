@@ -10,6 +10,7 @@ import { limiterSettings } from './limiter-options.js'
 import { type Report, storePathOf } from './limiter-paths.js'
 import type { FailureMode, Limiter, LimiterOptions } from './limiter-types.js'
 import type { PolicySet } from './limits.js'
+import { owedOf } from './owed.js'
 import { isCost } from './policy.js'
 import { checkKey } from './stores/redis-keys.js'
 
@@ -79,12 +80,12 @@ function failureReporter(
   failureMode: FailureMode,
   limiterOf: () => Limiter,
 ): Report {
-  return (error, key, circuitOpen = false) => {
+  return (error, key, circuitOpen = false, operation = 'decide') => {
     // Skipped calls are the consequence of failures already reported, not new ones.
     if (error.code === 'ERR_LIMITER_CIRCUIT_OPEN') return
     const limiter = limiterOf()
     try {
-      onError(error, { key, limiter, failureMode })
+      onError(error, { key, limiter, failureMode, operation })
     } catch {
       // A throwing hook must not turn a decision into a crash.
     }
@@ -121,6 +122,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
   const blocker = blockerOf(settings, path)
   // acquire's waiters for a concurrency slot, woken by a release here
   const wakers = new Wakers()
+  const owed = owedOf() // releases and refunds in flight, for close()
 
   // consume, answered synchronously when the store can (MemoryStore); bad input throws.
   const decide = (key: string, cost: number): Decision | Promise<Decision> => {
@@ -131,9 +133,10 @@ export function createLimiter(options: LimiterOptions): Limiter {
 
   const ticketOf = (decision: Decision | undefined) =>
     decision === undefined ? undefined : LimiterDecision.ticketOf(decision, decisions.owner)
-  // after a lease comes back, this process's waiters for the key try again at once
+  // after a lease comes back, this process's waiters for the key try again at once (a refund
+  // or release in flight is held for close())
   const woken = (key: string) => (done: Promise<void>) =>
-    set.leases ? done.then(() => wakers.wake(key)) : done
+    owed.track(set.leases ? done.then(() => wakers.wake(key)) : done)
 
   const limiter: Limiter & { [DECIDE]: typeof decide } = {
     [DECIDE]: decide,
@@ -175,6 +178,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
       }),
     acquire: (key, options) => acquire(limiter, wakers, set.waitMs, key, options, shadow),
     run: (key, fn, options) => runInSlot(limiter, key, fn, options),
+    close: () => owed.settled(),
   }
   return Object.freeze(limiter)
 }
