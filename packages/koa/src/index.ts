@@ -15,6 +15,7 @@ import type { DefaultContext, DefaultState, Middleware, Next, ParameterizedConte
 import { routeScope } from './route-scope.js'
 
 export {
+  closeLimiters,
   type Decision,
   type HeaderStandard,
   type IpKeyOptions,
