@@ -1,6 +1,7 @@
 // A store built on a client that never connects says so at start-up (LIMITER_CLIENT_NOT_CONNECTED),
 // not only at the first request that fails open; a client connecting, or connected later in the
 // app's start-up, is left alone.
+import { once } from 'node:events'
 import { Cluster, Redis } from 'ioredis'
 import * as redis6 from 'redis'
 import * as redis4 from 'redis4'
@@ -75,6 +76,7 @@ describe('a client never connected', () => {
     const client = new Redis(redis.server.port, '127.0.0.1')
     await client.ping()
     await client.quit()
+    await once(client, 'end')
     new RedisStore({ client })
     const [warning] = await warned(1)
     expect(warning?.message).toMatch(/not connected.*quit\(\)/)
@@ -103,6 +105,11 @@ describe('a client connected, connecting, or connected during start-up', () => {
       await new Promise((r) => setTimeout(r, 100))
       await later.connect()
     }
+    // in use when the store is built, quit soon after: the app's business
+    const quit = new Redis(port, '127.0.0.1')
+    await quit.ping()
+    new RedisStore({ client: quit })
+    await quit.quit()
     const lazy = new Redis(port, '127.0.0.1', { lazyConnect: true })
     const cluster = new Cluster([{ host: '127.0.0.1', port: down }], { lazyConnect: true })
     for (const client of [lazy, cluster]) {

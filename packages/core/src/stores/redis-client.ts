@@ -153,8 +153,8 @@ const CONNECT_GRACE_MS = 1000
 const NOT_CONNECTED = new WeakSet<object>()
 
 /**
- * Warns once (`LIMITER_CLIENT_NOT_CONNECTED`) about a client that is still `closed()` a second
- * after a store was built on it: a node-redis client nobody called `connect()` on (or one already
+ * Warns once (`LIMITER_CLIENT_NOT_CONNECTED`) about a client that is `closed()` when a store is
+ * built on it and still a second later: a node-redis client nobody called `connect()` on (or one already
  * closed), an ioredis client already quit. Every decision on it would fail (and answer from the
  * limiter's `failureMode`). A client connecting or reconnecting is not closed.
  */
@@ -164,8 +164,8 @@ export function watchConnected(
   address: string,
   fix: string,
 ): void {
-  // checked only then: an ioredis client being quit reads `close` at first, `end` later
-  if (NOT_CONNECTED.has(client)) return
+  // closed when the store is built, and still a second later: a client in use, quit later, is not
+  if (!closed() || NOT_CONNECTED.has(client)) return
   setTimeout(() => {
     if (!closed() || NOT_CONNECTED.has(client)) return
     NOT_CONNECTED.add(client)
