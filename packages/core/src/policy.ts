@@ -1,5 +1,5 @@
 // Policy: an algorithm plus its numbers, validated once and frozen.
-import { type Duration, parseDuration } from './duration.js'
+import { type Duration, parseDuration, warnBareMilliseconds } from './duration.js'
 import { LimiterRangeError, LimiterTypeError } from './errors.js'
 
 /**
@@ -154,6 +154,7 @@ export function definePolicy(options: PolicyOptions, at = ''): Policy {
   }
   const limit = positiveInteger(`${at}limit`, options.limit)
   const windowMs = parseDuration(options.window, `${at}window`)
+  warnBareMilliseconds(options.window, 'window')
   const burst = options.burst === undefined ? limit : positiveInteger(`${at}burst`, options.burst)
   if (COUNTING.has(algorithm) && burst !== limit) {
     const what = algorithm === 'concurrency' ? 'in flight' : 'per window'
