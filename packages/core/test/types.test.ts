@@ -78,8 +78,10 @@ describe('types', () => {
     limiter({ limit: 2, window: '1m', retryAfter: '2s' })
     // @ts-expect-error nor in a limits entry
     const spec: LimitSpec = { algorithm: 'fixed-window', limit: 2, window: '1m', retryAfter: 5 }
-    // @ts-expect-error nor in definePolicy
-    definePolicy({ algorithm: 'sliding-log', limit: 2, window: '1m', retryAfter: '1s' })
+    expect(() =>
+      // @ts-expect-error nor in definePolicy (which throws, naming it)
+      definePolicy({ algorithm: 'sliding-log', limit: 2, window: '1m', retryAfter: '1s' }),
+    ).toThrow(/`retryAfter`/)
     expect(spec).toBeDefined()
   })
 
