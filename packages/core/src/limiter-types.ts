@@ -187,7 +187,7 @@ export interface LimiterPeerNames {
   readonly points?: NotAnOption<'use `limit` instead of `points`'> | undefined
   /** @deprecated Not an option: use `window`, with a unit: `'60s'`. */
   readonly duration?:
-    | NotAnOption<"use `window` instead of `duration`, with a unit: `duration: 60` (seconds) is `window: '60s'`">
+    | NotAnOption<"use `window` instead of `duration`, with a unit: rate-limiter-flexible's `duration: 60` (seconds) is `window: '60s'`, koa-ratelimit's (ms) is `window: '60ms'`">
     | undefined
   /** @deprecated Not an option: call `limiter.block(key, '15m')`. */
   readonly blockDuration?:

@@ -39,7 +39,7 @@ describe('types', () => {
       NotAnOption<'use `limit` instead of `max`'>
     >()
     expectTypeOf<NonNullable<LimiterOptions['duration']>>().toEqualTypeOf<
-      NotAnOption<"use `window` instead of `duration`, with a unit: `duration: 60` (seconds) is `window: '60s'`">
+      NotAnOption<"use `window` instead of `duration`, with a unit: rate-limiter-flexible's `duration: 60` (seconds) is `window: '60s'`, koa-ratelimit's (ms) is `window: '60ms'`">
     >()
     expect(true).toBe(true)
   })
