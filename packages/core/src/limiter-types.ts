@@ -4,7 +4,17 @@ import type { Decision } from './decision.js'
 import type { Duration } from './duration.js'
 import type { LimiterError } from './errors.js'
 import type { NamedPolicy } from './limits.js'
-import type { LimitSpec, Policy, PolicyOptions } from './policy.js'
+import type {
+  Algorithm,
+  DefaultAlgorithm,
+  Defaulted,
+  LimitSpec,
+  NotAnOption,
+  Policy,
+  PolicyOptionsOf,
+  RateAlgorithm,
+  ReservingAlgorithm,
+} from './policy.js'
 import type { Store } from './stores/store.js'
 
 /**
@@ -135,15 +145,44 @@ export type FailedOperation = 'decide' | 'release' | 'refund' | 'reset'
  * Options for {@link createLimiter}: one policy (`limit`, `window`, `algorithm`, `burst`), or
  * several in `limits`, plus where and how to keep their counters.
  */
-export type LimiterOptions = LimiterStoreOptions & (OnePolicy | SeveralPolicies)
+export type LimiterOptions = LimiterBaseOptions & (OnePolicy | SeveralPolicies)
 
-/** The one-policy shorthand: a one-entry `limits`. */
-export interface OnePolicy extends PolicyOptions {
-  readonly limits?: undefined
-}
+/**
+ * What a one-policy limiter of algorithm `A` takes besides its store options: the policy, and
+ * waiting (`maxDelay`, `delayAfter`) where `A` can reserve a slot.
+ */
+export type OnePolicyOf<A extends Algorithm> = PolicyOptionsOf<A> &
+  WaitingFor<A> & { readonly limits?: undefined }
+
+/**
+ * `maxDelay` and `delayAfter` where the algorithm can reserve a later slot, and where it cannot
+ * the sentence a compiler error shows (`maxDelay: 0`, no waiting, is accepted everywhere).
+ */
+export type WaitingFor<A extends Algorithm> = [A] extends [ReservingAlgorithm]
+  ? WaitingOptions
+  : {
+      readonly maxDelay?:
+        | 0
+        | NotAnOption<"`maxDelay` needs a 'gcra', 'token-bucket' or 'leaky-bucket' policy to reserve a slot in">
+        | undefined
+      readonly delayAfter?:
+        | NotAnOption<"`delayAfter` needs a 'gcra', 'token-bucket' or 'leaky-bucket' policy to reserve a slot in">
+        | undefined
+    }
+
+/**
+ * The one-policy shorthand: a one-entry `limits`. A union on `algorithm`: where it is a literal,
+ * an option the algorithm does not take (`maxDelay` on `'fixed-window'`, `retryAfter` on a rate
+ * algorithm) is a compile error; without `algorithm`, what the default algorithm takes.
+ */
+export type OnePolicy =
+  | OnePolicyOf<ReservingAlgorithm>
+  | OnePolicyOf<Exclude<RateAlgorithm, ReservingAlgorithm>>
+  | OnePolicyOf<'concurrency'>
+  | Defaulted<OnePolicyOf<DefaultAlgorithm>>
 
 /** Several policies on one key, decided all or nothing. */
-export interface SeveralPolicies {
+export interface SeveralPolicies extends WaitingOptions {
   /**
    * 1 to 8 policies. A request is admitted only if every policy admits it, and then all of them
    * count it; a refused request is counted by none. Names must be distinct within the limiter.
@@ -156,8 +195,31 @@ export interface SeveralPolicies {
   readonly retryAfter?: undefined
 }
 
-/** The options of {@link createLimiter} besides its policies. */
-export interface LimiterStoreOptions {
+/**
+ * Names rate-limiter-flexible uses for this package's options and methods: each is a compile
+ * error whose text says what to write instead (and a runtime error with the same advice).
+ */
+export interface LimiterPeerNames {
+  /** @deprecated Not an option: use `limit`. */
+  readonly points?: NotAnOption<'use `limit` instead of `points`'> | undefined
+  /** @deprecated Not an option: use `window`, with a unit: `'60s'`. */
+  readonly duration?:
+    | NotAnOption<"use `window` instead of `duration`, with a unit: rate-limiter-flexible's `duration: 60` (seconds) is `window: '60s'`, koa-ratelimit's (ms) is `window: '60ms'`">
+    | undefined
+  /** @deprecated Not an option: call `limiter.block(key, '15m')`. */
+  readonly blockDuration?:
+    | NotAnOption<"no block option: call `limiter.block(key, '15m')`; `blockDuration: 900` (seconds) is '900s'">
+    | undefined
+  /** @deprecated Not an option: use `prefix`. */
+  readonly keyPrefix?: NotAnOption<'use `prefix` instead of `keyPrefix`'> | undefined
+  /** @deprecated Not an option: use `maxDelay`. */
+  readonly execEvenly?:
+    | NotAnOption<'use `maxDelay` (with gcra) instead of `execEvenly`'>
+    | undefined
+}
+
+/** The options of {@link createLimiter} besides its policies and waiting. */
+export interface LimiterBaseOptions extends LimiterPeerNames {
   /** Where state lives. Default: a new `MemoryStore`. */
   readonly store?: Store | undefined
   /**
@@ -206,6 +268,10 @@ export interface LimiterStoreOptions {
   readonly mode?: LimiterMode | undefined
   /** Called with each store failure (a `LimiterError` whose `cause` is the original). */
   readonly onError?: ((error: LimiterError, context: ErrorContext) => void) | undefined
+}
+
+/** Waiting instead of refusing: options of a limiter with a policy that can reserve a slot. */
+export interface WaitingOptions {
   /**
    * Wait instead of refusing (default 0: refuse): a request that would be refused but can pass
    * within `maxDelay` reserves its slot at once and is admitted with `delayMs`, the time to wait
@@ -221,3 +287,6 @@ export interface LimiterStoreOptions {
    */
   readonly delayAfter?: number | undefined
 }
+
+/** The options of {@link createLimiter} besides its policies. */
+export interface LimiterStoreOptions extends LimiterBaseOptions, WaitingOptions {}

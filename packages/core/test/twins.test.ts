@@ -2,7 +2,7 @@
 // traffic on an injected clock, give identical decisions.
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import type { Store, StoreCall, StoreDecision } from '../src/index.js'
+import type { LimiterOptions, Store, StoreCall, StoreDecision } from '../src/index.js'
 import {
   ALGORITHMS,
   type Algorithm,
@@ -237,8 +237,8 @@ async function scenario(
           : undefined,
     }
     return [
-      createLimiter(withClock({ ...options, store: storeA }, clock)),
-      createLimiter(withClock({ ...options, store: storeB }, clock)),
+      createLimiter(withClock({ ...options, store: storeA } as LimiterOptions, clock)),
+      createLimiter(withClock({ ...options, store: storeB } as LimiterOptions, clock)),
     ]
   }
   let [a, b] = make(first.limit, first.windowMs, first.limit + first.burstExtra)

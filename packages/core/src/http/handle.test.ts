@@ -15,10 +15,10 @@ import {
 import { applyHeaders, limitedResponse, refundOnce, refundWhenDone, whenDue } from './handle.js'
 import type { HeaderValue } from './merge-headers.js'
 import {
+  type RateLimitBaseOptions,
   type RateLimitOptions,
   type ResolvedRateLimit,
   resolveRateLimitOptions,
-  type SharedRateLimitOptions,
 } from './options.js'
 import { QUOTA_EXCEEDED_TYPE } from './problem.js'
 
@@ -117,7 +117,7 @@ describe('checkRequest', () => {
     expect(check?.cost).toBe(4)
   })
 
-  it.each<[string, Partial<SharedRateLimitOptions<Req>>, RegExp, string]>([
+  it.each<[string, Partial<RateLimitBaseOptions<Req>>, RegExp, string]>([
     [
       'key throws',
       {
@@ -199,7 +199,7 @@ describe('checkRequest', () => {
   })
 })
 
-async function deniedCheck(options: Partial<SharedRateLimitOptions<Req>> = {}) {
+async function deniedCheck(options: Partial<RateLimitBaseOptions<Req>> = {}) {
   const rl = resolve({ limit: 1, window: '1m', ...options })
   await checkRequest(rl, req, 'GET /x')
   const check = (await checkRequest(rl, req, 'GET /x')) as RateLimitCheck
@@ -222,7 +222,7 @@ describe('limitedResponse', () => {
     expect(body.detail).toMatch(/^The limit is 1 request per 1 minute\. Retry in \d+ seconds?\.$/)
   })
 
-  it.each<[string, Partial<SharedRateLimitOptions<Req>>, string, string]>([
+  it.each<[string, Partial<RateLimitBaseOptions<Req>>, string, string]>([
     ['string', { message: 'slow down' }, 'text/plain; charset=utf-8', 'slow down'],
     [
       'object',
@@ -261,7 +261,7 @@ describe('limitedResponse', () => {
 })
 
 describe('refunds', () => {
-  const make = async (options: Partial<SharedRateLimitOptions<Req>>) => {
+  const make = async (options: Partial<RateLimitBaseOptions<Req>>) => {
     const store = countingStore()
     const rl = resolve({ limit: 5, window: '1m', store, ...options })
     const check = (await checkRequest(rl, req)) as RateLimitCheck
@@ -269,7 +269,7 @@ describe('refunds', () => {
   }
   const tick = () => new Promise((r) => setImmediate(r))
 
-  it.each<[string, Partial<SharedRateLimitOptions<Req>>, number | undefined, number]>([
+  it.each<[string, Partial<RateLimitBaseOptions<Req>>, number | undefined, number]>([
     ['success refunded', { skipSuccessfulRequests: true }, 200, 1],
     ['failure kept', { skipSuccessfulRequests: true }, 500, 0],
     ['failure refunded', { skipFailedRequests: true }, 404, 1],

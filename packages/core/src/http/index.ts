@@ -63,6 +63,7 @@ export {
   type MessageBody,
   type OnePolicyOptions,
   type PeerOptionNames,
+  type RateLimitBaseOptions,
   type RateLimitOptions,
   type ResolvedRateLimit,
   resolveRateLimitOptions,
