@@ -421,7 +421,12 @@ function readDecision(
     resetMs = values[next] as number
     const tatMs = values[next + 1] as number
     if (tatMs >= 0)
-      ticket = reservationTicket(limit, tatMs, values[next + 2] as number, values[next + 3] as number)
+      ticket = reservationTicket(
+        limit,
+        tatMs,
+        values[next + 2] as number,
+        values[next + 3] as number,
+      )
     next += 4
   }
   if (tickets) {
