@@ -118,6 +118,31 @@ describe.each(STORES)('%s', (_name, makeStore) => {
     },
   )
 
+  it('acquire: waiters that abort give back no slot another still waits behind', async () => {
+    const limiter = createLimiter({
+      algorithm: 'gcra',
+      limit: 10,
+      window: '1s',
+      burst: 1,
+      maxDelay: '1s',
+      name: `rr${unique++}`,
+      store: makeStore(),
+    })
+    // 11 at once: one goes now, the others wait 100 ms to 1 s; all but the first and last give up
+    const controllers = Array.from({ length: 11 }, () => new AbortController())
+    const waiting = controllers.map((c) => limiter.acquire('k', { signal: c.signal }))
+    for (const c of controllers.slice(1, 10)) c.abort(new Error('gone'))
+    const settled = await Promise.allSettled(waiting.slice(0, 10))
+    expect(settled.map((s) => s.status)).toEqual(['fulfilled', ...Array(9).fill('rejected')])
+    // the last still waits for its slot, about 1 s after the start: the next request could
+    // have only the slot after it (1.1 s, past maxDelay: refused until it can reserve it), not
+    // one of those given back (before the fix: a wait of about 200 ms)
+    const next = await limiter.peek('k')
+    expect(next.allowed ? next.delayMs : next.retryAfterMs).toBeGreaterThan(500)
+    ;(controllers[10] as AbortController).abort(new Error('gone too'))
+    await expect(waiting[10]).rejects.toThrow('gone too')
+  })
+
   it('a refund of the tail gives its slot back; of any other reservation, nothing', async () => {
     const clock = { now: 1_800_000_000_000 }
     const limiter = createLimiter(
