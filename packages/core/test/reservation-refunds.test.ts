@@ -24,6 +24,7 @@ import {
   type Store,
 } from '../src/index.js'
 import { withClock } from '../src/testing.js'
+import { CLIENTS, withStandalone } from './setup/clients.js'
 import { useRedis } from './setup/redis.js'
 
 const redis = useRedis()
@@ -143,50 +144,60 @@ describe.each(STORES)('%s', (_name, makeStore) => {
     await expect(waiting[10]).rejects.toThrow('gone too')
   })
 
-  it('a refund of the tail gives its slot back; of any other reservation, nothing', async () => {
-    const clock = { now: 1_800_000_000_000 }
-    const limiter = createLimiter(
-      withClock(
-        {
-          algorithm: 'gcra',
-          limit: 10,
-          window: '1s',
-          burst: 1,
-          maxDelay: '1s',
-          name: `rr${unique++}`,
-          store: makeStore(),
-        },
-        () => clock.now,
-      ),
-    )
-    const delays: number[] = []
-    const decisions: Decision[] = []
-    for (let i = 0; i < 4; i++) {
-      const d = await limiter.consume('k')
-      decisions.push(d)
-      delays.push(d.delayMs)
-    }
-    expect(delays).toEqual([0, 100, 200, 300])
-    // the one waiting 100 ms gives up: others hold later slots, so its slot stays spent
-    await limiter.refund('k', 1, decisions[1])
-    expect((await limiter.peek('k')).delayMs).toBe(400)
-    // the tail gives up: the next request takes its slot
-    await limiter.refund('k', 1, decisions[3])
-    expect((await limiter.peek('k')).delayMs).toBe(300)
-    // now the one waiting 200 ms is the tail again
-    await limiter.refund('k', 1, decisions[2])
-    expect((await limiter.peek('k')).delayMs).toBe(200)
-    // a refund without its decision while others wait gives nothing: the tail is theirs
-    await limiter.refund('k', 1)
-    expect((await limiter.peek('k')).delayMs).toBe(200)
-    // and a refund of an admission that did not wait, once nobody waits, gives its cost back
-    clock.now += 1000
-    const atOnce = await limiter.consume('k')
-    expect(atOnce.delayMs).toBe(0)
-    expect((await limiter.peek('k')).delayMs).toBe(100)
-    await limiter.refund('k', 1, atOnce)
-    expect((await limiter.peek('k')).delayMs).toBe(0)
-  })
+  it('a refund of the tail gives its slot back; of any other reservation, nothing', () =>
+    tailOnly(makeStore()))
+})
+
+// Four requests at once (slots 0, 100, 200 and 300 ms), refunded out of order.
+async function tailOnly(store: Store): Promise<void> {
+  const clock = { now: 1_800_000_000_000 }
+  const limiter = createLimiter(
+    withClock(
+      {
+        algorithm: 'gcra',
+        limit: 10,
+        window: '1s',
+        burst: 1,
+        maxDelay: '1s',
+        name: `rr${unique++}`,
+        store,
+      },
+      () => clock.now,
+    ),
+  )
+  const delays: number[] = []
+  const decisions: Decision[] = []
+  for (let i = 0; i < 4; i++) {
+    const d = await limiter.consume('k')
+    decisions.push(d)
+    delays.push(d.delayMs)
+  }
+  expect(delays).toEqual([0, 100, 200, 300])
+  // the one waiting 100 ms gives up: others hold later slots, so its slot stays spent
+  await limiter.refund('k', 1, decisions[1])
+  expect((await limiter.peek('k')).delayMs).toBe(400)
+  // the tail gives up: the next request takes its slot
+  await limiter.refund('k', 1, decisions[3])
+  expect((await limiter.peek('k')).delayMs).toBe(300)
+  // now the one waiting 200 ms is the tail again
+  await limiter.refund('k', 1, decisions[2])
+  expect((await limiter.peek('k')).delayMs).toBe(200)
+  // a refund without its decision while others wait gives nothing: the tail is theirs
+  await limiter.refund('k', 1)
+  expect((await limiter.peek('k')).delayMs).toBe(200)
+  // and a refund of an admission that did not wait, once nobody waits, gives its cost back
+  clock.now += 1000
+  const atOnce = await limiter.consume('k')
+  expect(atOnce.delayMs).toBe(0)
+  expect((await limiter.peek('k')).delayMs).toBe(100)
+  await limiter.refund('k', 1, atOnce)
+  expect((await limiter.peek('k')).delayMs).toBe(0)
+}
+
+// Every client library reads a reservation's ticket from the reply the same way.
+describe.each(CLIENTS)('RedisStore on $name', (factory) => {
+  it('a refund of the tail gives its slot back; of any other reservation, nothing', () =>
+    withStandalone(factory, redis.server.port, (client) => tailOnly(new RedisStore({ client }))))
 })
 
 // One random run: a sequence of reservations and aborts on an injected clock.
