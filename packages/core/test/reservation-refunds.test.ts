@@ -6,7 +6,8 @@
 // The bound: a waiting GCRA admits a request when it conforms with tolerance (after - 1) x T
 // (T = window / limit, `after` the limiter's `delayAfter`, default `burst`), at the exact time
 // x = max(now, TAT + cost x T - after x T); the TAT then is x + after x T or more. For requests
-// k..m (costs at most `after`) that gives S x T <= x_m - x_k + after x T, S their total cost.
+// k..m (costs at most `after`) that gives S x T <= x_m - x_k + after x T, S their total cost
+// (with a cost c above `after` among them, c in place of `after`).
 // Due times are x rounded up to whole ms, so due times within a window [a, a + window) come
 // from exact times less than `window` apart: S x T < window + after x T, so S < limit + after,
 // and S <= limit + after - 1. With burst 1: at most `limit` per window, as the README promises.
@@ -242,7 +243,7 @@ function stepsArb(windowMs: number, limit: number): fc.Arbitrary<Step[]> {
       arbitrary: fc.record({
         kind: fc.constant('reserve' as const),
         advanceMs: advance,
-        cost: fc.integer({ min: 1, max: 2 }),
+        cost: fc.integer({ min: 1, max: 3 }),
         // how many at this instant: a queue builds up in a few steps
         n: fc.integer({ min: 1, max: limit + 2 }),
       }),
@@ -289,11 +290,11 @@ function limiterFor(config: Config, store: Store, clock: () => number): Limiter 
   return createLimiter(withClock(options, clock))
 }
 
-// The bound of each policy: limit + after - 1 in any window of its length (after: delayAfter,
-// default burst; costs are at most after here).
+// The bound of each policy: limit + max(after, the largest cost) - 1 in any window of its
+// length (after: delayAfter, default burst).
 function checkBounds(limiter: Limiter, admissions: readonly Admission[]): void {
   for (const policy of limiter.policies) {
-    const after = policy.delayAfter ?? policy.burst
+    const after = Math.max(policy.delayAfter ?? policy.burst, ...admissions.map((a) => a.cost))
     const most = mostInWindow(admissions, policy.windowMs)
     expect(
       most,
@@ -305,12 +306,12 @@ function checkBounds(limiter: Limiter, admissions: readonly Admission[]): void {
 async function run(config: Config, steps: readonly Step[], store: Store): Promise<void> {
   let now = 1_700_000_000_000
   const limiter = limiterFor(config, store, () => now)
-  const after = Math.min(...limiter.policies.map((p) => p.delayAfter ?? p.burst))
   const admissions: Admission[] = []
   for (const step of steps) {
     now += step.advanceMs
     if (step.kind === 'reserve') {
-      const cost = Math.min(step.cost, after)
+      // a cost above burst can never pass (consume rejects it)
+      const cost = Math.min(step.cost, config.burst)
       for (let i = 0; i < step.n; i++) {
         const decision = await limiter.consume('k', cost)
         // decided by the store (Redis may answer a refusal from its blocked-key cache)
