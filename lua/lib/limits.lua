@@ -15,15 +15,15 @@ ARGV[a + 1]             its cost (integer >= 0; 0 peeks), minus the cost to refu
 ARGV[a + 2]             its tickets: P entries joined by ',': a refund's or release's (the
                         sliding-log policies' "<time>:<cost>", the concurrency policies'
                         leases, a gcra reservation's "<limit>:<ms>:<frac>:<moved>"), a
-                        consume's new leases (concurrency policies), '' for the others (a batch of consumes of cost 1 without concurrency policies sends
+                        consume's new leases (concurrency policies), '' for the others (a
+                        batch of consumes of cost 1 without concurrency policies sends
                         neither for any request)
 A key whose first policy's state key has a block (lib/block.lua) is refused by every policy
 and counts nothing (a penalty still counts).
 Reply, per consume or penalty in order (refunds and releases add nothing), per policy in order:
 lib/reply.lua's encoding of that policy's decision (with a gcra reservation's ticket), then, for
-a policy whose module's tickets are `true`,
-its fifth value (sliding-log: the time its admission was recorded at; concurrency: 1 if its
-lease was taken; -1 if none). After a refusal each policy reports what it holds now: nothing was
+a policy whose module's tickets are `true`, its fifth value (sliding-log: the time its admission
+was recorded at; concurrency: 1 if its lease was taken; -1 if none). After a refusal each policy reports what it holds now: nothing was
 counted. Policies that wait (gcra's `wait`) and admit all reserve at the longest of their delays.
 ]]
 local modules = { fw = fixed_window, sw = sliding_window, sl = sliding_log, gc = gcra, cc = concurrency }
