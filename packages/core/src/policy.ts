@@ -74,7 +74,10 @@ export const DEFAULT_CONCURRENCY_RETRY_MS = 1000
 
 /** What a user writes to describe a policy. */
 export interface PolicyOptions {
-  /** The algorithm. Default `'sliding-window'`. */
+  /**
+   * The algorithm. Default `'gcra'` (with `burst` defaulting to `limit`): exact, O(1), and a
+   * client that waits out each refusal's Retry-After gets the full `limit` per `window`.
+   */
   readonly algorithm?: Algorithm | undefined
   /** Requests (cost units) per window: a positive integer. */
   readonly limit: number
@@ -144,7 +147,7 @@ function positiveInteger(option: string, value: unknown): number {
 export function definePolicy(options: PolicyOptions, at = ''): Policy {
   if (options === null || typeof options !== 'object')
     throw new LimiterTypeError(at === '' ? 'options' : at.slice(0, -1), options, 'an object')
-  const algorithm = options.algorithm ?? 'sliding-window'
+  const algorithm = options.algorithm ?? 'gcra'
   if (!ALGORITHMS.includes(algorithm)) {
     throw new LimiterRangeError(
       `${at}algorithm`,
