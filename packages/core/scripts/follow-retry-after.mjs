@@ -20,7 +20,9 @@ const PHASES = [0, 0.001, 0.25, 0.5, 0.75, 0.999].map((p) => Math.floor(p * wind
 
 /** One client from `start` for 10 windows: admissions and the largest Retry-After (ms). */
 function follow(algorithm, limit, start, header) {
-  const policy = definePolicy(algorithm === 'default' ? { limit, window } : { algorithm, limit, window })
+  const policy = definePolicy(
+    algorithm === 'default' ? { limit, window } : { algorithm, limit, window },
+  )
   const twin = TWINS[policy.algorithm]
   const end = start + WINDOWS * window
   let state
@@ -73,9 +75,13 @@ for (const algorithm of algorithms) {
     const h = measure(algorithm, group, true)
     const e = measure(algorithm, group, false)
     const label =
-      group.length === 1 ? String(group[0]) : `${group[0]}-${group.at(-1)} (worst ${h.worstLimit}/${e.worstLimit})`
+      group.length === 1
+        ? String(group[0])
+        : `${group[0]}-${group.at(-1)} (worst ${h.worstLimit}/${e.worstLimit})`
     const name =
-      algorithm === 'default' ? `default (${definePolicy({ limit: 1, window }).algorithm})` : algorithm
+      algorithm === 'default'
+        ? `default (${definePolicy({ limit: 1, window }).algorithm})`
+        : algorithm
     console.log(
       `| ${name} | ${label} | ${pct(h.worst)} | ${h.maxRetry.toFixed(3)} | ${pct(e.worst)} | ${e.maxRetry.toFixed(3)} |`,
     )
