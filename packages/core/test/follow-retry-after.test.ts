@@ -22,7 +22,7 @@ interface Run {
   readonly header: boolean
 }
 
-/** The client's admissions over 10 windows, and the longest wait it was told. */
+/** The client's admissions over 10 windows, the longest wait it was told, the latest reset. */
 async function follow(store: Store, prefix: string, run: Run) {
   const start = EPOCH + (run.phase % run.windowMs)
   let now = start
@@ -32,9 +32,11 @@ async function follow(store: Store, prefix: string, run: Run) {
   const end = start + WINDOWS * run.windowMs
   let admitted = 0
   let longestWaitMs = 0
+  let latestResetMs = 0
   // bounded, so a limiter that admits everything fails instead of looping
   while (now < end && admitted <= 2 * WINDOWS * run.limit + 1) {
     const decision = await limiter.consume('client')
+    latestResetMs = Math.max(latestResetMs, decision.resetMs)
     if (decision.allowed) {
       admitted++
       continue
@@ -43,7 +45,7 @@ async function follow(store: Store, prefix: string, run: Run) {
     longestWaitMs = Math.max(longestWaitMs, waitMs)
     now += Math.max(1, waitMs)
   }
-  return { admitted, longestWaitMs }
+  return { admitted, longestWaitMs, latestResetMs }
 }
 
 // Exact waits: any window in ms. The header's whole seconds: windows of whole seconds (a header
@@ -70,12 +72,14 @@ const EXAMPLES: [Run][] = [1, 2, 10, 100, 1000].flatMap((limit) =>
 )
 
 async function honoured(store: Store, prefix: string, run: Run): Promise<void> {
-  const { admitted, longestWaitMs } = await follow(store, prefix, run)
+  const { admitted, longestWaitMs, latestResetMs } = await follow(store, prefix, run)
   expect(admitted, `admitted of ${WINDOWS} x ${run.limit}`).toBeGreaterThanOrEqual(
     0.99 * WINDOWS * run.limit,
   )
   expect(admitted).toBeLessThanOrEqual(WINDOWS * run.limit + run.limit)
   expect(longestWaitMs, 'the longest Retry-After').toBeLessThanOrEqual(run.windowMs)
+  // the draft-10 `t`: never further than a window
+  expect(latestResetMs, 'the latest reset').toBeLessThanOrEqual(run.windowMs)
 }
 
 describe('the default algorithm', () => {
