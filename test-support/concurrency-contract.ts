@@ -406,7 +406,15 @@ export function describeConcurrencyContract(
         delayAfter: 1,
       }))
         expect(message).toBeUndefined()
+      // the default algorithm, gcra, reserves; sliding-window cannot
       for (const message of await errors({ limit: 2, window: '1s', maxDelay: '1s' }))
+        expect(message).toBeUndefined()
+      for (const message of await errors({
+        algorithm: 'sliding-window',
+        limit: 2,
+        window: '1s',
+        maxDelay: '1s',
+      }))
         expect(message).toMatch(/maxDelay.*algorithm 'sliding-window'/)
       for (const message of await errors({
         algorithm: 'gcra',

@@ -224,7 +224,7 @@ export interface LimiterBaseOptions extends LimiterPeerNames {
   readonly store?: Store | undefined
   /**
    * Names this limiter's counters. Limiters with the same `prefix` and `name` share counters.
-   * Default: derived from the policy (e.g. `sw100/1m`), so the same definition in many
+   * Default: derived from the policy (e.g. `gc100/1m`), so the same definition in many
    * processes shares one counter. Set it to keep counters across a change of limit. With
    * `limits`, a policy's counters are named by `prefix`, this `name` (when given) and the
    * policy's own name.

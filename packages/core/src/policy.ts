@@ -83,7 +83,7 @@ export type ReservingAlgorithm = 'gcra' | 'token-bucket' | 'leaky-bucket'
  * `maxDelay` only if it reserves). Keep it the default {@link definePolicy} applies: changing
  * the default is this line and that one.
  */
-export type DefaultAlgorithm = 'sliding-window'
+export type DefaultAlgorithm = 'gcra'
 
 /**
  * An option that is not one here, or not one for this algorithm, as a type: the only value it
@@ -108,7 +108,10 @@ export interface PolicyNumbers {
 
 /** The options of a policy whose algorithm is `A` (one name, or several with the same options). */
 export type PolicyOptionsOf<A extends Algorithm> = PolicyNumbers & {
-  /** The algorithm. Default `'sliding-window'`. */
+  /**
+   * The algorithm. Default `'gcra'` (with `burst` defaulting to `limit`): exact, O(1), and a
+   * client that waits out each refusal's Retry-After gets the full `limit` per `window`.
+   */
   readonly algorithm: A
   /**
    * `concurrency` only: the `Retry-After` of a refusal (default 1 s), an estimate: a slot frees
@@ -185,7 +188,7 @@ function positiveInteger(option: string, value: unknown): number {
 export function definePolicy(options: PolicyOptions, at = ''): Policy {
   if (options === null || typeof options !== 'object')
     throw new LimiterTypeError(at === '' ? 'options' : at.slice(0, -1), options, 'an object')
-  const algorithm = options.algorithm ?? 'sliding-window'
+  const algorithm = options.algorithm ?? 'gcra'
   if (!ALGORITHMS.includes(algorithm)) {
     throw new LimiterRangeError(
       `${at}algorithm`,

@@ -95,9 +95,7 @@ describe('types', () => {
 
   it('no algorithm takes what the default algorithm takes', () => {
     // DefaultAlgorithm must name what definePolicy defaults to (change both together).
-    expect(definePolicy({ limit: 1, window: '1s' }).algorithm).toBe<DefaultAlgorithm>(
-      'sliding-window',
-    )
+    expect(definePolicy({ limit: 1, window: '1s' }).algorithm).toBe<DefaultAlgorithm>('gcra')
     type NoAlgorithm = Extract<OnePolicy, { readonly algorithm?: undefined }>
     type DefaultOne = OnePolicyOf<DefaultAlgorithm>
     expectTypeOf<NoAlgorithm>().not.toBeNever()

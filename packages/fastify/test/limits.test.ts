@@ -31,7 +31,7 @@ describe.each(FASTIFY)('$version', ({ fastify }) => {
     expect(refused.statusCode).toBe(429)
     expect(refused.json()['violated-policies']).toEqual(['second GET /two'])
     expect((await app.inject('/one')).headers['ratelimit-policy']).toBe(
-      '"sw1/1m GET /one";q=1;w=60',
+      '"gc1/1m GET /one";q=1;w=60',
     )
     await app.close()
   })
@@ -48,10 +48,10 @@ describe.each(FASTIFY)('$version', ({ fastify }) => {
     app.get('/own', { config: { rateLimit: { limit: 2, window: '1m' } } }, async () => 'own')
     app.get('/inherit', { config: { rateLimit: {} } }, async () => 'inherit')
     expect((await app.inject('/own')).headers['ratelimit-policy']).toBe(
-      '"sw2/1m GET /own";q=2;w=60',
+      '"gc2/1m GET /own";q=2;w=60',
     )
     expect((await app.inject('/inherit')).headers['ratelimit-policy']).toBe(
-      '"sw5/1s GET /inherit";q=5;w=1, "sw50/1h GET /inherit";q=50;w=3600',
+      '"gc5/1s GET /inherit";q=5;w=1, "gc50/1h GET /inherit";q=50;w=3600',
     )
     await app.close()
   })

@@ -25,7 +25,7 @@ describe.each(FASTIFY)('$version', ({ fastify }) => {
       expect((await app.inject('/')).statusCode).toBe(429)
       const first = await app.inject('/export')
       expect(first.statusCode).toBe(200)
-      expect(first.headers['ratelimit-policy']).toBe('"sw2/1m GET /export";q=2;w=60')
+      expect(first.headers['ratelimit-policy']).toBe('"gc2/1m GET /export";q=2;w=60')
       expect((await app.inject('/export')).statusCode).toBe(200)
       expect((await app.inject('/export')).statusCode).toBe(429)
       expect(store.keys).toEqual([
@@ -204,7 +204,7 @@ describe.each(FASTIFY)('$version', ({ fastify }) => {
       const ok = await app.inject('/x')
       expect(ok.statusCode).toBe(200)
       expect(ok.json()).toEqual({ remaining: 0 })
-      expect(ok.headers.ratelimit).toMatch(/^"sw100\/1m";r=99;t=\d+, "sw1\/10s GET \/x";r=0;/)
+      expect(ok.headers.ratelimit).toMatch(/^"gc100\/1m";r=99;t=\d+, "gc1\/10s GET \/x";r=0;/)
       expect((await app.inject('/x')).statusCode).toBe(429)
       expect(store.keys).toEqual(['127.0.0.1', 'GET /x#127.0.0.1', '127.0.0.1', 'GET /x#127.0.0.1'])
     })

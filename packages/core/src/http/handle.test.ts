@@ -73,9 +73,9 @@ describe('checkRequest', () => {
     const check = await checkRequest(resolve({ limit: 2, window: '1m', store }), req)
     expect(store.keys).toEqual(['10.0.0.1'])
     expect(check?.decision).toMatchObject({ allowed: true, limit: 2, remaining: 1 })
-    expect(check?.headers[0]).toEqual(['RateLimit-Policy', '"sw2/1m";q=2;w=60'])
-    // sliding-window: full again once this request's weight has left both windows (<= 2 windows)
-    expect(check?.headers[1]?.[1]).toMatch(/^"sw2\/1m";r=1;t=(\d+)$/)
+    expect(check?.headers[0]).toEqual(['RateLimit-Policy', '"gc2/1m";q=2;w=60'])
+    // gcra: full again once this request's interval (window / limit) has passed
+    expect(check?.headers[1]).toEqual(['RateLimit', '"gc2/1m";r=1;t=30'])
     expect(check?.headers).toHaveLength(2)
   })
 
@@ -89,7 +89,7 @@ describe('checkRequest', () => {
       'POST /login',
     )
     expect(store.keys).toEqual(['POST /login#10.0.0.1', '10.0.0.1'])
-    expect(check?.policy.name).toBe('sw2/1m POST /login')
+    expect(check?.policy.name).toBe('gc2/1m POST /login')
   })
 
   it('denies with Retry-After once the limit is used', async () => {
@@ -99,8 +99,8 @@ describe('checkRequest', () => {
     expect(check?.decision.allowed).toBe(false)
     const retry = Number(check?.headers.find(([n]) => n === 'Retry-After')?.[1])
     expect(retry).toBeGreaterThanOrEqual(1)
-    expect(retry).toBeLessThanOrEqual(20)
-    expect(check?.headers.find(([n]) => n === 'RateLimit')?.[1]).toBe(`"sw1/10s";r=0;t=${retry}`)
+    expect(retry).toBeLessThanOrEqual(10)
+    expect(check?.headers.find(([n]) => n === 'RateLimit')?.[1]).toBe(`"gc1/10s";r=0;t=${retry}`)
   })
 
   it('skips without counting', async () => {
@@ -216,7 +216,7 @@ describe('limitedResponse', () => {
     expect(body).toMatchObject({
       type: QUOTA_EXCEEDED_TYPE,
       status: 429,
-      'violated-policies': ['sw1/1m GET /x'],
+      'violated-policies': ['gc1/1m GET /x'],
     })
     expect(body.title).toEqual(expect.any(String))
     expect(body.detail).toMatch(/^The limit is 1 request per 1 minute\. Retry in \d+ seconds?\.$/)

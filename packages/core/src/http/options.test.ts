@@ -25,7 +25,7 @@ describe('resolveRateLimitOptions: invalid options throw at construction, naming
     ['limit', { ...base, limit: '10' }, LimiterTypeError, /`limit`/],
     ['window', { ...base, window: '1 fortnight' }, LimiterTypeError, /`window`/],
     ['algorithm', { ...base, algorithm: 'leaky' }, LimiterRangeError, /`algorithm`/],
-    ['burst', { ...base, burst: 20 }, LimiterRangeError, /`burst`/],
+    ['burst', { ...base, algorithm: 'sliding-window', burst: 20 }, LimiterRangeError, /`burst`/],
     [
       'redis',
       { ...base, redis: fakeRedis, store: new MemoryStore() },
@@ -103,7 +103,7 @@ describe('resolveRateLimitOptions: defaults', () => {
   it('fills the documented defaults', () => {
     const rl = resolve({ limit: 100, window: '1m' })
     expect((rl.limits as LimitSet).limiter.policy).toEqual({
-      algorithm: 'sliding-window',
+      algorithm: 'gcra',
       limit: 100,
       windowMs: 60_000,
       burst: 100,
@@ -130,8 +130,8 @@ describe('resolveRateLimitOptions: defaults', () => {
 
   it('names scoped policies after the limiter and route, and caches them', () => {
     const rl = resolve({ limit: 5, window: '1s' })
-    expect((rl.limits as LimitSet).headerPolicy('').name).toBe('sw5/1s')
-    expect((rl.limits as LimitSet).headerPolicy('POST /login').name).toBe('sw5/1s POST /login')
+    expect((rl.limits as LimitSet).headerPolicy('').name).toBe('gc5/1s')
+    expect((rl.limits as LimitSet).headerPolicy('POST /login').name).toBe('gc5/1s POST /login')
     expect((rl.limits as LimitSet).headerPolicy('POST /login')).toBe(
       (rl.limits as LimitSet).headerPolicy('POST /login'),
     )
@@ -176,6 +176,6 @@ describe('resolveRateLimitOptions: defaults', () => {
         extraOptions: ['global'],
       },
     )
-    expect((rl.limits as LimitSet).limiter.name).toBe('sw1/1s')
+    expect((rl.limits as LimitSet).limiter.name).toBe('gc1/1s')
   })
 })
