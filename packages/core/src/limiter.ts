@@ -119,8 +119,9 @@ export function createLimiter(options: LimiterOptions): Limiter {
   const published = publishedDecide(() => limiter, settings.store, shadow, path.decide)
   const checkCost = costChecker(set)
   const blocker = blockerOf(settings, path)
-  // acquire's waiters for a concurrency slot, woken by a release here
+  // acquire's waiters for a concurrency slot, in line per key, woken by a release here
   const wakers = new Wakers()
+  const waiting = { waitMs: set.waitMs, maxWaitMs: settings.acquireWaitMs ?? set.waitMs }
 
   // consume, answered synchronously when the store can (MemoryStore); bad input throws.
   const decide = (key: string, cost: number): Decision | Promise<Decision> => {
@@ -131,9 +132,12 @@ export function createLimiter(options: LimiterOptions): Limiter {
 
   const ticketOf = (decision: Decision | undefined) =>
     decision === undefined ? undefined : LimiterDecision.ticketOf(decision, decisions.owner)
-  // after a lease comes back, this process's waiters for the key try again at once
-  const woken = (key: string) => (done: Promise<void>) =>
-    set.leases ? done.then(() => wakers.wake(key)) : done
+  // after a lease comes back, as many of this process's waiters for the key as it freed slots
+  // try again at once (a release wakes one; an admission that finds more free wakes more)
+  const woken =
+    (key: string, slots = 1) =>
+    (done: Promise<void>) =>
+      set.leases ? done.then(() => wakers.wake(key, slots)) : done
 
   const limiter: Limiter & { [DECIDE]: typeof decide } = {
     [DECIDE]: decide,
@@ -153,7 +157,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
       settled(() => {
         checkKey(key)
         checkCost(cost, 1)
-        return woken(key)(path.refund(key, cost, ticketOf(decision)))
+        return woken(key, cost)(path.refund(key, cost, ticketOf(decision)))
       }),
     release: (key, decision) =>
       settled(() => {
@@ -173,7 +177,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
         checkKey(key)
         return blocker.penalize(key, cost)
       }),
-    acquire: (key, options) => acquire(limiter, wakers, set.waitMs, key, options, shadow),
+    acquire: (key, options) => acquire(limiter, wakers, waiting, key, options, shadow),
     run: (key, fn, options) => runInSlot(limiter, key, fn, options),
   }
   return Object.freeze(limiter)
