@@ -141,25 +141,6 @@ function tooLate(decision: Decision): Decision {
   })
 }
 
-// One ask to the store; a waiter woken in its key's line reports the answer to the line.
-async function ask(
-  limiter: Limiter,
-  wakers: Wakers,
-  key: string,
-  cost: number,
-  woken: Woken,
-): Promise<Decision> {
-  if (woken === 'timer') return limiter.consume(key, cost)
-  let decision: Decision | undefined
-  try {
-    decision = await limiter.consume(key, cost)
-    return decision
-  } finally {
-    const admitted = decision?.allowed === true
-    wakers.asked(key, admitted, woken === 'poll', admitted ? (decision?.remaining ?? 0) : 0)
-  }
-}
-
 // An admission: waits its delayMs (if within the caller's `leftMs`), or gives it back.
 async function admitted(
   limiter: Limiter,
@@ -207,30 +188,48 @@ export async function acquire(
   // a shadow limiter observes: its decision is made and counted, and the caller goes at once
   if (shadow) return limiter.consume(key, cost)
   const deadline = performance.now() + maxWaitMs
-  const inLine = (atHead: boolean) => (wake: Wake) => wakers.add(key, wake, atHead)
+  const seq = wakers.arrive()
+  const inLine = (wake: Wake) => wakers.add(key, seq, wake)
   // callers already wait for this key's slots: queue behind them rather than ask out of turn
   let woken: Woken =
-    maxWaitMs > 0 && wakers.busy(key) ? await pause(maxWaitMs, signal, inLine(false)) : 'timer'
+    maxWaitMs > 0 && wakers.busy(key) ? await pause(maxWaitMs, signal, inLine) : 'timer'
   for (;;) {
     // the slot's wait counts from the ask (the reply's latency is not the caller's wait), in
     // whole ms as delayMs is
     const askedAt = performance.now()
-    const decision = await ask(limiter, wakers, key, cost, woken)
-    if (decision.allowed)
+    // a woken waiter tells the line what it heard: admitted with slots left, it wakes more
+    const heard = (decision: Decision | undefined): void => {
+      if (woken === 'timer') return
+      const admitted = decision?.allowed === true
+      wakers.asked(key, admitted, woken === 'poll', admitted ? (decision?.remaining ?? 0) : 0)
+    }
+    const decision = await limiter.consume(key, cost).catch((error: unknown) => {
+      heard(undefined)
+      throw error
+    })
+    if (decision.allowed) {
+      heard(decision)
       return admitted(limiter, key, cost, decision, signal, deadline - askedAt, maxWaitMs)
+    }
     const left = deadline - performance.now()
     const lined = refusedByConcurrency(limiter.policies, decision)
     const sleepMs = lined ? left : Math.max(1, decision.retryAfterMs - waiting.waitMs)
     // a rate policy that refuses for longer than is left (a block refuses them all) ends it
     // now, though a concurrency policy refused too: no release can help within maxWait
     const rateMs = lined ? rateWaitMs(limiter, decision) - waiting.waitMs : sleepMs
-    if (left <= 0 || rateMs > left) throw refused(decision, key, maxWaitMs)
-    // a woken waiter that lost the slot (to another process) goes back to the head of the line
-    woken = await pause(
+    if (left <= 0 || rateMs > left) {
+      heard(decision)
+      throw refused(decision, key, maxWaitMs)
+    }
+    // in line by arrival (a woken waiter that lost the slot to another process is back at the
+    // head), then it tells the line, once it awaits its turn: a slot freed meanwhile is its own
+    const next = pause(
       Math.min(sleepMs, Math.max(1, Math.ceil(left))),
       signal,
-      lined ? inLine(woken !== 'timer') : undefined,
+      lined ? inLine : undefined,
     )
+    queueMicrotask(() => heard(decision))
+    woken = await next
   }
 }
 

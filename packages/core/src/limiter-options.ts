@@ -1,5 +1,5 @@
 // createLimiter's options: their types, and their validation at construction.
-import { parseWait } from './acquire.js'
+import { parseWait, type Waiting } from './acquire.js'
 import { type BlockedCacheSettings, parseBlockedCache } from './blocked-cache.js'
 import { CLOCK } from './clock.js'
 import { MAX_TIMER_MS, parseDuration } from './duration.js'
@@ -40,8 +40,8 @@ export interface LimiterSettings {
   readonly breaker: BreakerOptions
   /** The blocked-key cache's bounds; `maxKeys` 0 turns it off. */
   readonly blocked: BlockedCacheSettings
-  /** `acquire.maxWait` in ms: acquire/run's default wait (else the policies' `waitMs`). */
-  readonly acquireWaitMs: number | undefined
+  /** What acquire/run wait by: the policies' `waitMs`, and `acquire.maxWait` (else `waitMs`). */
+  readonly waiting: Waiting
   /** The injected test clock (`@limiter/core/testing`), if any. */
   readonly clock: (() => number) | undefined
 }
@@ -100,7 +100,7 @@ export function limiterSettings(given: LimiterOptions): LimiterSettings {
     mode,
     breaker,
     blocked,
-    acquireWaitMs,
+    waiting: { waitMs: set.waitMs, maxWaitMs: acquireWaitMs ?? set.waitMs },
     clock,
   }
 }

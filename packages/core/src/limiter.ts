@@ -121,7 +121,6 @@ export function createLimiter(options: LimiterOptions): Limiter {
   const blocker = blockerOf(settings, path)
   // acquire's waiters for a concurrency slot, in line per key, woken by a release here
   const wakers = new Wakers()
-  const waiting = { waitMs: set.waitMs, maxWaitMs: settings.acquireWaitMs ?? set.waitMs }
 
   // consume, answered synchronously when the store can (MemoryStore); bad input throws.
   const decide = (key: string, cost: number): Decision | Promise<Decision> => {
@@ -132,8 +131,8 @@ export function createLimiter(options: LimiterOptions): Limiter {
 
   const ticketOf = (decision: Decision | undefined) =>
     decision === undefined ? undefined : LimiterDecision.ticketOf(decision, decisions.owner)
-  // after a lease comes back, as many of this process's waiters for the key as it freed slots
-  // try again at once (a release wakes one; an admission that finds more free wakes more)
+  // after a lease comes back, one of this process's waiters for the key per slot freed tries
+  // again at once (an admission that finds more free wakes more)
   const woken =
     (key: string, slots = 1) =>
     (done: Promise<void>) =>
@@ -177,7 +176,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
         checkKey(key)
         return blocker.penalize(key, cost)
       }),
-    acquire: (key, options) => acquire(limiter, wakers, waiting, key, options, shadow),
+    acquire: (key, options) => acquire(limiter, wakers, settings.waiting, key, options, shadow),
     run: (key, fn, options) => runInSlot(limiter, key, fn, options),
   }
   return Object.freeze(limiter)

@@ -10,10 +10,20 @@ export const MAX_POLL_MS = 250
 /** Called when a waiter's turn comes; `polled`: by the line's poll rather than a release. */
 export type Wake = (polled: boolean) => void
 
+interface Waiter {
+  /** Its place in the order callers came in: the line is kept in this order. */
+  readonly seq: number
+  readonly wake: Wake
+}
+
 interface Line {
-  readonly waiting: Wake[]
+  readonly waiting: Waiter[]
   /** Woken waiters whose ask to the store is not answered yet. */
   asking: number
+  /** The poll's ask is out: a release meanwhile is owed to the head, whatever it hears. */
+  polling: boolean
+  /** Slots freed while the poll's ask was out: woken once its waiter is back in line. */
+  owed: number
   pollMs: number
   timer: ReturnType<typeof setTimeout> | undefined
 }
@@ -25,6 +35,12 @@ interface Line {
  */
 export class Wakers {
   readonly #lines = new Map<string, Line>()
+  #arrivals = 0
+
+  /** A caller's place in the order of arrival (see {@link Wakers.add}). */
+  arrive(): number {
+    return this.#arrivals++
+  }
 
   /** Whether callers for `key` wait (or were woken and are asking): a newcomer queues behind. */
   busy(key: string): boolean {
@@ -32,38 +48,56 @@ export class Wakers {
   }
 
   /**
-   * Waits in `key`'s line: at the tail, or at the head for a woken waiter that lost the slot
-   * to another process. Returns how to leave the line (a deadline or an abort).
+   * Waits in `key`'s line, in order of arrival (`seq`, from {@link Wakers.arrive}): behind
+   * those who came before, so a woken waiter that lost the slot to another process is back at
+   * the head, and replies that come back out of order do not reorder the line. Returns how to
+   * leave the line (a deadline or an abort).
    */
-  add(key: string, wake: Wake, atHead: boolean): () => void {
+  add(key: string, seq: number, wake: Wake): () => void {
     let line = this.#lines.get(key)
     if (line === undefined) {
-      line = { waiting: [], asking: 0, pollMs: FIRST_POLL_MS, timer: undefined }
+      line = {
+        waiting: [],
+        asking: 0,
+        polling: false,
+        owed: 0,
+        pollMs: FIRST_POLL_MS,
+        timer: undefined,
+      }
       this.#lines.set(key, line)
     }
-    if (atHead) line.waiting.unshift(wake)
-    else line.waiting.push(wake)
+    const waiter = { seq, wake }
+    const { waiting } = line
+    let at = waiting.length
+    while (at > 0 && (waiting[at - 1] as Waiter).seq > seq) at--
+    waiting.splice(at, 0, waiter)
     this.#arm(key, line)
     const joined = line
     return () => {
-      const at = joined.waiting.indexOf(wake)
-      if (at >= 0) joined.waiting.splice(at, 1)
+      const index = joined.waiting.indexOf(waiter)
+      if (index >= 0) joined.waiting.splice(index, 1)
       this.#tidy(key, joined)
     }
   }
 
   /**
-   * A woken waiter's ask is answered. Admitted with `free` slots left, it wakes that many
-   * more (less those already woken and asking); admitted after a poll, the poll starts over.
+   * A woken waiter's ask is answered (refused, it is back at the head of the line already, if
+   * it waits on). Admitted with `free` slots left, it wakes that many more (less those already
+   * woken and asking); admitted after a poll, the poll starts over. Refused after a poll, the
+   * slots released meanwhile are woken now.
    */
   asked(key: string, admitted: boolean, polled: boolean, free: number): void {
     const line = this.#lines.get(key)
     if (line === undefined) return
     line.asking = Math.max(0, line.asking - 1)
+    if (polled) line.polling = false
     if (admitted) {
+      // what it leaves free counts any release meanwhile: nothing else is owed
+      line.owed = 0
       if (polled) line.pollMs = FIRST_POLL_MS
       this.#wakeFirst(line, free - line.asking, false)
     }
+    this.#payOwed(line)
     this.#tidy(key, line)
     if (this.#lines.get(key) === line) this.#arm(key, line)
   }
@@ -72,15 +106,25 @@ export class Wakers {
   wake(key: string, slots = 1): void {
     const line = this.#lines.get(key)
     if (line === undefined) return
-    this.#wakeFirst(line, slots, false)
+    // the polled head asked before this slot came free: it is owed the slot, not the next one
+    if (line.polling) line.owed += slots
+    else this.#wakeFirst(line, slots, false)
+  }
+
+  // Slots freed while the poll's ask was out, once its waiter is back at the head (or gone).
+  #payOwed(line: Line): void {
+    if (line.polling || line.owed === 0) return
+    const owed = line.owed
+    line.owed = 0
+    this.#wakeFirst(line, owed, false)
   }
 
   #wakeFirst(line: Line, count: number, polled: boolean): void {
     for (let i = 0; i < count; i++) {
-      const wake = line.waiting.shift()
-      if (wake === undefined) return
+      const waiter = line.waiting.shift()
+      if (waiter === undefined) return
       line.asking++
-      wake(polled)
+      waiter.wake(polled)
     }
   }
 
@@ -90,7 +134,11 @@ export class Wakers {
     line.timer = setTimeout(() => {
       line.timer = undefined
       line.pollMs = Math.min(MAX_POLL_MS, line.pollMs * 2)
-      if (line.asking === 0) this.#wakeFirst(line, 1, true)
+      this.#payOwed(line)
+      if (line.asking === 0 && line.waiting.length > 0) {
+        line.polling = true
+        this.#wakeFirst(line, 1, true)
+      }
       this.#arm(key, line)
     }, line.pollMs)
     // each waiter's own deadline timer keeps the process alive, not the poll
