@@ -50,6 +50,8 @@ describe.each(STORES)('%s', (_name, makeStore) => {
       window: '1m',
       prefix: `wt${unique++}:`,
       store,
+      // a thousand asks at once on a busy machine: a slow answer must not fail open
+      timeout: '10s',
       ...options,
     } as LimiterOptions)
 
@@ -89,6 +91,7 @@ describe.each(STORES)('%s', (_name, makeStore) => {
       window: '1m',
       prefix: here.prefix,
       store,
+      timeout: '10s',
     })
     const held = await there.acquire('k')
     const order: number[] = []
@@ -113,15 +116,21 @@ describe.each(STORES)('%s', (_name, makeStore) => {
     process.on('warning', onWarning)
     try {
       const limiter = make()
+      const seen = countDecisions(limiter)
       const controller = new AbortController()
       const { signal } = controller
+      let settledCount = 0
       const all = Array.from({ length: 100 }, () =>
-        limiter.acquire('k', { maxWait: '1m', signal }).then(
-          (decision) => ({ decision }),
-          (error: unknown) => ({ error }),
-        ),
+        limiter
+          .acquire('k', { maxWait: '1m', signal })
+          .then(
+            (decision) => ({ decision }),
+            (error: unknown) => ({ error }),
+          )
+          .finally(() => settledCount++),
       )
-      await sleep(50)
+      // every one has asked: 2 admitted, 98 waiting in line
+      while (seen.decisions < 100 || settledCount < 2) await sleep(5)
       controller.abort(new Error('shutting down'))
       const settled = await Promise.all(all)
       const admitted = settled.flatMap((s) => ('decision' in s ? [s.decision as Decision] : []))
@@ -152,12 +161,16 @@ describe.each(STORES)('%s', (_name, makeStore) => {
         maxDelay: '1m',
         prefix: `wt${unique++}:`,
         store: makeStore(),
+        timeout: '10s',
       })
+      const seen = countDecisions(limiter)
       const controller = new AbortController()
       const all = Array.from({ length: 100 }, () =>
         limiter.acquire('k', { signal: controller.signal }).catch((error: unknown) => error),
       )
-      await sleep(50)
+      // every one has its reservation: the first goes at once, 99 wait theirs out
+      while (seen.decisions < 100) await sleep(5)
+      await sleep(5)
       controller.abort(new Error('shutting down'))
       const settled = await Promise.all(all)
       expect(settled.filter((s) => s instanceof Error)).toHaveLength(99) // the first went at once
