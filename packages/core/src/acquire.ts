@@ -190,23 +190,21 @@ export async function acquire(
   const deadline = performance.now() + maxWaitMs
   const seq = wakers.arrive()
   const inLine = (wake: Wake) => wakers.add(key, seq, wake)
-  // callers already wait for this key's slots: queue behind them rather than ask out of turn
-  let woken: Woken =
-    maxWaitMs > 0 && wakers.busy(key) ? await pause(maxWaitMs, signal, inLine) : 'timer'
+  // callers already wait for this key's slots, or ask for all of them: queue behind them
+  // rather than ask out of turn
+  const queue = maxWaitMs > 0 && wakers.busy(key, slotsOf(limiter))
+  let woken: Woken = queue ? await pause(maxWaitMs, signal, inLine) : 'timer'
+  let firstAsk = queue ? undefined : wakers.firstAsk(key)
   for (;;) {
     // the slot's wait counts from the ask (the reply's latency is not the caller's wait), in
     // whole ms as delayMs is
     const askedAt = performance.now()
-    // a woken waiter tells the line what it heard: admitted with slots left, it wakes more
-    const heard = (decision: Decision | undefined): void => {
-      if (woken === 'timer') return
-      const admitted = decision?.allowed === true
-      wakers.asked(key, admitted, woken === 'poll', admitted ? (decision?.remaining ?? 0) : 0)
-    }
-    const decision = await limiter.consume(key, cost).catch((error: unknown) => {
+    const heard = (decision: Decision | undefined) => tell(wakers, key, woken, decision)
+    const decision = await ask(limiter, key, cost, firstAsk).catch((error: unknown) => {
       heard(undefined)
       throw error
     })
+    firstAsk = undefined
     if (decision.allowed) {
       heard(decision)
       return admitted(limiter, key, cost, decision, signal, deadline - askedAt, maxWaitMs)
@@ -231,6 +229,28 @@ export async function acquire(
     queueMicrotask(() => heard(decision))
     woken = await next
   }
+}
+
+// Asks the store; a caller's first ask counts (Wakers.busy) until it hears back.
+function ask(limiter: Limiter, key: string, cost: number, firstAsk?: () => void) {
+  const asking = limiter.consume(key, cost)
+  if (firstAsk !== undefined) void asking.then(firstAsk, firstAsk)
+  return asking
+}
+
+// A woken waiter tells its line what it heard: admitted with slots left, it wakes more.
+function tell(wakers: Wakers, key: string, woken: Woken, decision: Decision | undefined): void {
+  if (woken === 'timer') return
+  const admitted = decision?.allowed === true
+  wakers.asked(key, admitted, woken === 'poll', admitted ? (decision?.remaining ?? 0) : 0)
+}
+
+// The slots of the limiter's concurrency policies (the fewest; none: Infinity).
+function slotsOf(limiter: Limiter): number {
+  let fewest = Number.POSITIVE_INFINITY
+  for (const p of limiter.policies)
+    if (p.algorithm === 'concurrency' && p.limit < fewest) fewest = p.limit
+  return fewest
 }
 
 // The longest Retry-After among the rate policies that refused (0: none did).

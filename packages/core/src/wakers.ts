@@ -35,6 +35,7 @@ interface Line {
  */
 export class Wakers {
   readonly #lines = new Map<string, Line>()
+  readonly #firstAsks = new Map<string, number>()
   #arrivals = 0
 
   /** A caller's place in the order of arrival (see {@link Wakers.add}). */
@@ -42,9 +43,25 @@ export class Wakers {
     return this.#arrivals++
   }
 
-  /** Whether callers for `key` wait (or were woken and are asking): a newcomer queues behind. */
-  busy(key: string): boolean {
-    return this.#lines.has(key)
+  /**
+   * Whether a newcomer for `key` queues without asking the store: callers wait (or were woken
+   * and are asking), or as many callers as the key has `slots` are asking for the first time.
+   */
+  busy(key: string, slots: number): boolean {
+    return this.#lines.has(key) || (this.#firstAsks.get(key) ?? 0) >= slots
+  }
+
+  /** A caller asks for `key` for the first time; returns what to call when it hears back. */
+  firstAsk(key: string): () => void {
+    this.#firstAsks.set(key, (this.#firstAsks.get(key) ?? 0) + 1)
+    let out = true
+    return () => {
+      if (!out) return
+      out = false
+      const left = (this.#firstAsks.get(key) ?? 1) - 1
+      if (left > 0) this.#firstAsks.set(key, left)
+      else this.#firstAsks.delete(key)
+    }
   }
 
   /**

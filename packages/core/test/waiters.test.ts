@@ -55,7 +55,7 @@ describe.each(STORES)('%s', (_name, makeStore) => {
       ...options,
     } as LimiterOptions)
 
-  it('1,000 run() at limit 2: at most 2 decisions per waiter, admitted in arrival order', async () => {
+  it('1,000 run() at limit 2: about 1 store decision per waiter, admitted in arrival order', async () => {
     const limiter = make()
     const seen = countDecisions(limiter)
     const order: number[] = []
@@ -74,9 +74,10 @@ describe.each(STORES)('%s', (_name, makeStore) => {
       ),
     )
     await Promise.all(calls)
-    // each waiter asks when it arrives and once when woken; the line's poll adds a few (one
-    // per 250 ms at most); the old wake-everyone made about n^2 / 2 (500,499 in memory)
-    expect(seen.decisions).toBeLessThanOrEqual(2 * 1000 + 100)
+    // the first 2 ask, the rest queue without asking, and each asks once when woken; the
+    // line's poll adds a few (4 a second at most once it has backed off). The target is 2n;
+    // the old wake-everyone made about n^2 / 2 (500,499 in memory)
+    expect(seen.decisions).toBeLessThanOrEqual(1000 + 200)
     expect(order).toEqual(Array.from({ length: 1000 }, (_, i) => i))
     expect(most).toBe(2)
   }, 60_000)
