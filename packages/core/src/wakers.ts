@@ -4,8 +4,8 @@
 
 // The head of a key's line asks the store again after FIRST_POLL_MS, doubling up to MAX_POLL_MS
 // while it is refused (a release in another process is seen at its next poll).
-export const FIRST_POLL_MS = 5
-export const MAX_POLL_MS = 250
+const FIRST_POLL_MS = 5
+const MAX_POLL_MS = 250
 
 /** Called when a waiter's turn comes; `polled`: by the line's poll rather than a release. */
 export type Wake = (polled: boolean) => void
@@ -145,7 +145,8 @@ export class Wakers {
     }
   }
 
-  // One poll timer per line while someone waits in it and none is asking.
+  // One poll timer per line while someone waits in it; it wakes the head only when no woken
+  // waiter is asking (that one's answer says more than a poll would).
   #arm(key: string, line: Line): void {
     if (line.timer !== undefined || line.waiting.length === 0) return
     line.timer = setTimeout(() => {
