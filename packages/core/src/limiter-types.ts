@@ -109,9 +109,9 @@ export interface AcquireOptions {
   /** The request's cost (default 1). */
   readonly cost?: number | undefined
   /**
-   * The longest to wait for a slot, in all (default: as long as the limiter lets a request
-   * wait: `maxDelay`, or the wait `delayAfter` allows; 0 without either: take a slot now or be
-   * refused).
+   * The longest to wait for a slot, in all (default: the limiter's `acquire.maxWait`, else as
+   * long as the limiter lets a request wait: `maxDelay`, or the wait `delayAfter` allows; 0
+   * without either: take a slot now or be refused).
    */
   readonly maxWait?: Duration | undefined
   /** Stops waiting: the promise rejects with the signal's reason. */
@@ -286,6 +286,12 @@ export interface WaitingOptions {
    * nginx's `limit_req burst=B delay=N` does.
    */
   readonly delayAfter?: number | undefined
+  /**
+   * Defaults for {@link Limiter.acquire} and {@link Limiter.run}: `maxWait`, how long a call that
+   * gives none waits for a slot (0: take one now or be refused). Default: `maxDelay`, or the
+   * wait `delayAfter` allows, else 0.
+   */
+  readonly acquire?: { readonly maxWait?: Duration | undefined } | undefined
 }
 
 /** The options of {@link createLimiter} besides its policies. */

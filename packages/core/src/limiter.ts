@@ -120,7 +120,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
   const published = publishedDecide(() => limiter, settings.store, shadow, path.decide)
   const checkCost = costChecker(set)
   const blocker = blockerOf(settings, path)
-  // acquire's waiters for a concurrency slot, woken by a release here
+  // acquire's waiters for a concurrency slot, in line per key, woken by a release here
   const wakers = new Wakers()
   const owed = owedOf() // releases and refunds in flight, for close()
 
@@ -133,10 +133,13 @@ export function createLimiter(options: LimiterOptions): Limiter {
 
   const ticketOf = (decision: Decision | undefined) =>
     decision === undefined ? undefined : LimiterDecision.ticketOf(decision, decisions.owner)
-  // after a lease comes back, this process's waiters for the key try again at once (a refund
-  // or release in flight is held for close())
-  const woken = (key: string) => (done: Promise<void>) =>
-    owed.track(set.leases ? done.then(() => wakers.wake(key)) : done)
+  // after a lease comes back, one of this process's waiters for the key per slot freed tries
+  // again at once (an admission that finds more free wakes more); a refund or release in
+  // flight is held for close()
+  const woken =
+    (key: string, slots = 1) =>
+    (done: Promise<void>) =>
+      owed.track(set.leases ? done.then(() => wakers.wake(key, slots)) : done)
 
   const limiter: Limiter & { [DECIDE]: typeof decide } = {
     [DECIDE]: decide,
@@ -156,7 +159,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
       settled(() => {
         checkKey(key)
         checkCost(cost, 1)
-        return woken(key)(path.refund(key, cost, ticketOf(decision)))
+        return woken(key, cost)(path.refund(key, cost, ticketOf(decision)))
       }),
     release: (key, decision) =>
       settled(() => {
@@ -176,7 +179,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
         checkKey(key)
         return blocker.penalize(key, cost)
       }),
-    acquire: (key, options) => acquire(limiter, wakers, set.waitMs, key, options, shadow),
+    acquire: (key, options) => acquire(limiter, wakers, settings.waiting, key, options, shadow),
     run: (key, fn, options) => runInSlot(limiter, key, fn, options),
     close: () => owed.settled(),
   }
