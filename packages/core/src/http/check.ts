@@ -84,8 +84,9 @@ export function beginCheck<Req>(
   if (deny === undefined) return skipStep(rl, req, scope)
   const denied = invoke('deny', 'ERR_LIMITER_OPTION', () => deny(req))
   if (isThenable(denied))
-    return denied.then((yes) => (yes === true ? rl.denied : skipStep(rl, req, scope)))
-  return denied === true ? rl.denied : skipStep(rl, req, scope)
+    return Promise.resolve(denied).then((yes) => (yes ? rl.denied : skipStep(rl, req, scope)))
+  // any truthy value denies, as any truthy value skips: a deny list's row or a Map's entry
+  return denied ? rl.denied : skipStep(rl, req, scope)
 }
 
 function skipStep<Req>(

@@ -397,6 +397,40 @@ describe('beginCheck', () => {
   })
 })
 
+describe('deny', () => {
+  const bans = new Map<string, { reason: string }>([['10.0.0.1', { reason: 'abuse' }]])
+  const cases: [string, (r: Req) => unknown][] = [
+    ["a Map's entry", (r) => bans.get(String(r.ip).replace('::ffff:', ''))],
+    ['an object', () => ({ banned: 'yes' })],
+    ['a string', () => 'abuse'],
+    ['a promise of a row', async () => ({ id: 7, reason: 'abuse' })],
+    ['true', () => true],
+  ]
+
+  it.each(cases)('refuses on a truthy value, as skip accepts one: %s', async (_, deny) => {
+    const store = countingStore()
+    const check = await checkAny(resolve({ limit: 5, window: '1m', store, deny }), req)
+    expect(check?.denied).toBe(true)
+    expect(store.keys).toEqual([])
+  })
+
+  it.each<[string, unknown]>([
+    ['undefined', undefined],
+    ['null', null],
+    ['false', false],
+    ['0', 0],
+    ["''", ''],
+  ])('lets a falsy value through to be counted: %s', async (_, value) => {
+    const store = countingStore()
+    const rl = resolve({ limit: 5, window: '1m', store, deny: () => value })
+    const check = await checkAny(rl, { ip: '10.0.0.2' })
+    expect(check?.denied).toBeUndefined()
+    expect(store.keys).toEqual(['10.0.0.2'])
+    const later = await checkAny(resolve({ limit: 5, window: '1m', deny: async () => value }), req)
+    expect(later?.denied).toBeUndefined()
+  })
+})
+
 describe('withCheck', () => {
   const onError = (error: unknown) => `error: ${(error as Error).message}`
   const onCheck = (check: CheckResult) =>
