@@ -71,4 +71,23 @@ describe('limits chosen per request', () => {
     // the first tier is unaffected
     expect((setFor({ plan: 'free' }) as LimitSet).limiter.policy.limit).toBe(100)
   })
+
+  it('refuses more than 8 policies before reading them', () => {
+    let reads = 0
+    const spec = { limit: 1, window: '1m' }
+    const many = new Array(200_000).fill(spec)
+    // a getter counts how often a policy is read (JSON text, validation)
+    const watched = Object.defineProperty(many, 0, {
+      get: () => {
+        reads++
+        return spec
+      },
+    })
+    const setFor = limitsPerRequest(() => watched, {})
+    expect(() => setFor({ plan: 1 })).toThrow(
+      /`limits` returned 200000 policies \(expected 1 to 8\)/,
+    )
+    expect(reads).toBe(0)
+    expect(() => limitsPerRequest(() => [], {})({ plan: 1 })).toThrow(/returned 0 policies/)
+  })
 })

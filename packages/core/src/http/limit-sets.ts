@@ -4,6 +4,7 @@
 import type { LimiterError } from '../errors.js'
 import { createLimiter, type Limiter } from '../limiter.js'
 import type { LimiterStoreOptions } from '../limiter-types.js'
+import { MAX_LIMITS } from '../limits.js'
 import {
   type Algorithm,
   definePolicy,
@@ -94,6 +95,13 @@ export function limitsPerRequest<Req>(
   let store = shared.store
   const setOf = (value: unknown): LimitSet => {
     const specs = Array.isArray(value) ? value : [value]
+    // before anything reads them: a huge array would cost its JSON text on every request
+    if (specs.length < 1 || specs.length > MAX_LIMITS)
+      throw misbehaved(
+        'limits',
+        `returned ${specs.length} policies (expected 1 to ${MAX_LIMITS})`,
+        'ERR_LIMITER_OPTION',
+      )
     const id = idOf(specs)
     const known = id === undefined ? undefined : sets.get(id)
     if (known !== undefined) {
