@@ -207,20 +207,18 @@ function consumeStep(
   // '#' never occurs in a route pattern or mount path, so scoped keys cannot collide.
   const key = scoped ? `${scope}#${userKey}` : userKey
   const decision = decideNow(set.limiter, key, cost)
-  if (isThenable(decision))
-    return decision.then((d) => checked(rl, set, scoped ? scope : '', key, cost, d))
-  return checked(rl, set, scoped ? scope : '', key, cost, decision)
+  if (isThenable(decision)) return decision.then((d) => checked(rl, set, key, cost, d))
+  return checked(rl, set, key, cost, decision)
 }
 
 function checked(
   rl: ResolvedRateLimit<never, unknown>,
   set: LimitSet,
-  scope: string,
   key: string,
   cost: number,
   decision: Decision,
 ): RateLimitCheck {
-  const policy = set.headerPolicy(scope)
+  const policy = set.headerPolicy
   const { shadow } = set
   return {
     decision,

@@ -89,7 +89,25 @@ describe('checkRequest', () => {
       'POST /login',
     )
     expect(store.keys).toEqual(['POST /login#10.0.0.1', '10.0.0.1'])
-    expect(check?.policy.name).toBe('sw2/1m POST /login')
+    // the scope is in the key, not in the name clients read
+    expect(check?.policy.name).toBe('sw2/1m')
+  })
+
+  it("names a route limiter's policies as given, in headers and the problem body", async () => {
+    const limits = [
+      { name: 'route-a', limit: 1, window: '1m' },
+      { name: 'route-b', limit: 5, window: '1h' },
+    ]
+    const rl = resolve({ limits })
+    await checkRequest(rl, req, 'GET /r')
+    const check = (await checkRequest(rl, req, 'GET /r')) as RateLimitCheck
+    expect(check.key).toBe('GET /r#10.0.0.1')
+    expect(check.headers[0]).toEqual([
+      'RateLimit-Policy',
+      '"route-a";q=1;w=60, "route-b";q=5;w=3600',
+    ])
+    const body = JSON.parse((await limitedResponse(rl, req, check)).body)
+    expect(body['violated-policies']).toEqual(['route-a'])
   })
 
   it('denies with Retry-After once the limit is used', async () => {
@@ -216,7 +234,7 @@ describe('limitedResponse', () => {
     expect(body).toMatchObject({
       type: QUOTA_EXCEEDED_TYPE,
       status: 429,
-      'violated-policies': ['sw1/1m GET /x'],
+      'violated-policies': ['sw1/1m'],
     })
     expect(body.title).toEqual(expect.any(String))
     expect(body.detail).toMatch(/^The limit is 1 request per 1 minute\. Retry in \d+ seconds?\.$/)

@@ -26,8 +26,11 @@ export interface LimitSet {
   readonly leases: boolean
   /** The limiter is in shadow mode (`mode: 'shadow'`): its refusals are not enforced. */
   readonly shadow: boolean
-  /** The header policy for a route scope (`''` for none); cached. */
-  headerPolicy(scope: string): HeaderPolicy
+  /**
+   * The header policy: the policies' own names, whatever the route (a route scope stays in the
+   * counter's key, never in what clients read).
+   */
+  readonly headerPolicy: HeaderPolicy
 }
 
 /** A `limits` option given as a function of the request. */
@@ -35,40 +38,22 @@ export type LimitsFunction<Req> = (
   req: Req,
 ) => LimitSpec | readonly LimitSpec[] | PromiseLike<LimitSpec | readonly LimitSpec[]>
 
-// Scopes are route patterns, so few; the cap only guards against a pathological app.
-const MAX_SCOPES = 1000
-
-/** The limit set of `limiter`: its header policies per route scope, built once each. */
+/** The limit set of `limiter`, with its header policies built once. */
 export function limitSet(limiter: Limiter): LimitSet {
-  const scopes = new Map<string, HeaderPolicy>()
-  const build = (scope: string): HeaderPolicy => {
-    const suffix = scope === '' ? '' : ` ${scope}`
-    const { policies } = limiter
-    const concurrent = (p: Policy) => p.algorithm === 'concurrency'
-    if (policies.length === 1) {
-      const p = limiter.policy
-      return headerPolicy(`${limiter.name}${suffix}`, p.limit, p.windowMs, concurrent(p))
-    }
-    return headerPolicies(
-      `${limiter.name}${suffix}`,
-      policies.map((p) => headerPolicy(`${p.name}${suffix}`, p.limit, p.windowMs, concurrent(p))),
-    )
-  }
-  const base = build('')
+  const { policies } = limiter
+  const concurrent = (p: Policy) => p.algorithm === 'concurrency'
+  const p = limiter.policy
   return Object.freeze({
     limiter,
-    leases: limiter.policies.some((p) => p.algorithm === 'concurrency'),
+    leases: policies.some(concurrent),
     shadow: limiter.mode === 'shadow',
-    headerPolicy(scope: string): HeaderPolicy {
-      if (scope === '') return base
-      let p = scopes.get(scope)
-      if (p === undefined) {
-        if (scopes.size >= MAX_SCOPES) scopes.clear()
-        p = build(scope)
-        scopes.set(scope, p)
-      }
-      return p
-    },
+    headerPolicy:
+      policies.length === 1
+        ? headerPolicy(limiter.name, p.limit, p.windowMs, concurrent(p))
+        : headerPolicies(
+            limiter.name,
+            policies.map((q) => headerPolicy(q.name, q.limit, q.windowMs, concurrent(q))),
+          ),
   })
 }
 
