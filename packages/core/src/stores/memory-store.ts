@@ -47,8 +47,9 @@ const MAX_SPACES = 10_000
 /** Options for {@link MemoryStore}. */
 export interface MemoryStoreOptions {
   /**
-   * The most keys held at once (default 100,000). When full, expired state is swept first, then
-   * the oldest keys are dropped, which forgets their counts: size it above your active key count.
+   * The most keys held at once, counters and blocks (default 100,000). When full, expired state
+   * is swept first, then the oldest keys are dropped, which forgets their counts (or lifts their
+   * blocks): size it above your active key count.
    */
   readonly maxKeys?: number
   /** How often expired state is swept, in ms (default 30,000). */
@@ -112,9 +113,12 @@ export class MemoryStore implements Store {
     this.#timer.unref?.()
   }
 
-  /** How many keys are held (including expired ones not yet swept). */
+  /**
+   * How many keys are held: counters and blocks (including expired ones not yet swept), what
+   * `maxKeys` bounds.
+   */
   get size(): number {
-    return this.#size
+    return this.#size + this.#blocks.size
   }
 
   consume(call: StoreCall): Promise<StoreDecision> {
@@ -325,7 +329,10 @@ export class MemoryStore implements Store {
    */
   block(call: Omit<StoreCall, 'cost'>, durationMs: number): Promise<number> {
     const now = this.#now(call as StoreCall)
-    const endMs = this.#blocks.add(call.namespace, boundedKey(call.key), now + durationMs)
+    const key = boundedKey(call.key)
+    // a block is a key a client may choose (`login:${email}`): it counts towards maxKeys
+    if (!this.#blocks.has(call.namespace, key) && this.size >= this.#maxKeys) this.#makeRoom()
+    const endMs = this.#blocks.add(call.namespace, key, now + durationMs)
     return Promise.resolve(endMs - now)
   }
 
@@ -462,7 +469,7 @@ export class MemoryStore implements Store {
       entry.expiresAtMs = expiresAtMs
       return
     }
-    if (this.#size >= this.#maxKeys) this.#makeRoom()
+    if (this.size >= this.#maxKeys) this.#makeRoom()
     // a namespace held weakly gets a key: held (and swept) again
     if (space.size === 0) {
       const namespace = this.#names.get(space) as string
@@ -474,18 +481,23 @@ export class MemoryStore implements Store {
 
   #makeRoom(): void {
     // Sweeping is O(n), so do it only when full, then drop the oldest keys in a batch (1% of
-    // maxKeys) so the next inserts do not scan again.
+    // maxKeys) so the next inserts do not scan again: counters and blocks alike, each in
+    // proportion to what it holds.
     this.sweep()
-    if (this.#size < this.#maxKeys) return
-    let excess = this.#size - this.#maxKeys + Math.max(1, Math.ceil(this.#maxKeys / 100))
+    const held = this.size
+    if (held < this.#maxKeys) return
+    const excess = held - this.#maxKeys + Math.max(1, Math.ceil(this.#maxKeys / 100))
+    let counters = excess - this.#blocks.dropOldest(Math.round((excess * this.#blocks.size) / held))
     for (const space of this.#spaces.values()) {
       for (const key of space.keys()) {
-        if (excess <= 0) return
+        if (counters <= 0) return
         space.delete(key)
         this.#size--
-        excess--
+        counters--
       }
     }
+    // fewer counters than their share: the rest from the blocks
+    if (counters > 0) this.#blocks.dropOldest(counters)
   }
 }
 
