@@ -80,9 +80,12 @@ export class MemoryStore implements Store {
   readonly #names = new WeakMap<Map<string, Entry>, string>()
   readonly #weak = new Map<string, WeakRef<Map<string, Entry>>>()
   #spaceLimit = MAX_SPACES
+  // A map no limiter holds any more leaves #weak when the GC reports it gone, and at the latest
+  // when #weak reaches #weakLimit (amortized: the next scan waits until as many again are held).
   readonly #gone = new FinalizationRegistry<string>((namespace) => {
     if (this.#weak.get(namespace)?.deref() === undefined) this.#weak.delete(namespace)
   })
+  #weakLimit = MAX_SPACES
   #size = 0
   readonly #maxKeys: number
   #timer: ReturnType<typeof setInterval> | undefined
@@ -446,6 +449,10 @@ export class MemoryStore implements Store {
       this.#weak.set(namespace, new WeakRef(space))
       this.#gone.register(space, namespace)
     }
+    if (this.#weak.size < this.#weakLimit) return
+    for (const [namespace, ref] of this.#weak)
+      if (ref.deref() === undefined) this.#weak.delete(namespace)
+    this.#weakLimit = Math.max(MAX_SPACES, 2 * this.#weak.size)
   }
 
   #attach(namespace: string, space: Map<string, Entry>): void {
