@@ -145,7 +145,7 @@ describe('limiter.decisions from hand-made messages', () => {
     )
     let most = 0
     // two rounds: in the second, the customers whose series fell out count in `other`
-    for (const round of [1, 2]) {
+    for (let round = 0; round < 2; round++) {
       for (const [i, customer] of customers.entries()) {
         publish(customer, allowed)
         publish(hot, allowed)
@@ -153,7 +153,6 @@ describe('limiter.decisions from hand-made messages', () => {
         // the SDK collects now and then, as a periodic reader does
         if (i % 300 === 0) await sdk.points('limiter.decisions')
       }
-      expect(round).toBeGreaterThan(0)
     }
     expect(most).toBeLessThanOrEqual(MAX_TALLIES)
     const points = await sdk.points('limiter.decisions')
