@@ -89,7 +89,25 @@ describe('checkRequest', () => {
       'POST /login',
     )
     expect(store.keys).toEqual(['POST /login#10.0.0.1', '10.0.0.1'])
-    expect(check?.policy.name).toBe('gc2/1m POST /login')
+    // the scope is in the key, not in the name clients read
+    expect(check?.policy.name).toBe('gc2/1m')
+  })
+
+  it("names a route limiter's policies as given, in headers and the problem body", async () => {
+    const limits = [
+      { name: 'route-a', limit: 1, window: '1m' },
+      { name: 'route-b', limit: 5, window: '1h' },
+    ]
+    const rl = resolve({ limits })
+    await checkRequest(rl, req, 'GET /r')
+    const check = (await checkRequest(rl, req, 'GET /r')) as RateLimitCheck
+    expect(check.key).toBe('GET /r#10.0.0.1')
+    expect(check.headers[0]).toEqual([
+      'RateLimit-Policy',
+      '"route-a";q=1;w=60, "route-b";q=5;w=3600',
+    ])
+    const body = JSON.parse((await limitedResponse(rl, req, check)).body)
+    expect(body['violated-policies']).toEqual(['route-a'])
   })
 
   it('denies with Retry-After once the limit is used', async () => {
@@ -216,7 +234,7 @@ describe('limitedResponse', () => {
     expect(body).toMatchObject({
       type: QUOTA_EXCEEDED_TYPE,
       status: 429,
-      'violated-policies': ['gc1/1m GET /x'],
+      'violated-policies': ['gc1/1m'],
     })
     expect(body.title).toEqual(expect.any(String))
     expect(body.detail).toMatch(/^The limit is 1 request per 1 minute\. Retry in \d+ seconds?\.$/)
@@ -394,6 +412,40 @@ describe('beginCheck', () => {
     const rl = resolve({ limit: 2, window: '1m', skip: async () => Promise.reject(new Error('x')) })
     const error = await errorOf(Promise.resolve(beginCheck(rl, req)))
     expect(error.message).toMatch(/rateLimit option `skip` threw: x/)
+  })
+})
+
+describe('deny', () => {
+  const bans = new Map<string, { reason: string }>([['10.0.0.1', { reason: 'abuse' }]])
+  const cases: [string, (r: Req) => unknown][] = [
+    ["a Map's entry", (r) => bans.get(String(r.ip).replace('::ffff:', ''))],
+    ['an object', () => ({ banned: 'yes' })],
+    ['a string', () => 'abuse'],
+    ['a promise of a row', async () => ({ id: 7, reason: 'abuse' })],
+    ['true', () => true],
+  ]
+
+  it.each(cases)('refuses on a truthy value, as skip accepts one: %s', async (_, deny) => {
+    const store = countingStore()
+    const check = await checkAny(resolve({ limit: 5, window: '1m', store, deny }), req)
+    expect(check?.denied).toBe(true)
+    expect(store.keys).toEqual([])
+  })
+
+  it.each<[string, unknown]>([
+    ['undefined', undefined],
+    ['null', null],
+    ['false', false],
+    ['0', 0],
+    ["''", ''],
+  ])('lets a falsy value through to be counted: %s', async (_, value) => {
+    const store = countingStore()
+    const rl = resolve({ limit: 5, window: '1m', store, deny: () => value })
+    const check = await checkAny(rl, { ip: '10.0.0.2' })
+    expect(check?.denied).toBeUndefined()
+    expect(store.keys).toEqual(['10.0.0.2'])
+    const later = await checkAny(resolve({ limit: 5, window: '1m', deny: async () => value }), req)
+    expect(later?.denied).toBeUndefined()
   })
 })
 

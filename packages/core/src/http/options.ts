@@ -100,11 +100,12 @@ export interface RateLimitBaseOptions<Req, OnLimited = never> extends PeerOption
   /** Return true to let a request through uncounted and without headers. */
   readonly skip?: ((req: Req) => Awaitable<boolean | undefined>) | undefined
   /**
-   * Return true to refuse a request outright (a deny list: banned IPs, revoked API keys): it gets
-   * 403 and a problem document, before `skip` and before any counting, and its handler never
-   * runs. `onLimited` and `message` are not used for it.
+   * Return a truthy value (as for `skip`: `true`, a deny list's entry or row) to refuse a request
+   * outright (a deny list: banned IPs, revoked API keys): it gets 403 and a problem document,
+   * before `skip` and before any counting, and its handler never runs. `onLimited` and `message`
+   * are not used for it.
    */
-  readonly deny?: ((req: Req) => Awaitable<boolean | undefined>) | undefined
+  readonly deny?: ((req: Req) => Awaitable<unknown>) | undefined
   /**
    * `'enforce'` (default) or `'shadow'`: decide and count as usual, but never refuse: a request
    * that would have been limited goes on to the handler, without 429, `Retry-After` or RateLimit
@@ -210,7 +211,7 @@ export interface ResolvedRateLimit<Req, OnLimited = never> {
   readonly watch: ((req: Req, key: string) => void) | undefined
   readonly cost: number | ((req: Req) => Awaitable<number>)
   readonly skip: ((req: Req) => Awaitable<boolean | undefined>) | undefined
-  readonly deny: ((req: Req) => Awaitable<boolean | undefined>) | undefined
+  readonly deny: ((req: Req) => Awaitable<unknown>) | undefined
   /** What a request `deny` refused comes to. */
   readonly denied: DeniedCheck
   readonly statusCode: number
