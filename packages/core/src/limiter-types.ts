@@ -268,6 +268,12 @@ export interface LimiterBaseOptions extends LimiterPeerNames {
   readonly mode?: LimiterMode | undefined
   /** Called with each store failure (a `LimiterError` whose `cause` is the original). */
   readonly onError?: ((error: LimiterError, context: ErrorContext) => void) | undefined
+  /**
+   * Defaults for {@link Limiter.acquire} and {@link Limiter.run}: `maxWait`, how long a call that
+   * gives none waits for a slot (0: take one now or be refused). Default: `maxDelay`, or the
+   * wait `delayAfter` allows, else 0.
+   */
+  readonly acquire?: { readonly maxWait?: Duration | undefined } | undefined
 }
 
 /** Waiting instead of refusing: options of a limiter with a policy that can reserve a slot. */
@@ -286,12 +292,6 @@ export interface WaitingOptions {
    * nginx's `limit_req burst=B delay=N` does.
    */
   readonly delayAfter?: number | undefined
-  /**
-   * Defaults for {@link Limiter.acquire} and {@link Limiter.run}: `maxWait`, how long a call that
-   * gives none waits for a slot (0: take one now or be refused). Default: `maxDelay`, or the
-   * wait `delayAfter` allows, else 0.
-   */
-  readonly acquire?: { readonly maxWait?: Duration | undefined } | undefined
 }
 
 /** The options of {@link createLimiter} besides its policies. */

@@ -27,7 +27,7 @@ describe.each(EXPRESS)('$version', ({ express }) => {
     const refused = await request(app).get('/r')
     expect(refused.status).toBe(429)
     expect(refused.body['violated-policies']).toEqual(['route-a'])
-    expect((await request(app).get('/s')).headers['ratelimit-policy']).toBe('"sw1/1m";q=1;w=60')
+    expect((await request(app).get('/s')).headers['ratelimit-policy']).toBe('"gc1/1m";q=1;w=60')
     // the route scope is still in the counter's key
     expect(store.keys).toEqual(['GET /s#127.0.0.1'])
   })
