@@ -3,6 +3,7 @@
 // released exactly once (finish, error, client abort before or after the handler ran), draft-10
 // and older headers for requests in flight, delayed requests spaced at the policy's rate, and
 // delayed requests that a client abandons.
+import { connect } from 'node:net'
 import { parseList } from 'structured-headers'
 import { describe, expect, it } from 'vitest'
 import type { AdapterHarness, ContractOptions } from './adapter-contract.js'
@@ -66,6 +67,17 @@ function abandon(url: string, ms: number): Promise<void> {
     () => undefined,
     () => undefined,
   )
+}
+
+// Writes GETs of `paths` pipelined on one HTTP/1.1 connection, then destroys it once the first
+// has had time to reach its handler.
+async function pipelineAndDestroy(url: string, paths: readonly string[]): Promise<void> {
+  const { hostname, port } = new URL(url)
+  const socket = connect(Number(port), hostname)
+  await new Promise((resolve, reject) => socket.once('connect', resolve).once('error', reject))
+  socket.write(paths.map((path) => `GET ${path} HTTP/1.1\r\nHost: ${hostname}\r\n\r\n`).join(''))
+  await sleep(30)
+  socket.destroy()
 }
 
 // A draft-10 field as [name, parameters] per member (throws unless it is a valid SF List).
@@ -186,9 +198,29 @@ export function describeConcurrencyContract(
       expect((await limiter.peek(KEY)).remaining).toBe(1)
     })
 
-    it('a client that aborts mid-handler frees its slot at once, and once', async () => {
+    it('a client that aborts mid-handler: its slot is held until the handler ends, released once', async () => {
       const { options, counts, limiter } = setup({ ...TWO, limit: 1 })
       const server = await harness.listen(options)
+      try {
+        await abandon(`${server.url}/slow`, 30)
+        // the handler still runs (150 ms), its client gone: the slot is still taken
+        expect(counts).toEqual({ releases: 0, refunds: 0 })
+        expect((await limiter.peek(KEY)).remaining).toBe(0)
+        expect((await get(`${server.url}/`)).status).toBe(429)
+        // the handler ending its response releases the lease, once
+        await until(() => counts.releases === 1)
+        expect(server.handlerStarts()).toHaveLength(1)
+        expect((await limiter.peek(KEY)).remaining).toBe(1)
+        expect((await get(`${server.url}/`)).status).toBe(200)
+        await settled(counts, { releases: 2, refunds: 0 })
+      } finally {
+        await server.close()
+      }
+    })
+
+    it('releaseOnDisconnect: a client that aborts mid-handler frees its slot at once, and once', async () => {
+      const { options, counts, limiter } = setup({ ...TWO, limit: 1 })
+      const server = await harness.listen({ ...options, releaseOnDisconnect: true })
       try {
         await abandon(`${server.url}/slow`, 30)
         // the handler still runs (150 ms), its client gone: the slot is free
@@ -204,6 +236,66 @@ export function describeConcurrencyContract(
         await server.close()
       }
     })
+
+    // One client aborting each request 30 ms in, four at a time, against a 150 ms handler.
+    const hangingUp = async (url: string) => {
+      const chain = async () => {
+        for (let i = 0; i < 10; i++) await abandon(`${url}/slow`, 30)
+      }
+      await Promise.all([chain(), chain(), chain(), chain()])
+    }
+
+    it('clients that hang up cannot run more handlers at once than the limit', async () => {
+      const { options, counts, limiter } = setup(TWO)
+      const server = await harness.listen(options)
+      try {
+        await hangingUp(server.url)
+        await until(() => counts.releases === server.handlerStarts().length)
+        expect(server.handlerStarts().length).toBeGreaterThanOrEqual(2)
+        expect(server.peakRunning()).toBeLessThanOrEqual(2)
+        expect((await limiter.peek(KEY)).remaining).toBe(2)
+      } finally {
+        await server.close()
+      }
+    })
+
+    it('releaseOnDisconnect: a client that hangs up frees its slot while its handler runs', async () => {
+      const { options, counts, limiter } = setup(TWO)
+      const server = await harness.listen({ ...options, releaseOnDisconnect: true })
+      try {
+        await hangingUp(server.url)
+        // slots came back as clients left: more handlers ran at once than the limit
+        expect(server.peakRunning()).toBeGreaterThan(2)
+        await until(() => counts.releases === server.handlerStarts().length)
+        await sleep(200)
+        expect((await limiter.peek(KEY)).remaining).toBe(2)
+      } finally {
+        await server.close()
+      }
+    })
+
+    it.each([
+      ['their handlers ending after', ['/slow', '/slow', '/slow', '/slow']],
+      ['answered behind a slow one', ['/slow', '/', '/', '/']],
+    ])(
+      'pipelined requests on a connection the client destroys release their leases: %s',
+      async (_name, paths) => {
+        for (const releaseOnDisconnect of [false, true]) {
+          const { options, counts, limiter } = setup({ ...TWO, limit: 4 })
+          const server = await harness.listen({ ...options, releaseOnDisconnect })
+          try {
+            await pipelineAndDestroy(server.url, paths)
+            await until(() => server.handlerStarts().length === 4)
+            await until(() => counts.releases === 4)
+            await sleep(200)
+            expect(counts).toEqual({ releases: 4, refunds: 0 })
+            expect((await limiter.peek(KEY)).remaining).toBe(4)
+          } finally {
+            await server.close()
+          }
+        }
+      },
+    )
 
     it('a client that aborts before the handler ran (during an async key) frees its slot once', async () => {
       const { options, counts, limiter } = setup({ ...TWO, limit: 1 })

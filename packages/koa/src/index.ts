@@ -8,6 +8,7 @@ import {
   type RateLimitCheck,
   resolveRateLimitOptions,
   settleCheck,
+  untilHandlerDone,
   whenDue,
   withCheck,
 } from '@limiter/core/http'
@@ -101,14 +102,17 @@ export function rateLimit<StateT = DefaultState, ContextT = DefaultContext>(
     // Straight onto Node's response, which Koa answers from: merged with other limiters' headers.
     const outcome = settleCheck(rl, check, ctx.res, ctx.res)
     if (outcome === 'proceed') {
-      if (check.decision.delayMs === 0) return next()
+      // The request's lease is held until the downstream is over (Koa skips `res.end` for a
+      // client gone), and a streamed body ended or closed.
+      const downstream = () => untilHandlerDone(ctx.res, next, () => ctx.body)
+      if (check.decision.delayMs === 0) return downstream()
       // a reserved slot (maxDelay): on after its delay, or not at all once the client has left
       return new Promise((resolve, reject) => {
         whenDue(
           rl,
           check,
           ctx.res,
-          () => next().then(resolve, reject),
+          () => downstream().then(resolve, reject),
           () => resolve(undefined),
         )
       })
