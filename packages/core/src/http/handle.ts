@@ -107,6 +107,21 @@ export const DENIED: DeniedCheck = Object.freeze({
 const ignore = (): void => {}
 
 /**
+ * True when an admitted request owes something once it is over: a concurrency lease to release,
+ * or a refund to decide under the skip options. False for the usual request, which costs nothing
+ * more per request.
+ */
+export function owesWhenOver<Req>(
+  rl: ResolvedRateLimit<Req, unknown>,
+  check: RateLimitCheck,
+): boolean {
+  return (
+    check.decision.allowed &&
+    (check.leases || rl.skipSuccessfulRequests || rl.skipFailedRequests || rl.skipAbortedRequests)
+  )
+}
+
+/**
  * What an admitted request owes once it is over, as a function to call with the final status
  * (`undefined` when the client went away before the response finished); only its first call
  * counts. It refunds the request's cost under `skipSuccessfulRequests` / `skipFailedRequests` /
@@ -119,12 +134,8 @@ export function refundOnce<Req>(
   rl: ResolvedRateLimit<Req, unknown>,
   check: RateLimitCheck,
 ): ((status: number | undefined) => void) | undefined {
+  if (!owesWhenOver(rl, check)) return undefined
   const { leases } = check
-  if (
-    !check.decision.allowed ||
-    !(leases || rl.skipSuccessfulRequests || rl.skipFailedRequests || rl.skipAbortedRequests)
-  )
-    return undefined
   let settled = false
   return (status) => {
     if (settled) return

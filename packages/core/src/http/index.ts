@@ -21,6 +21,7 @@ export {
   type HeaderTarget,
   type LimitedResponse,
   limitedResponse,
+  owesWhenOver,
   refundOnce,
   refundWhenDone,
   settleCheck,
