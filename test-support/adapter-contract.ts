@@ -25,6 +25,8 @@ export interface Listening {
   finishedCount(): number
   /** When each handler started (`performance.now()`), in order, whatever the route. */
   handlerStarts(): readonly number[]
+  /** The most `/slow` handlers that ran at once (from their start to their answer). */
+  peakRunning(): number
   close(): Promise<void>
 }
 

@@ -5,9 +5,11 @@ import {
   type RateLimitOptions as CoreOptions,
   type LimitedResponse,
   limitedResponse,
+  owesWhenOver,
   type RateLimitCheck,
   resolveRateLimitOptions,
   settleCheck,
+  untilHandlerDone,
   whenDue,
   withCheck,
 } from '@limiter/core/http'
@@ -102,14 +104,19 @@ export function rateLimit<StateT = DefaultState, ContextT = DefaultContext>(
     // Straight onto Node's response, which Koa answers from: merged with other limiters' headers.
     const outcome = settleCheck(rl, check, ctx.res, ctx.res)
     if (outcome === 'proceed') {
-      if (check.decision.delayMs === 0) return next()
+      // What the request owes (a lease) waits for the downstream to be over (Koa skips `res.end`
+      // for a client gone), and a streamed body to end or close; the usual request just goes on.
+      const downstream = owesWhenOver(rl, check)
+        ? () => untilHandlerDone(ctx.res, next, () => ctx.body)
+        : next
+      if (check.decision.delayMs === 0) return downstream()
       // a reserved slot (maxDelay): on after its delay, or not at all once the client has left
       return new Promise((resolve, reject) => {
         whenDue(
           rl,
           check,
           ctx.res,
-          () => next().then(resolve, reject),
+          () => downstream().then(resolve, reject),
           () => resolve(undefined),
         )
       })

@@ -21,6 +21,7 @@ export {
   type HeaderTarget,
   type LimitedResponse,
   limitedResponse,
+  owesWhenOver,
   refundOnce,
   refundWhenDone,
   settleCheck,
@@ -54,6 +55,16 @@ export {
 } from './keys.js'
 export { type LimitSet, type LimitsFunction, MAX_LIMIT_SETS } from './limit-sets.js'
 export { type HeaderValue, mergeHeaders } from './merge-headers.js'
+export {
+  clientGone,
+  handlerDone,
+  type LifecycleTarget,
+  onSocketClose,
+  type Settle,
+  type SocketLike,
+  settleWhenOver,
+  untilHandlerDone,
+} from './node-lifecycle.js'
 export {
   type AdapterSpec,
   type Awaitable,

@@ -67,6 +67,12 @@ describe('resolveRateLimitOptions: invalid options throw at construction, naming
       LimiterTypeError,
       /`skipFailedRequests`/,
     ],
+    [
+      'releaseOnDisconnect',
+      { ...base, releaseOnDisconnect: 'yes' },
+      LimiterTypeError,
+      /`releaseOnDisconnect`/,
+    ],
     ['failureMode', { ...base, failureMode: 'fail-open' }, LimiterRangeError, /`failureMode`/],
     ['timeout', { ...base, timeout: -1 }, LimiterRangeError, /`timeout`/],
     ['onError', { ...base, onError: 'log' }, LimiterTypeError, /`onError`/],
@@ -114,6 +120,7 @@ describe('resolveRateLimitOptions: defaults', () => {
     expect(rl.scoped).toBe(true)
     expect(rl.defaultKey).toBe(true)
     expect(rl.skipSuccessfulRequests).toBe(false)
+    expect(rl.releaseOnDisconnect).toBe(false)
     expect(rl.messageBody).toBeUndefined()
   })
 

@@ -132,6 +132,17 @@ export interface RateLimitBaseOptions<Req, OnLimited = never> extends PeerOption
    */
   readonly skipAbortedRequests?: boolean | undefined
   /**
+   * When a concurrency lease (and what the skip options owe) is settled for a client that went
+   * away. Default `false`: a request holds its lease until its handler has ended the response
+   * (Express and Nest: `res.end`; Koa: the downstream middleware settled, and a streamed body
+   * ended or closed; Fastify: the reply sent, its raw `res.end`), even when the client left
+   * before, so a client that hangs up cannot run more handlers at once than the limit. `true`:
+   * the lease comes back as soon as the client leaves (the response or its connection closes),
+   * while the handler may still run. Either way a lease whose release never comes (a handler that
+   * never ends its response) expires after its policy's `window`.
+   */
+  readonly releaseOnDisconnect?: boolean | undefined
+  /**
    * `false` silences the warnings a limiter gives once (a key with an `undefined` segment, a
    * forwarding header the framework ignores). Default `true`.
    */
@@ -224,6 +235,8 @@ export interface ResolvedRateLimit<Req, OnLimited = never> {
   readonly skipSuccessfulRequests: boolean
   readonly skipFailedRequests: boolean
   readonly skipAbortedRequests: boolean
+  /** Settle a request's lease as soon as its client leaves, not when its handler is over. */
+  readonly releaseOnDisconnect: boolean
 }
 
 // The limiter's options that do not name its policies (waiting is checked by createLimiter).
@@ -301,6 +314,7 @@ export function resolveRateLimitOptions<Req, OnLimited>(
   )
   const skipFailedRequests = optionalBoolean('skipFailedRequests', options.skipFailedRequests)
   const skipAbortedRequests = optionalBoolean('skipAbortedRequests', options.skipAbortedRequests)
+  const releaseOnDisconnect = optionalBoolean('releaseOnDisconnect', options.releaseOnDisconnect)
   const warnings = options.warnings === undefined || optionalBoolean('warnings', options.warnings)
 
   const fixed = typeof limits === 'function' ? undefined : fixedLimits(options)
@@ -328,5 +342,6 @@ export function resolveRateLimitOptions<Req, OnLimited>(
     skipSuccessfulRequests,
     skipFailedRequests,
     skipAbortedRequests,
+    releaseOnDisconnect,
   })
 }
