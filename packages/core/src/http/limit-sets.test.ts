@@ -65,7 +65,9 @@ describe('limits chosen per request', () => {
     const message = (error as LimiterError).message
     expect(message).toContain('rateLimit option `limits` returned')
     // both tiers' specs, and both algorithms
-    expect(message).toContain('[{"name":"minute","limit":1000,"window":"1m","algorithm":"sliding-window"}]')
+    expect(message).toContain(
+      '[{"name":"minute","limit":1000,"window":"1m","algorithm":"sliding-window"}]',
+    )
     expect(message).toContain('[{"name":"minute","limit":100,"window":"1m"}]')
     expect(message).toMatch(/"minute" is 'sliding-window'.*"minute" is 'gcra'/)
     // the first tier is unaffected
