@@ -94,6 +94,45 @@ function failureReporter(
 }
 
 /**
+ * A limiter's give-backs: `refund` and `release`, which wake one of this process's waiters for
+ * the key per slot freed (an admission that finds more free wakes more), and `close`, which
+ * waits for those still in flight.
+ */
+function giveBacks(
+  settings: ReturnType<typeof limiterSettings>,
+  path: ReturnType<typeof storePathOf>,
+  decisions: ReturnType<typeof decisionsFor>,
+  wakers: Wakers,
+  checkCost: ReturnType<typeof costChecker>,
+): Pick<Limiter, 'refund' | 'release' | 'close'> {
+  const { set } = settings
+  const owed = owedOf()
+  const ticketOf = (decision: Decision | undefined) =>
+    decision === undefined ? undefined : LimiterDecision.ticketOf(decision, decisions.owner)
+  const woken =
+    (key: string, slots = 1) =>
+    (done: Promise<void>) =>
+      owed.track(set.leases ? done.then(() => wakers.wake(key, slots)) : done)
+  return {
+    refund: (key, cost = 1, decision = undefined) =>
+      settled(() => {
+        checkKey(key)
+        checkCost(cost, 1)
+        return woken(key, cost)(path.refund(key, cost, ticketOf(decision)))
+      }),
+    release: (key, decision) =>
+      settled(() => {
+        checkKey(key)
+        const ticket = set.leases ? ticketOf(decision) : undefined
+        return ticket === undefined
+          ? undefined
+          : woken(key)(path.release(key, ticket, decision.source))
+      }),
+    close: () => owed.settled(),
+  }
+}
+
+/**
  * Creates a limiter. Options are validated here: a bad one throws a `TypeError`/`RangeError`
  * naming it.
  *
@@ -122,7 +161,6 @@ export function createLimiter(options: LimiterOptions): Limiter {
   const blocker = blockerOf(settings, path)
   // acquire's waiters for a concurrency slot, in line per key, woken by a release here
   const wakers = new Wakers()
-  const owed = owedOf() // releases and refunds in flight, for close()
 
   // consume, answered synchronously when the store can (MemoryStore); bad input throws.
   const decide = (key: string, cost: number): Decision | Promise<Decision> => {
@@ -130,16 +168,6 @@ export function createLimiter(options: LimiterOptions): Limiter {
     checkCost(cost, 0)
     return decisionChannel.hasSubscribers ? published(key, cost) : path.decide(key, cost)
   }
-
-  const ticketOf = (decision: Decision | undefined) =>
-    decision === undefined ? undefined : LimiterDecision.ticketOf(decision, decisions.owner)
-  // after a lease comes back, one of this process's waiters for the key per slot freed tries
-  // again at once (an admission that finds more free wakes more); a refund or release in
-  // flight is held for close()
-  const woken =
-    (key: string, slots = 1) =>
-    (done: Promise<void>) =>
-      owed.track(set.leases ? done.then(() => wakers.wake(key, slots)) : done)
 
   const limiter: Limiter & { [DECIDE]: typeof decide } = {
     [DECIDE]: decide,
@@ -155,20 +183,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
         checkKey(key)
         return path.reset(key)
       }),
-    refund: (key, cost = 1, decision = undefined) =>
-      settled(() => {
-        checkKey(key)
-        checkCost(cost, 1)
-        return woken(key, cost)(path.refund(key, cost, ticketOf(decision)))
-      }),
-    release: (key, decision) =>
-      settled(() => {
-        checkKey(key)
-        const ticket = set.leases ? ticketOf(decision) : undefined
-        return ticket === undefined
-          ? undefined
-          : woken(key)(path.release(key, ticket, decision.source))
-      }),
+    ...giveBacks(settings, path, decisions, wakers, checkCost),
     block: (key, duration) =>
       settled(() => {
         checkKey(key)
@@ -181,7 +196,6 @@ export function createLimiter(options: LimiterOptions): Limiter {
       }),
     acquire: (key, options) => acquire(limiter, wakers, settings.waiting, key, options, shadow),
     run: (key, fn, options) => runInSlot(limiter, key, fn, options),
-    close: () => owed.settled(),
   }
   return Object.freeze(limiter)
 }
