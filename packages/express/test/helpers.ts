@@ -77,7 +77,7 @@ export function harness(express: Factory): AdapterHarness {
         setTimeout(() => {
           res.send('late')
           finished++
-        }, 150)
+        }, 400)
       })
       app.get('/fail', () => {
         throw new Error('the handler failed')

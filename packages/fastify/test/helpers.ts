@@ -91,7 +91,7 @@ export function harness(fastify: Factory): AdapterHarness {
       })
       app.get('/', async () => 'ok')
       app.get('/slow', async () => {
-        await new Promise((r) => setTimeout(r, 150))
+        await new Promise((r) => setTimeout(r, 400))
         finished++
         return 'late'
       })

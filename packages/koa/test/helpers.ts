@@ -88,7 +88,7 @@ export function harness(Koa: (typeof KOA)[number]['Koa']): AdapterHarness {
         ctx.body = 'ok'
       })
       router.get('/slow', async (ctx) => {
-        await new Promise((r) => setTimeout(r, 150))
+        await new Promise((r) => setTimeout(r, 400))
         ctx.body = 'late'
         finished++
       })

@@ -109,7 +109,7 @@ function listeningController(probe: Probe): Type<unknown> {
     @Get('/slow')
     async slow() {
       probe.starts.push(performance.now())
-      await new Promise((r) => setTimeout(r, 150))
+      await new Promise((r) => setTimeout(r, 400))
       probe.finished++
       return 'late'
     }
