@@ -18,7 +18,8 @@ const FIXTURE = fileURLToPath(new URL('./fixtures/fault-server.mjs', import.meta
 const TIMEOUT_MS = 200
 const MARGIN_MS = 50
 const RATE_PER_S = 300
-const RECOVERY_MS = 2000
+/** The least rate a busy machine brings it down to (see rateFor). */
+const MIN_RATE_PER_S = 50
 /** The factor's cap: the margin stays under 1 s, below the 2-3 s a request waits without a deadline. */
 const LOAD_CAP = 18
 
@@ -259,7 +260,7 @@ afterAll(() => {
   console.log(
     [
       '',
-      `Redis faults under ${RATE_PER_S} req/s through Express (timeout ${TIMEOUT_MS} ms, default ioredis client)`,
+      `Redis faults under ${RATE_PER_S} req/s (less on a busy machine: see each note) through Express (timeout ${TIMEOUT_MS} ms, default ioredis client)`,
       '| failureMode | fault | requests | answered by failureMode | worst latency | lost | time to recover |',
       '|---|---|---|---|---|---|---|',
       ...lines,
@@ -302,6 +303,16 @@ function boundOf(load: Load, stallsMs: number): number {
   return load.budget(TIMEOUT_MS, MARGIN_MS) + stallsMs
 }
 
+/**
+ * The request rate: RATE_PER_S on an idle machine, divided by the load factor on a busy one (not
+ * below MIN_RATE_PER_S). A server process that the OS runs a fraction of the time cannot answer
+ * 300 requests a second: they queue in the kernel and time out (hundreds "lost" at load 27 on 2
+ * cores), which says nothing about the limiter. The claims stay the same at any rate.
+ */
+function rateFor(load: Load): number {
+  return Math.max(MIN_RATE_PER_S, Math.round(RATE_PER_S / load.factor()))
+}
+
 /** Five requests on a fresh id of /tight (3 per minute): Redis decides them, and limits. */
 async function expectTightLimit(app: App, port: number, id: string): Promise<void> {
   const statuses: number[] = []
@@ -329,7 +340,10 @@ describe.each(['open', 'closed'] as const)(`failureMode '%s' under ${RATE_PER_S}
     const app = await startApp(port, mode)
     app.send('reset')
     const loadNow = await watchLoad({ cap: LOAD_CAP })
-    const load = startLoad(app.url, RATE_PER_S)
+    const rate = rateFor(loadNow)
+    // 2 s idle (1.5 s + 0.5 s scaled), at most 6 s: a limiter that never recovers still fails
+    const recoveryMs = Math.min(6000, loadNow.budget(1500, 500))
+    const load = startLoad(app.url, rate)
 
     await sleep(1000)
     const stopAt = load.nowMs()
@@ -344,7 +358,7 @@ describe.each(['open', 'closed'] as const)(`failureMode '%s' under ${RATE_PER_S}
     await sleep(2000)
     redisServer = await startRedis([], port)
     const restartedAt = load.nowMs()
-    await sleep(2500)
+    await sleep(Math.max(2500, recoveryMs + 500))
     const endAt = load.nowMs()
     const { shots, stallMs } = await load.stop()
     const stats = await app.stats()
@@ -360,13 +374,13 @@ describe.each(['open', 'closed'] as const)(`failureMode '%s' under ${RATE_PER_S}
     const serverBoundMs = boundOf(loadNow, stats.stallMs)
     loadNow.stop()
     notes.push(
-      `'${mode}': slowest response written by the server ${Math.round(stats.worstMs)} ms; longest event-loop stall: server ${Math.round(stats.stallMs)} ms, load generator ${Math.round(stallMs)} ms; store errors reported ${JSON.stringify(stats.errors)}; ${loadNow.describe(TIMEOUT_MS, MARGIN_MS)}`,
+      `'${mode}' at ${rate} req/s: slowest response written by the server ${Math.round(stats.worstMs)} ms; longest event-loop stall: server ${Math.round(stats.stallMs)} ms, load generator ${Math.round(stallMs)} ms; store errors reported ${JSON.stringify(stats.errors)}; ${loadNow.describe(TIMEOUT_MS, MARGIN_MS)}`,
     )
 
     expect(app.child.exitCode).toBeNull() // no crash
     expect(stats.unhandled).toEqual([])
     expect(app.output).toEqual([]) // nothing logged, let alone a line per reconnect
-    expect(shots.length).toBeGreaterThan(RATE_PER_S * 10)
+    expect(shots.length).toBeGreaterThan(rate * 10)
     expect(stats.served).toBe(app.warmUps + shots.length) // every request answered, once
     expectAnswers(mode, shots, boundMs)
     expect(stats.worstMs, loadNow.describe(TIMEOUT_MS, MARGIN_MS)).toBeLessThanOrEqual(
@@ -375,7 +389,7 @@ describe.each(['open', 'closed'] as const)(`failureMode '%s' under ${RATE_PER_S}
     for (const row of [frozen, killed]) {
       expect(row.lost).toBe(0)
       expect(row.fromFailurePolicy).toBeGreaterThan(0) // the fault was felt...
-      expect(row.recoverMs).toBeLessThanOrEqual(RECOVERY_MS) // ...and Redis decides again
+      expect(row.recoverMs).toBeLessThanOrEqual(recoveryMs) // ...and Redis decides again
     }
     // Every failure reached onError (the breaker's skipped calls are not new failures).
     expect(stats.errors.ERR_LIMITER_TIMEOUT).toBeGreaterThan(0)
@@ -394,7 +408,8 @@ describe('SCRIPT FLUSH every 100 ms', () => {
     started.push({ stop: async () => flusher.disconnect() })
     app.send('reset')
     const loadNow = await watchLoad({ cap: LOAD_CAP })
-    const load = startLoad(app.url, RATE_PER_S)
+    const rate = rateFor(loadNow)
+    const load = startLoad(app.url, rate)
     let flushes = 0
     const timer = setInterval(() => {
       flushes++
@@ -405,7 +420,13 @@ describe('SCRIPT FLUSH every 100 ms', () => {
     const { shots, stallMs } = await load.stop()
     const stats = await app.stats()
 
-    const row = summarize('closed', `SCRIPT FLUSH every 100 ms for 3 s`, shots, 0, Infinity)
+    const row = summarize(
+      'closed',
+      `SCRIPT FLUSH every 100 ms for 3 s, ${rate} req/s`,
+      shots,
+      0,
+      Infinity,
+    )
     rows.push(row)
     expect(flushes).toBeGreaterThanOrEqual(25)
     expect(stats.errors).toEqual({})
