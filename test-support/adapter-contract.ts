@@ -40,7 +40,8 @@ export interface AdapterHarness {
   app(options: ContractOptions): Send | Promise<Send>
   /**
    * A server listening on 127.0.0.1 with one limiter (`options`) in front of `GET /` answering
-   * `ok`, `GET /slow` answering `late` 150 ms later, and `GET /fail` whose handler throws (the
+   * `ok`, `GET /slow` answering `late` 400 ms later (long enough for the
+   * next requests to be decided while it runs, on a busy machine too), and `GET /fail` whose handler throws (the
    * framework answers 500).
    */
   listen(options: ContractOptions): Promise<Listening>

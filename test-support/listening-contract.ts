@@ -62,17 +62,24 @@ export function describeListeningContract(name: string, harness: AdapterHarness)
     })
 
     it('skipAbortedRequests refunds once a request whose client left while its key was read', async () => {
+      let keyed = 0
       const { store, url } = await listen({
         limit: 5,
         window: '1m',
         skipAbortedRequests: true,
-        key: () => new Promise((r) => setTimeout(() => r('k'), 100)),
+        key: () => {
+          keyed++
+          return new Promise((r) => setTimeout(() => r('k'), 100))
+        },
       })
       const controller = new AbortController()
       const pending = fetch(`${url}/slow`, { signal: controller.signal }).catch(
         (error: unknown) => error,
       )
-      setTimeout(() => controller.abort(), 30)
+      // aborted while the key is read (not 30 ms after sending: a busy machine may not have
+      // delivered the request by then, and an abort before it arrives tests nothing)
+      await until(() => keyed === 1, 10_000)
+      controller.abort()
       expect(await pending).toBeInstanceOf(Error)
       // counted when the key came, after the response had closed: refunded then, and only then
       await until(() => store.refunds === 1)

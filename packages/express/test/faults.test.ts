@@ -1,8 +1,9 @@
 // Redis faults under steady load, through a real Express server in a child process (so the load
 // generator runs apart from it): Redis frozen (SIGSTOP) for 3 s, then killed and restarted on its
-// port, and SCRIPT FLUSH every 100 ms. Every request is answered by the deadline plus 50 ms, the
-// answers follow failureMode, nothing goes unhandled, nothing is logged, and Redis decides again
-// within 2 s. The table printed at the end is the one the issue asks for.
+// port, and SCRIPT FLUSH every 100 ms. Every request is answered by the deadline plus 50 ms (idle;
+// on a busy machine the 50 ms grow with the measured event-loop delay, see test-support/load.ts),
+// the answers follow failureMode, nothing goes unhandled, nothing is logged, and Redis decides
+// again within 2 s. The table printed at the end is the one the issue asks for.
 import { type ChildProcess, fork } from 'node:child_process'
 import { existsSync } from 'node:fs'
 import { Agent, request as httpRequest } from 'node:http'
@@ -10,13 +11,17 @@ import { monitorEventLoopDelay } from 'node:perf_hooks'
 import { fileURLToPath } from 'node:url'
 import { Redis } from 'ioredis'
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { type Load, watchLoad } from '../../../test-support/load.js'
 import { type RedisProcess, startRedis } from '../../../test-support/redis.js'
 
 const FIXTURE = fileURLToPath(new URL('./fixtures/fault-server.mjs', import.meta.url))
 const TIMEOUT_MS = 200
 const MARGIN_MS = 50
 const RATE_PER_S = 300
-const RECOVERY_MS = 2000
+/** The least rate a busy machine brings it down to (see rateFor). */
+const MIN_RATE_PER_S = 50
+/** The factor's cap: the margin stays under 1 s, below the 2-3 s a request waits without a deadline. */
+const LOAD_CAP = 18
 
 beforeAll(() => {
   if (!existsSync(fileURLToPath(new URL('../dist/index.mjs', import.meta.url)))) {
@@ -65,13 +70,17 @@ function stopChild(child: ChildProcess): Promise<void> {
   })
 }
 
-async function startApp(redisPort: number, failureMode: 'open' | 'closed'): Promise<App> {
+async function startApp(
+  redisPort: number,
+  failureMode: 'open' | 'closed',
+  timeoutMs = TIMEOUT_MS,
+): Promise<App> {
   const child = fork(FIXTURE, [], {
     env: {
       ...process.env,
       REDIS_PORT: String(redisPort),
       FAILURE_MODE: failureMode,
-      TIMEOUT_MS: String(TIMEOUT_MS),
+      TIMEOUT_MS: String(timeoutMs),
     },
     silent: true,
   })
@@ -251,7 +260,7 @@ afterAll(() => {
   console.log(
     [
       '',
-      `Redis faults under ${RATE_PER_S} req/s through Express (timeout ${TIMEOUT_MS} ms, default ioredis client)`,
+      `Redis faults under ${RATE_PER_S} req/s (less on a busy machine: see each note) through Express (timeout ${TIMEOUT_MS} ms, default ioredis client)`,
       '| failureMode | fault | requests | answered by failureMode | worst latency | lost | time to recover |',
       '|---|---|---|---|---|---|---|',
       ...lines,
@@ -261,9 +270,10 @@ afterAll(() => {
 })
 
 /**
- * The bound on every answer: the deadline plus 50 ms, plus the longest event-loop stall either
- * process suffered (on a busy machine the OS may not run a process for a while; no deadline can
- * answer during that time). Both stalls are reported next to the table.
+ * The bound on every answer: the deadline plus 50 ms (scaled by the load: see boundOf), plus the
+ * longest event-loop stall either process suffered (on a busy machine the OS may not run a
+ * process for a while; no deadline can answer during that time). Both stalls are reported next
+ * to the table.
  */
 function expectAnswers(mode: 'open' | 'closed', shots: readonly Shot[], boundMs: number): void {
   for (const s of shots) {
@@ -282,6 +292,25 @@ function expectAnswers(mode: 'open' | 'closed', shots: readonly Shot[], boundMs:
       expect(Number(s.retryAfter), at).toBeGreaterThanOrEqual(1)
     }
   }
+}
+
+/**
+ * The deadline plus MARGIN_MS, the margin multiplied by the load factor (1 idle: the original
+ * 250 ms; at most LOAD_CAP, so the bound stays under the 2-3 s that a request waits for Redis
+ * when the deadline does not fire), plus the event-loop stalls measured during the load.
+ */
+function boundOf(load: Load, stallsMs: number): number {
+  return load.budget(TIMEOUT_MS, MARGIN_MS) + stallsMs
+}
+
+/**
+ * The request rate: RATE_PER_S on an idle machine, divided by the load factor on a busy one (not
+ * below MIN_RATE_PER_S). A server process that the OS runs a fraction of the time cannot answer
+ * 300 requests a second: they queue in the kernel and time out (hundreds "lost" at load 27 on 2
+ * cores), which says nothing about the limiter. The claims stay the same at any rate.
+ */
+function rateFor(load: Load): number {
+  return Math.max(MIN_RATE_PER_S, Math.round(RATE_PER_S / load.factor()))
 }
 
 /** Five requests on a fresh id of /tight (3 per minute): Redis decides them, and limits. */
@@ -310,7 +339,11 @@ describe.each(['open', 'closed'] as const)(`failureMode '%s' under ${RATE_PER_S}
     const port = redisServer.port
     const app = await startApp(port, mode)
     app.send('reset')
-    const load = startLoad(app.url, RATE_PER_S)
+    const loadNow = await watchLoad({ cap: LOAD_CAP })
+    const rate = rateFor(loadNow)
+    // 2 s idle (1.5 s + 0.5 s scaled), at most 6 s: a limiter that never recovers still fails
+    const recoveryMs = Math.min(6000, loadNow.budget(1500, 500))
+    const load = startLoad(app.url, rate)
 
     await sleep(1000)
     const stopAt = load.nowMs()
@@ -325,7 +358,7 @@ describe.each(['open', 'closed'] as const)(`failureMode '%s' under ${RATE_PER_S}
     await sleep(2000)
     redisServer = await startRedis([], port)
     const restartedAt = load.nowMs()
-    await sleep(2500)
+    await sleep(Math.max(2500, recoveryMs + 500))
     const endAt = load.nowMs()
     const { shots, stallMs } = await load.stop()
     const stats = await app.stats()
@@ -337,22 +370,26 @@ describe.each(['open', 'closed'] as const)(`failureMode '%s' under ${RATE_PER_S}
     const frozen = summarize(mode, 'SIGSTOP 3 s, then SIGCONT', shots, stopAt, edge, contAt)
     const killed = summarize(mode, 'SIGKILL, restart 2 s later', shots, edge, endAt, restartedAt)
     rows.push(before, frozen, killed)
-    const boundMs = TIMEOUT_MS + MARGIN_MS + stats.stallMs + stallMs
+    const boundMs = boundOf(loadNow, stats.stallMs + stallMs)
+    const serverBoundMs = boundOf(loadNow, stats.stallMs)
+    loadNow.stop()
     notes.push(
-      `'${mode}': slowest response written by the server ${Math.round(stats.worstMs)} ms; longest event-loop stall: server ${Math.round(stats.stallMs)} ms, load generator ${Math.round(stallMs)} ms; store errors reported ${JSON.stringify(stats.errors)}`,
+      `'${mode}' at ${rate} req/s: slowest response written by the server ${Math.round(stats.worstMs)} ms; longest event-loop stall: server ${Math.round(stats.stallMs)} ms, load generator ${Math.round(stallMs)} ms; store errors reported ${JSON.stringify(stats.errors)}; ${loadNow.describe(TIMEOUT_MS, MARGIN_MS)}`,
     )
 
     expect(app.child.exitCode).toBeNull() // no crash
     expect(stats.unhandled).toEqual([])
     expect(app.output).toEqual([]) // nothing logged, let alone a line per reconnect
-    expect(shots.length).toBeGreaterThan(RATE_PER_S * 10)
+    expect(shots.length).toBeGreaterThan(rate * 10)
     expect(stats.served).toBe(app.warmUps + shots.length) // every request answered, once
     expectAnswers(mode, shots, boundMs)
-    expect(stats.worstMs).toBeLessThanOrEqual(TIMEOUT_MS + MARGIN_MS + stats.stallMs)
+    expect(stats.worstMs, loadNow.describe(TIMEOUT_MS, MARGIN_MS)).toBeLessThanOrEqual(
+      serverBoundMs,
+    )
     for (const row of [frozen, killed]) {
       expect(row.lost).toBe(0)
       expect(row.fromFailurePolicy).toBeGreaterThan(0) // the fault was felt...
-      expect(row.recoverMs).toBeLessThanOrEqual(RECOVERY_MS) // ...and Redis decides again
+      expect(row.recoverMs).toBeLessThanOrEqual(recoveryMs) // ...and Redis decides again
     }
     // Every failure reached onError (the breaker's skipped calls are not new failures).
     expect(stats.errors.ERR_LIMITER_TIMEOUT).toBeGreaterThan(0)
@@ -364,11 +401,15 @@ describe('SCRIPT FLUSH every 100 ms', () => {
   it(`under ${RATE_PER_S} req/s: zero errors, every decision made by Redis`, async () => {
     const redisServer = await startRedis()
     started.push({ stop: () => redisServer.stop() })
-    const app = await startApp(redisServer.port, 'closed')
+    // Every decision must come from Redis: a correctness claim, so the deadline is one a busy
+    // machine cannot reach (a NOSCRIPT that is not answered by one EVAL still fails at once).
+    const app = await startApp(redisServer.port, 'closed', 5000)
     const flusher = new Redis(redisServer.port, '127.0.0.1')
     started.push({ stop: async () => flusher.disconnect() })
     app.send('reset')
-    const load = startLoad(app.url, RATE_PER_S)
+    const loadNow = await watchLoad({ cap: LOAD_CAP })
+    const rate = rateFor(loadNow)
+    const load = startLoad(app.url, rate)
     let flushes = 0
     const timer = setInterval(() => {
       flushes++
@@ -379,7 +420,13 @@ describe('SCRIPT FLUSH every 100 ms', () => {
     const { shots, stallMs } = await load.stop()
     const stats = await app.stats()
 
-    const row = summarize('closed', `SCRIPT FLUSH every 100 ms for 3 s`, shots, 0, Infinity)
+    const row = summarize(
+      'closed',
+      `SCRIPT FLUSH every 100 ms for 3 s, ${rate} req/s`,
+      shots,
+      0,
+      Infinity,
+    )
     rows.push(row)
     expect(flushes).toBeGreaterThanOrEqual(25)
     expect(stats.errors).toEqual({})
@@ -387,6 +434,7 @@ describe('SCRIPT FLUSH every 100 ms', () => {
     expect(app.output).toEqual([])
     expect(row.lost).toBe(0)
     expect(row.fromFailurePolicy).toBe(0)
-    expectAnswers('closed', shots, TIMEOUT_MS + MARGIN_MS + stats.stallMs + stallMs)
+    expectAnswers('closed', shots, boundOf(loadNow, stats.stallMs + stallMs))
+    loadNow.stop()
   }, 30_000)
 })

@@ -81,7 +81,7 @@ export function harness(express: Factory): AdapterHarness {
           running.stop()
           res.send('late')
           finished++
-        }, 150)
+        }, 400)
       })
       app.get('/fail', () => {
         throw new Error('the handler failed')

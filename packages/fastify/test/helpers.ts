@@ -94,7 +94,7 @@ export function harness(fastify: Factory): AdapterHarness {
       app.get('/', async () => 'ok')
       app.get('/slow', async () => {
         running.start()
-        await new Promise((r) => setTimeout(r, 150))
+        await new Promise((r) => setTimeout(r, 400))
         running.stop()
         finished++
         return 'late'

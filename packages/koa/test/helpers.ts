@@ -91,7 +91,7 @@ export function harness(Koa: (typeof KOA)[number]['Koa']): AdapterHarness {
       })
       router.get('/slow', async (ctx) => {
         running.start()
-        await new Promise((r) => setTimeout(r, 150))
+        await new Promise((r) => setTimeout(r, 400))
         running.stop()
         ctx.body = 'late'
         finished++

@@ -112,7 +112,7 @@ function listeningController(probe: Probe): Type<unknown> {
     async slow() {
       probe.starts.push(performance.now())
       probe.running.start()
-      await new Promise((r) => setTimeout(r, 150))
+      await new Promise((r) => setTimeout(r, 400))
       probe.running.stop()
       probe.finished++
       return 'late'
