@@ -11,8 +11,9 @@ import {
   resolveRateLimitOptions,
 } from '../http/options.js'
 import { giveBackReservation, owedOnce } from '../http/owed.js'
+import type { RequestAddresses } from '../http/warnings.js'
 import { checkTrustProxy, clientAddress, noAddress, type TrustProxy } from './client-ip.js'
-import { keepAlive, settleWithBody, type WaitUntil, waitOut } from './lifecycle.js'
+import { keepAlive, settleOnAbort, settleWithBody, type WaitUntil, waitOut } from './lifecycle.js'
 import { refusal, withHeaders } from './response.js'
 
 /** Full control of a limited response: return it; the rate-limit headers are added to it. */
@@ -75,18 +76,38 @@ export interface FetchKit<Req> {
   readonly resolved: ResolvedRateLimit<Req, FetchOnLimited<Req>>
 }
 
-// The address resolver with `trustProxy` applied; a request without one fails with advice.
-function addressOf<Req>(
+const NO_HEADERS: Readonly<Record<string, unknown>> = Object.freeze({})
+
+// What the options' resolution reads of a request: the address (with `trustProxy` applied; a
+// request without one fails with advice), and for the warning about an ignored forwarding header,
+// the resolver's own address and the two header fields it looks at.
+function addresses<Req>(
   options: FetchAddressOptions<Req>,
   host: FetchHost<Req>,
   trust: TrustProxy,
-): (req: Req) => string {
+): RequestAddresses<Req> {
   const resolve = options.ip ?? host.ip
-  return (req) => {
-    const peer = resolve?.(req) ?? undefined
-    const address = clientAddress(peer === '' ? undefined : peer, host.request(req).headers, trust)
-    if (address === undefined || address === '') throw noAddress(host.ipHint)
-    return address
+  const peer = (req: Req): string | undefined => {
+    const address = resolve?.(req)
+    return address === null || address === '' ? undefined : address
+  }
+  return {
+    ip: (req) => {
+      const address = clientAddress(peer(req), host.request(req).headers, trust)
+      if (address === undefined || address === '') throw noAddress(host.ipHint)
+      return address
+    },
+    peer,
+    // read only when a forwarding field is there; without an address there is nothing to
+    // compare, and the watch then never asks for `ip`
+    headers: (req) => {
+      const { headers } = host.request(req)
+      const xff = headers.get('x-forwarded-for') ?? undefined
+      const forwarded = headers.get('forwarded') ?? undefined
+      if ((xff === undefined && forwarded === undefined) || peer(req) === undefined)
+        return NO_HEADERS
+      return { 'x-forwarded-for': xff, forwarded }
+    },
   }
 }
 
@@ -110,9 +131,8 @@ export function fetchKit<Req>(
   const trust = checkTrustProxy(trustProxy)
   if (ip === undefined && host.ip === undefined && options?.key === undefined)
     throw new LimiterTypeError('ip', ip, `a client address resolver on this host (${host.ipHint})`)
-  const address = addressOf(options, host, trust)
   const rl = resolveRateLimitOptions(shared as RateLimitOptions<Req, FetchOnLimited<Req>>, {
-    ip: address,
+    ...addresses(options, host, trust),
     extraOptions: host.extraOptions,
   })
   return {
@@ -153,6 +173,8 @@ async function admitted<Req>(
 ): Promise<Response> {
   const owed = owedOnce(rl, check)
   const settle = (status: number | undefined): void => keepAlive(owed?.(status), waitUntil)
+  // from now on a client that leaves ends what its request holds, while its handler runs too
+  if (owed !== undefined) settleOnAbort(signal, settle)
   let res: Response
   try {
     res = await next()
@@ -162,7 +184,7 @@ async function admitted<Req>(
     throw error
   }
   const decorated = withHeaders(res, check.headers, check)
-  return owed === undefined ? decorated : settleWithBody(decorated, signal, settle)
+  return owed === undefined ? decorated : settleWithBody(decorated, settle)
 }
 
 async function refuse<Req>(

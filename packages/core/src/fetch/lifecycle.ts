@@ -22,18 +22,30 @@ export function keepAlive(promise: Promise<unknown> | undefined, waitUntil?: Wai
 export type Settle = (status: number | undefined) => void
 
 /**
- * `res` whose body settles `settle`: with the status once read to its end, with `undefined` once
- * cancelled (the client went away) or failed, or when `signal` aborts first. A response without
- * a body settles at once; one that cannot be copied (a 101 upgrade) too, with its status.
+ * Settles `settle` with `undefined` when `signal` aborts (the client went away), at once if it
+ * has already; returns how to stop listening.
  */
-export function settleWithBody(res: Response, signal: AbortSignal, settle: Settle): Response {
+export function settleOnAbort(signal: AbortSignal, settle: Settle): () => void {
+  if (signal.aborted) {
+    settle(undefined)
+    return () => {}
+  }
+  const aborted = (): void => settle(undefined)
+  signal.addEventListener('abort', aborted, { once: true })
+  return () => signal.removeEventListener('abort', aborted)
+}
+
+/**
+ * `res` whose body settles `settle`: with the status once read to its end, with `undefined` once
+ * cancelled (the client went away) or failed. A response without a body settles at once; one
+ * that cannot be copied (a 101 upgrade) too, with its status.
+ */
+export function settleWithBody(res: Response, settle: Settle): Response {
   const source = res.body
   if (source === null) {
     settle(res.status)
     return res
   }
-  if (signal.aborted) settle(undefined)
-  else signal.addEventListener('abort', () => settle(undefined), { once: true })
   let reader: ReadableStreamDefaultReader<Uint8Array> | undefined
   const body = new ReadableStream<Uint8Array>({
     async pull(controller) {
