@@ -188,6 +188,15 @@ describe('a concurrency lease ends with the response body', () => {
     expect((await limit.handle(new Request(url), ok, ip)).status).toBe(200)
   })
 
+  it('released at once for a HEAD request, whose body no host sends', async () => {
+    const limit = leased()
+    const { body } = held()
+    const head = () => new Request(url, { method: 'HEAD' })
+    expect((await limit.handle(head(), async () => new Response(body), ip)).status).toBe(200)
+    await sleep(5)
+    expect((await limit.handle(head(), ok, ip)).status).toBe(200)
+  })
+
   it('skipFailedRequests refunds when the body ends with a status of 400 or more', async () => {
     const limit = createFetchLimiter({ limit: 1, window: '1m', skipFailedRequests: true })
     for (let i = 0; i < 3; i++) {

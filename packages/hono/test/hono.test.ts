@@ -201,6 +201,20 @@ describe('the end of a request', () => {
     expect((await app.fetch(new Request('http://app.test/'), {}, ctx)).status).toBe(200)
   })
 
+  it('a HEAD request (served by the GET route, its body dropped) gives its lease back', async () => {
+    const app = new Hono()
+    app.use(rateLimit({ algorithm: 'concurrency', limit: 1, window: '1m' }))
+    app.get('/', (c) => c.text('ok'))
+    const { url } = await listen(app)
+    for (let i = 0; i < 3; i++) {
+      const head = await fetch(url, { method: 'HEAD' })
+      expect(head.status).toBe(200)
+      expect(head.headers.get('ratelimit')).toBe('"cc1/1m";r=0')
+    }
+    await sleep(20)
+    expect((await get(url)).status).toBe(200)
+  })
+
   it('a streamed response holds its concurrency lease until the stream ends', async () => {
     const app = new Hono()
     app.use(rateLimit({ algorithm: 'concurrency', limit: 1, window: '1m' }))

@@ -155,26 +155,27 @@ async function handle<Req>(
   const { decision } = check
   // a shadow limiter's refusal goes on: it was decided and counted, not enforced
   if (!decision.allowed && !check.shadow) return refuse(rl, req, check)
-  const { signal } = host.request(req)
+  const request = host.request(req)
+  const { signal } = request
   if (decision.delayMs > 0 && !check.shadow && !(await waitOut(decision.delayMs, signal))) {
     // the client left while its request waited: it never ran, so its slot comes back
     keepAlive(giveBackReservation(check), call.waitUntil)
     return new Response(null, { status: 499 })
   }
-  return admitted(rl, check, signal, next, call.waitUntil)
+  return admitted(rl, check, request, next, call.waitUntil)
 }
 
 async function admitted<Req>(
   rl: ResolvedRateLimit<Req, FetchOnLimited<Req>>,
   check: RateLimitCheck,
-  signal: AbortSignal,
+  request: Request,
   next: () => Promise<Response>,
   waitUntil: WaitUntil | undefined,
 ): Promise<Response> {
   const owed = owedOnce(rl, check)
   const settle = (status: number | undefined): void => keepAlive(owed?.(status), waitUntil)
   // from now on a client that leaves ends what its request holds, while its handler runs too
-  if (owed !== undefined) settleOnAbort(signal, settle)
+  if (owed !== undefined) settleOnAbort(request.signal, settle)
   let res: Response
   try {
     res = await next()
@@ -184,7 +185,14 @@ async function admitted<Req>(
     throw error
   }
   const decorated = withHeaders(res, check.headers, check)
-  return owed === undefined ? decorated : settleWithBody(decorated, settle)
+  if (owed === undefined) return decorated
+  // a HEAD response's body is never sent: hosts drop it unread (Hono serves HEAD with the GET
+  // route and keeps only the status and headers), so its end would never come
+  if (request.method === 'HEAD') {
+    settle(decorated.status)
+    return decorated
+  }
+  return settleWithBody(decorated, settle)
 }
 
 async function refuse<Req>(
