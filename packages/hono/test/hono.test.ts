@@ -7,6 +7,7 @@ import { type Context, Hono } from 'hono'
 import { cors } from 'hono/cors'
 import { stream } from 'hono/streaming'
 import { describe, expect, expectTypeOf, it } from 'vitest'
+import { warningsDuring } from '../../../test-support/adapter-helpers.js'
 import { type Decision, MemoryStore, type RateLimitVariables, rateLimit } from '../src/index.js'
 import { get, listen, showErrors } from './helpers.js'
 
@@ -163,6 +164,27 @@ describe('the client address', () => {
     expect((await get(url, { 'x-test-client': '198.51.100.2' })).status).toBe(200)
     expect((await get(url, { 'x-test-client': '198.51.100.1' })).status).toBe(429)
     expect(seen).toHaveLength(2)
+  })
+
+  it('X-Forwarded-For counts under trustProxy only; the warning names the option', async () => {
+    const xff = (ip: string) => ({ 'x-forwarded-for': ip })
+    const trusting = new Hono()
+    trusting.use(rateLimit({ limit: 1, window: '1m', trustProxy: 1 }))
+    trusting.get('/', (c) => c.text('ok'))
+    const behind = await listen(trusting)
+    expect((await get(behind.url, xff('198.51.100.1'))).status).toBe(200)
+    expect((await get(behind.url, xff('198.51.100.2'))).status).toBe(200)
+    expect((await get(behind.url, xff('198.51.100.1'))).status).toBe(429)
+    const plain = new Hono()
+    plain.use(rateLimit({ limit: 1, window: '1m' }))
+    plain.get('/', (c) => c.text('ok'))
+    const direct = await listen(plain)
+    const warnings = await warningsDuring(async () => {
+      expect((await get(direct.url, xff('198.51.100.1'))).status).toBe(200)
+      expect((await get(direct.url, xff('198.51.100.2'))).status).toBe(429)
+    })
+    expect(warnings.map((w) => w.code)).toEqual(['LIMITER_FORWARDED_IGNORED'])
+    expect(warnings[0]?.message).toMatch(/limiter's own `trustProxy`/)
   })
 
   it('without a binding (app.request) the request fails to onError, saying what to pass', async () => {
