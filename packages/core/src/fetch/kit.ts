@@ -93,7 +93,11 @@ function addresses<Req>(
   }
   return {
     ip: (req) => {
-      const address = clientAddress(peer(req), host.request(req).headers, trust)
+      // (some hosts build a request's Headers on first use: not read unless trusted)
+      const address =
+        trust === false || trust === 0
+          ? peer(req)
+          : clientAddress(peer(req), host.request(req).headers, trust)
       if (address === undefined || address === '') throw noAddress(host.ipHint)
       return address
     },
