@@ -15,7 +15,8 @@ for cost 1, writes nothing); op is 'c' (consume), 'r' (refund `cost`, never earl
 'p' (penalty: count `cost` past the limit, at most one window past a full bucket; returns nothing) or
 'k' (check: decide as a consume, but keep the write pending under `slot` instead of making it;
 gcra.commit(slot, hold) makes it). Returns allowed (1 or 0), remaining, reset_ms,
-retry_after_ms, -1 (no ticket), for 'k' whether a write is pending, and delay_ms.
+retry_after_ms, a reservation's ticket (below; -1 for anything else), for 'k' whether a write is
+pending, and delay_ms.
 
 Waiting (a limiter's maxDelay or delayAfter; `after` and `wait` nil otherwise): the first
 `after` of a burst pass at once; a request beyond them whose wait, delay_ms = ceil((TAT' - now -
@@ -24,8 +25,18 @@ its slot: the TAT becomes max(TAT, now + the wait) + c x T, as if it were admitt
 ends (the exact wait, in units; delay_ms rounds it up to whole ms for the caller). Beyond `wait` it is refused, retry_after_ms being the time until it would pass without
 waiting. commit(slot, hold) reserves at `hold` ms instead when several policies wait together
 (hold: the longest of their delays).
+
+Refunds. A reservation comes with a ticket, {tat_ms, tat_frac, moved}: the TAT it left (Redis
+time) and how far it moved it, in units; the caller passes it back as
+"<limit>:<tat_ms>:<tat_frac>:<moved>". Its refund gives back min(cost x T, moved) only while it
+is the tail of the queue, the TAT still the one it left; otherwise nothing: a later reservation
+holds the slot the TAT would move back into, and the next request would be given it too. A
+refund without a ticket (of an admission that did not wait) gives back cost x T, unless someone
+waits (a waiting policy's TAT more than `after` x T ahead), for the same reason. So while a
+reservation waits, the TAT moves back only by a tail's refund, never below what it was before
+that tail: a waiting reservation's ticket never matches a later one's TAT.
 ]]
-local gcra = { tickets = false }
+local gcra = { tickets = 'reserved' }
 do
   -- A key that occurs more than once in the batch is read once and written once, at the end of
   -- the batch: meanwhile held_ahead[key] holds its TAT as distance from now in units of 1/limit
@@ -83,9 +94,34 @@ do
     end
   end
 
+  -- A reservation's ticket: the TAT it left, as whole ms (Redis time) and the fraction in units
+  -- of 1/limit ms, and how far it moved the TAT, in those units (lib/reply.lua sends it).
+  local function ticket_of(limit, ahead, moved)
+    return { now_ms + math.floor(ahead / limit), ahead % limit, moved }
+  end
+
+  -- What a refund of `units` (its cost x T) gives back, the TAT `ahead` units from now. With a
+  -- reservation's ticket, "<limit>:<ms>:<frac>:<moved>": only while that reservation is still
+  -- the tail of the queue (the TAT is what it left: nobody reserved after it), at most what it
+  -- moved; any other reservation's slot stays spent, since moving the TAT back would give the
+  -- next request a slot a waiter holds. Without one (an admission that did not wait): its cost,
+  -- unless someone waits (a waiting policy's TAT past what passes at once), for the same reason.
+  local function refundable(ticket, limit, tat_ms, tat_frac, ahead, units, after, w)
+    if ahead <= 0 then return 0 end
+    if ticket and ticket ~= '' then
+      local l, ms, frac, moved = string.match(ticket, '^(%d+):(%d+):(%d+):(%d+)$')
+      if not l or tonumber(l) ~= limit or tonumber(ms) ~= tat_ms or tonumber(frac) ~= tat_frac then
+        return 0
+      end
+      return math.min(units, tonumber(moved))
+    end
+    if after and ahead > after * w then return 0 end
+    return units
+  end
+
   -- Makes the write a check left pending; with `hold` longer than its own delay (several
-  -- policies that wait, reserving together), reserves at `hold` ms from now instead. Returns the remaining, reset_ms and delay_ms of
-  -- the admission as written.
+  -- policies that wait, reserving together), reserves at `hold` ms from now instead. Returns the
+  -- remaining, reset_ms and delay_ms of the admission as written, and a reservation's ticket.
   function gcra.commit(slot, hold)
     local limit, ahead = pending_limit[slot], pending_ahead[slot]
     local delay_ms = pending_delay[slot]
@@ -95,7 +131,10 @@ do
     end
     write(pending_key[slot], limit, ahead, pending_raw[slot])
     local w = pending_w[slot]
-    return math.max(0, math.floor((pending_tolerance[slot] - ahead) / w)), math.ceil(ahead / limit), delay_ms
+    local ticket = -1
+    if delay_ms > 0 then ticket = ticket_of(limit, ahead, ahead - pending_before[slot]) end
+    return math.max(0, math.floor((pending_tolerance[slot] - ahead) / w)), math.ceil(ahead / limit),
+      delay_ms, ticket
   end
 
   function gcra.decide(key, limit, w, burst, cost, op, ticket, slot, after, wait)
@@ -151,7 +190,9 @@ do
     end
 
     if op == 'r' then
-      write(key, limit, (tat_ms - now_ms) * limit + tat_frac - cost * w, raw)
+      local ahead = (tat_ms - now_ms) * limit + tat_frac
+      local back = refundable(ticket, limit, tat_ms, tat_frac, ahead, cost * w, after, w)
+      if back > 0 then write(key, limit, ahead - back, raw) end
       return 0, 0, 0, 0, -1
     end
     if op == 'p' then
@@ -187,6 +228,7 @@ do
     -- commit
     local used = before
     local pending = false
+    local ticket_out = -1
     if allowed and not peek then
       used = ahead
       -- admitted when its wait ends: `late` units from now, exactly (delay_ms is rounded up)
@@ -202,11 +244,12 @@ do
         pending = true
       else
         write(key, limit, used, raw)
+        if wait and delay_ms > 0 then ticket_out = ticket_of(limit, used, used - before) end
       end
     end
 
     local remaining = math.max(0, math.floor((tolerance - used) / w))
-    if allowed then return 1, remaining, math.ceil(used / limit), 0, -1, pending, delay_ms end
+    if allowed then return 1, remaining, math.ceil(used / limit), 0, ticket_out, pending, delay_ms end
     return 0, remaining, math.ceil(used / limit), delay_ms, -1, false, 0
   end
 end

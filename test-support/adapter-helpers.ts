@@ -103,6 +103,24 @@ export async function served(server: Server): Promise<{ url: string; close(): Pr
   }
 }
 
+/** Counts handlers running at once: `start()` as one begins, `stop()` as it answers. */
+export function runningCounter(): { readonly peak: number; start(): void; stop(): void } {
+  let now = 0
+  let peak = 0
+  return {
+    get peak() {
+      return peak
+    },
+    start() {
+      now++
+      if (now > peak) peak = now
+    },
+    stop() {
+      now--
+    },
+  }
+}
+
 let prefixes = 0
 /** A store-key prefix of its own for each call, so tests on one Redis never share counters. */
 export const freshPrefix = (): string => `t${++prefixes}:`

@@ -3,9 +3,10 @@
 // released exactly once (finish, error, client abort before or after the handler ran), draft-10
 // and older headers for requests in flight, delayed requests spaced at the policy's rate, and
 // delayed requests that a client abandons.
+import { connect } from 'node:net'
 import { parseList } from 'structured-headers'
 import { describe, expect, it } from 'vitest'
-import type { AdapterHarness, ContractOptions } from './adapter-contract.js'
+import type { AdapterHarness, ContractOptions, Listening } from './adapter-contract.js'
 import { countGiveBacks, freshPrefix, type StoreLike, until } from './adapter-helpers.js'
 
 /** What the contract reads of a limiter from @limiter/core's `createLimiter`. */
@@ -68,6 +69,30 @@ function abandon(url: string, ms: number): Promise<void> {
   )
 }
 
+// Writes GETs of `paths` pipelined on one HTTP/1.1 connection, then destroys it once the first
+// has had time to reach its handler.
+async function pipelineAndDestroy(url: string, paths: readonly string[]): Promise<void> {
+  const { hostname, port } = new URL(url)
+  const socket = connect(Number(port), hostname)
+  await new Promise((resolve, reject) => socket.once('connect', resolve).once('error', reject))
+  socket.write(paths.map((path) => `GET ${path} HTTP/1.1\r\nHost: ${hostname}\r\n\r\n`).join(''))
+  await sleep(30)
+  socket.destroy()
+}
+
+// Sends a request to `/slow` and aborts it once its handler has started.
+async function abandonOnceStarted(server: Listening): Promise<void> {
+  const before = server.handlerStarts().length
+  const controller = new AbortController()
+  const sent = fetch(`${server.url}/slow`, { signal: controller.signal }).then(
+    () => undefined,
+    () => undefined,
+  )
+  await until(() => server.handlerStarts().length > before)
+  controller.abort()
+  await sent
+}
+
 // A draft-10 field as [name, parameters] per member (throws unless it is a valid SF List).
 function members(value: string | null | undefined): Array<[string, Record<string, unknown>]> {
   expect(typeof value).toBe('string')
@@ -117,6 +142,7 @@ export function describeConcurrencyContract(
       headers: _headers,
       maxDelay: _maxDelay,
       delayAfter: _delayAfter,
+      skipAbortedRequests: _skipAbortedRequests,
       ...limiter
     } = definition
     return { options, counts, limiter: backend.createLimiter(limiter as never) }
@@ -136,6 +162,9 @@ export function describeConcurrencyContract(
       const { options, counts, limiter } = setup(TWO)
       const server = await harness.listen(options)
       try {
+        // a first request warms the app and its store up (a fresh one can take 100 ms or more on a
+        // loaded machine, which would shift the timings below)
+        expect((await get(`${server.url}/`)).status).toBe(200)
         const first = get(`${server.url}/slow`)
         await sleep(100)
         const second = get(`${server.url}/slow`)
@@ -158,7 +187,7 @@ export function describeConcurrencyContract(
         expect(members(next.headers.get('ratelimit'))).toEqual([[options.name, { r: 0 }]])
         expect(server.finishedCount()).toBe(1)
         expect((await second).status).toBe(200)
-        await settled(counts, { releases: 3, refunds: 0 })
+        await settled(counts, { releases: 4, refunds: 0 })
         expect((await limiter.peek(KEY)).remaining).toBe(2)
       } finally {
         await server.close()
@@ -186,11 +215,44 @@ export function describeConcurrencyContract(
       expect((await limiter.peek(KEY)).remaining).toBe(1)
     })
 
-    it('a client that aborts mid-handler frees its slot at once, and once', async () => {
+    it('a client that aborts mid-handler: its slot is held until the handler ends, released once', async () => {
       const { options, counts, limiter } = setup({ ...TWO, limit: 1 })
       const server = await harness.listen(options)
       try {
-        await abandon(`${server.url}/slow`, 30)
+        await abandonOnceStarted(server)
+        // the handler still runs (150 ms), its client gone: the slot stays taken until it ends
+        await until(() => counts.releases === 1)
+        expect(server.finishedCount()).toBe(1)
+        expect(server.handlerStarts()).toHaveLength(1)
+        expect((await limiter.peek(KEY)).remaining).toBe(1)
+        expect((await get(`${server.url}/`)).status).toBe(200)
+        await settled(counts, { releases: 2, refunds: 0 })
+      } finally {
+        await server.close()
+      }
+    })
+
+    it('skipAbortedRequests: a client that aborts mid-handler is refunded once its handler ends', async () => {
+      const { options, counts, limiter } = setup({ ...TWO, limit: 1, skipAbortedRequests: true })
+      const server = await harness.listen(options)
+      try {
+        await abandonOnceStarted(server)
+        // aborted (its client left before the response finished): refunded, the lease with it,
+        // once the handler has ended
+        await until(() => counts.refunds === 1)
+        expect(server.finishedCount()).toBe(1)
+        await settled(counts, { releases: 0, refunds: 1 })
+        expect((await limiter.peek(KEY)).remaining).toBe(1)
+      } finally {
+        await server.close()
+      }
+    })
+
+    it('releaseOnDisconnect: a client that aborts mid-handler frees its slot at once, and once', async () => {
+      const { options, counts, limiter } = setup({ ...TWO, limit: 1 })
+      const server = await harness.listen({ ...options, releaseOnDisconnect: true })
+      try {
+        await abandonOnceStarted(server)
         // the handler still runs (150 ms), its client gone: the slot is free
         await until(() => counts.releases === 1)
         expect(server.finishedCount()).toBe(0)
@@ -204,6 +266,68 @@ export function describeConcurrencyContract(
         await server.close()
       }
     })
+
+    // One client aborting each request 30 ms in, four at a time, against a 150 ms handler.
+    const hangingUp = async (url: string) => {
+      const chain = async () => {
+        for (let i = 0; i < 10; i++) await abandon(`${url}/slow`, 30)
+      }
+      await Promise.all([chain(), chain(), chain(), chain()])
+    }
+
+    it('clients that hang up cannot run more handlers at once than the limit', async () => {
+      const { options, counts, limiter } = setup(TWO)
+      const server = await harness.listen(options)
+      try {
+        await hangingUp(server.url)
+        await until(() => counts.releases === server.handlerStarts().length)
+        expect(server.handlerStarts().length).toBeGreaterThanOrEqual(2)
+        expect(server.peakRunning()).toBeLessThanOrEqual(2)
+        expect((await limiter.peek(KEY)).remaining).toBe(2)
+      } finally {
+        await server.close()
+      }
+    })
+
+    it('releaseOnDisconnect: a client that hangs up frees its slot while its handler runs', async () => {
+      const { options, counts, limiter } = setup(TWO)
+      const server = await harness.listen({ ...options, releaseOnDisconnect: true })
+      try {
+        await hangingUp(server.url)
+        // slots came back as clients left: more handlers ran at once than the limit
+        expect(server.peakRunning()).toBeGreaterThan(2)
+        await until(() => counts.releases === server.handlerStarts().length)
+        await sleep(200)
+        expect((await limiter.peek(KEY)).remaining).toBe(2)
+      } finally {
+        await server.close()
+      }
+    })
+
+    it.each([
+      ['their handlers ending after', ['/slow', '/slow', '/slow', '/slow']],
+      ['answered behind a slow one', ['/slow', '/', '/', '/']],
+    ])(
+      'pipelined requests on a connection the client destroys release their leases: %s',
+      async (_name, paths) => {
+        for (const releaseOnDisconnect of [false, true]) {
+          const { options, counts, limiter } = setup({ ...TWO, limit: 4 })
+          const server = await harness.listen(
+            releaseOnDisconnect ? { ...options, releaseOnDisconnect } : options,
+          )
+          try {
+            await pipelineAndDestroy(server.url, paths)
+            await until(() => server.handlerStarts().length === 4)
+            await until(() => counts.releases === 4)
+            await sleep(200)
+            expect(counts).toEqual({ releases: 4, refunds: 0 })
+            expect((await limiter.peek(KEY)).remaining).toBe(4)
+          } finally {
+            await server.close()
+          }
+        }
+      },
+    )
 
     it('a client that aborts before the handler ran (during an async key) frees its slot once', async () => {
       const { options, counts, limiter } = setup({ ...TWO, limit: 1 })
@@ -406,7 +530,15 @@ export function describeConcurrencyContract(
         delayAfter: 1,
       }))
         expect(message).toBeUndefined()
+      // the default algorithm, gcra, reserves; sliding-window cannot
       for (const message of await errors({ limit: 2, window: '1s', maxDelay: '1s' }))
+        expect(message).toBeUndefined()
+      for (const message of await errors({
+        algorithm: 'sliding-window',
+        limit: 2,
+        window: '1s',
+        maxDelay: '1s',
+      }))
         expect(message).toMatch(/maxDelay.*algorithm 'sliding-window'/)
       for (const message of await errors({
         algorithm: 'gcra',

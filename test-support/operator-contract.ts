@@ -42,6 +42,30 @@ export function describeOperatorCases(
       expect(store.consumes).toBe(2)
     })
 
+    // deny refused only exactly `true`: a deny list's Map entry or database row never denied
+    it.each<[string, (banned: boolean) => unknown]>([
+      [
+        "a Map's entry",
+        (banned) => new Map([['yes', { reason: 'abuse' }]]).get(String(banned && 'yes')),
+      ],
+      ['an object', (banned) => (banned ? { reason: 'abuse' } : undefined)],
+      ['a string', (banned) => (banned ? 'abuse' : '')],
+      ['a promise of a row', async (banned) => (banned ? { id: 7 } : null)],
+    ])('refuses on any truthy value, as skip does: %s', async (_, value) => {
+      const store = countingStore(harness.store())
+      const banned = harness.callbacks.denyBanned as (req: unknown) => boolean
+      const send = await appWith({
+        limit: 1,
+        window: '1m',
+        store,
+        deny: (req: unknown) => value(banned(req)),
+      })
+      expect((await send('/', { 'x-banned': 'yes' })).status).toBe(403)
+      expect(store.consumes).toBe(0)
+      expect((await send('/')).status).toBe(200)
+      expect(store.consumes).toBe(1)
+    })
+
     it('rejects a deny that is not a function at construction', async () => {
       const [error] = await harness.optionErrors({ limit: 1, window: '1m', deny: ['1.2.3.4'] })
       expect(String(error)).toMatch(/`deny`/)

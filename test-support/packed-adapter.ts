@@ -53,7 +53,7 @@ export function listeningExpected(body: unknown) {
   return {
     statuses: [200, 429],
     body,
-    policy: '"sw1/1m";q=1;w=60',
+    policy: '"gc1/1m";q=1;w=60',
     type: expect.stringMatching(/^application\/problem\+json/),
   }
 }

@@ -1,5 +1,5 @@
 // `pnpm bench` / `pnpm bench:quick`: starts a private Redis, runs every section, writes
-// bench/results/ and prints the headline. Options: --quick, --only=decisions,two-limits,concurrency,clients,events,memory,http,
+// bench/results/ and prints the headline. Options: --quick, --only=decisions,two-limits,concurrency,waiters,clients,events,memory,http,
 // --http-algorithm=<algorithm> (our adapters' default otherwise), --no-build (measure the
 // packages' dist as it is instead of building core and the adapters first), and for short
 // checks --run-ms=<ms> (each timed Redis and in-memory run), --reps=<n>, --out=<dir> (instead
@@ -16,7 +16,16 @@ import { connectAdmin } from './redis-client.mjs'
 import { startRedis } from './redis-server.mjs'
 import { redisVersion } from './redis-stats.mjs'
 
-const SECTIONS = ['decisions', 'two-limits', 'concurrency', 'clients', 'events', 'memory', 'http']
+const SECTIONS = [
+  'decisions',
+  'two-limits',
+  'concurrency',
+  'waiters',
+  'clients',
+  'events',
+  'memory',
+  'http',
+]
 const args = process.argv.slice(2)
 const option = (name) => args.find((a) => a.startsWith(`--${name}=`))?.split('=')[1]
 const positive = (name) => {
@@ -115,6 +124,8 @@ async function main() {
   const { concurrencyLines } = await import('./report/concurrency.mjs')
   const { runEvents } = await import('./events.mjs')
   const { eventsLines } = await import('./report/events.mjs')
+  const { runWaitersSection } = await import('./waiters.mjs')
+  const { waitersLines } = await import('./report/waiters.mjs')
   const { writeResults } = await import('./results.mjs')
 
   const redis = await startRedis()
@@ -138,6 +149,7 @@ async function main() {
     twoLimits: [],
     concurrency: [],
     outbound: undefined,
+    waiters: [],
     clients: [],
     events: [],
     memory: [],
@@ -194,6 +206,13 @@ async function main() {
       async () => {
         results.concurrency = await runConcurrency(context)
         results.outbound = await runOutbound(context)
+      },
+    )
+    await section(
+      'waiters',
+      '9. waiters for a concurrency slot: store calls per run(), one process and several',
+      async () => {
+        results.waiters = await runWaitersSection(context)
       },
     )
     await section(
@@ -258,6 +277,10 @@ async function main() {
     if (results.concurrency.length > 0) {
       log('')
       for (const line of concurrencyLines(results.concurrency, results.outbound)) log(line)
+    }
+    if (results.waiters.length > 0) {
+      log('')
+      for (const line of waitersLines(results.waiters)) log(line)
     }
     if (results.clients.length > 0) {
       log('')

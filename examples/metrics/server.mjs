@@ -46,12 +46,17 @@ const server = app.listen(port, '127.0.0.1', () => {
   console.log(`example-metrics listening on http://127.0.0.1:${bound} · counters in ${where}`)
 })
 
+// The app's own shutdown, which stops the bridge in turn: stop taking requests and let those in
+// flight finish (their decisions are counted), then stop the bridge, flush the SDK, and exit. A
+// SIGTERM listener replaces Node's default exit, so this one must end the process itself.
 function shutdown() {
-  instrumentation.stop()
-  server.close()
-  server.closeAllConnections()
-  redis?.disconnect()
-  void meterProvider.shutdown()
+  server.close(async () => {
+    instrumentation.stop()
+    redis?.disconnect()
+    await meterProvider.shutdown()
+    process.exit(0)
+  })
+  server.closeIdleConnections()
 }
 process.once('SIGINT', shutdown)
 process.once('SIGTERM', shutdown)

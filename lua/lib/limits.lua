@@ -14,15 +14,16 @@ ARGV[a + 1]             its cost (integer >= 0; 0 peeks), minus the cost to refu
                         then peek
 ARGV[a + 2]             its tickets: P entries joined by ',': a refund's or release's (the
                         sliding-log policies' "<time>:<cost>", the concurrency policies'
-                        leases), a consume's new leases (concurrency policies), '' for the
-                        others (a batch of consumes of cost 1 without concurrency policies sends
+                        leases, a gcra reservation's "<limit>:<ms>:<frac>:<moved>"), a
+                        consume's new leases (concurrency policies), '' for the others (a
+                        batch of consumes of cost 1 without concurrency policies sends
                         neither for any request)
 A key whose first policy's state key has a block (lib/block.lua) is refused by every policy
 and counts nothing (a penalty still counts).
 Reply, per consume or penalty in order (refunds and releases add nothing), per policy in order:
-lib/reply.lua's encoding of that policy's decision, then, for a policy whose module has tickets,
-its fifth value (sliding-log: the time its admission was recorded at; concurrency: 1 if its
-lease was taken; -1 if none). After a refusal each policy reports what it holds now: nothing was
+lib/reply.lua's encoding of that policy's decision (with a gcra reservation's ticket), then, for
+a policy whose module's tickets are `true`, its fifth value (sliding-log: the time its admission
+was recorded at; concurrency: 1 if its lease was taken; -1 if none). After a refusal each policy reports what it holds now: nothing was
 counted. Policies that wait (gcra's `wait`) and admit all reserve at the longest of their delays.
 ]]
 local modules = { fw = fixed_window, sw = sliding_window, sl = sliding_log, gc = gcra, cc = concurrency }
@@ -95,7 +96,7 @@ for i = 1, #KEYS / policies do
         decide[p](KEYS[first + p], limit[p], window_ms[p], burst[p], 0, 'c', '', p, extra_a[p], extra_b[p])
       allowed[p], remaining[p], reset_ms[p], retry_after_ms[p] = blocked_decision(r, t, w, left_ms)
       n = put_decision(reply, n, allowed[p], remaining[p], reset_ms[p], retry_after_ms[p], 0)
-      if tickets[p] then
+      if tickets[p] == true then
         n = n + 1
         reply[n] = -1
       end
@@ -107,7 +108,8 @@ for i = 1, #KEYS / policies do
     end
   elseif cost < 0 then
     for p = 1, policies do
-      decide[p](KEYS[first + p], limit[p], window_ms[p], burst[p], -cost, 'r', given[p])
+      decide[p](KEYS[first + p], limit[p], window_ms[p], burst[p], -cost, 'r', given[p], p,
+        extra_a[p], extra_b[p])
     end
   else
     -- check every policy, writing nothing
@@ -124,8 +126,8 @@ for i = 1, #KEYS / policies do
       -- commit every policy (those that wait, at the longest wait)
       for p = 1, policies do
         if pending[p] then
-          local r, t, d = commit[p](p, hold)
-          if r then remaining[p], reset_ms[p], delay_ms[p] = r, t, d end
+          local r, t, d, ticket = commit[p](p, hold)
+          if r then remaining[p], reset_ms[p], delay_ms[p], at_ms[p] = r, t, d, ticket end
         end
       end
     else
@@ -141,8 +143,9 @@ for i = 1, #KEYS / policies do
       end
     end
     for p = 1, policies do
-      n = put_decision(reply, n, allowed[p], remaining[p], reset_ms[p], retry_after_ms[p], delay_ms[p])
-      if tickets[p] then
+      n = put_decision(reply, n, allowed[p], remaining[p], reset_ms[p], retry_after_ms[p], delay_ms[p],
+        at_ms[p])
+      if tickets[p] == true then
         n = n + 1
         reply[n] = at_ms[p]
       end

@@ -6,13 +6,14 @@ ARGV[4]    window_ms (integer >= 1)
 ARGV[5]    capacity: burst (integer >= 1), and what the module needs besides (lib/capacity.lua)
 ARGV[5+i]  request i: its cost (integer >= 0; 0 peeks), minus the cost to refund, or 'p<cost>' to
            penalize (count the cost past the limit, then peek; not for concurrency); a module
-           with tickets (sliding-log, concurrency) takes two per request, the cost then the
-           ticket (a refund's; a concurrency consume's new lease). A batch of consumes of cost 1
-           of a module without tickets sends none of these at all.
+           with tickets (sliding-log, concurrency, gcra) takes two per request, the cost then
+           the ticket (a refund's; a concurrency consume's new lease; '' for none). A batch of
+           consumes of cost 1 of a module without leases sends none of these at all.
 A key with a block (lib/block.lua) is refused and counts nothing (a penalty still counts).
-Reply, per consume or penalty in order (a refund adds nothing): lib/reply.lua's encoding, then, for a
-module with tickets, its fifth value (sliding-log: the time its admission was recorded at;
-concurrency: 1 if the lease was taken; -1 if none).
+Reply, per consume or penalty in order (a refund adds nothing): lib/reply.lua's encoding (with
+a gcra reservation's ticket), then, for a module whose tickets are `true`, its fifth value
+(sliding-log: the time its admission was recorded at; concurrency: 1 if the lease was taken; -1
+if none).
 ]]
 local limit = tonumber(ARGV[3])
 local window_ms = tonumber(ARGV[4])
@@ -63,8 +64,8 @@ for i = 1, #KEYS do
         blocked_decision(remaining, reset_ms, retry_after_ms, left_ms)
       delay_ms = 0
     end
-    n = put_decision(reply, n, allowed, remaining, reset_ms, retry_after_ms, delay_ms)
-    if tickets then
+    n = put_decision(reply, n, allowed, remaining, reset_ms, retry_after_ms, delay_ms, at_ms)
+    if tickets == true then
       n = n + 1
       reply[n] = at_ms
     end

@@ -15,7 +15,7 @@ const decided = (decision) => {
   if (failure !== undefined) throw failure
   return decision.allowed
 }
-const ALGORITHM = 'sliding-window' // our default
+const ALGORITHM = 'sliding-window' // the default until gcra; kept so the comparison stays like for like
 
 const rlfDenied = (reason) => {
   if (reason instanceof Error) throw reason

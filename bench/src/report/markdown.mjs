@@ -8,6 +8,7 @@ import { eventsSection } from './events.mjs'
 import { ms, num, pct, rate, table, times } from './format.mjs'
 import { headlineTable } from './headline.mjs'
 import { twoLimitsSection } from './two-limits.mjs'
+import { waitersSection } from './waiters.mjs'
 
 const NOT_RUN = '_Not run._'
 
@@ -262,5 +263,6 @@ ${ran ? commandsSection(results.decisions) : NOT_RUN}
 ${twoLimitsSection(results.twoLimits ?? [])}
 ${concurrencySection(results.concurrency ?? [], results.outbound)}
 ${eventsSection(results.events ?? [])}
+${waitersSection(results.waiters ?? [])}
 ${results.meta.notes.length > 0 ? `\n## Notes\n\n${results.meta.notes.map((n) => `- ${n}`).join('\n')}\n` : ''}`
 }

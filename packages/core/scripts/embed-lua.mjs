@@ -30,13 +30,15 @@ const MODULES = [
 
 /**
  * The scripts a store sends: which parts each is assembled from, and what the store needs to
- * know about it. `argsPerRequest`: ARGV slots per request after the batch-wide ones; `tickets`:
- * each decision in the reply ends with its module's fifth value (sliding-log: the time its
- * admission was recorded at; concurrency: whether its lease was taken).
+ * know about it. `argsPerRequest`: ARGV slots per request after the batch-wide ones (2: the
+ * cost, then a ticket: a refund's, a concurrency consume's new lease); `tickets`: each decision
+ * in the reply ends with its module's fifth value (sliding-log: the time its admission was
+ * recorded at; concurrency: whether its lease was taken). A gcra reservation's ticket is part
+ * of every script's reply encoding (lua/lib/reply.lua).
  */
 export const RECIPES = {
   'fixed-window': one('fixed-window.lua', 'fixed_window', 1, false),
-  gcra: one('gcra.lua', 'gcra', 1, false),
+  gcra: one('gcra.lua', 'gcra', 2, false),
   'sliding-log': one('sliding-log.lua', 'sliding_log', 2, true),
   'sliding-window': one('sliding-window.lua', 'sliding_window', 1, false),
   concurrency: one('concurrency.lua', 'concurrency', 2, true),

@@ -1,41 +1,13 @@
 // Waiting for a slot (limiter.acquire and limiter.run), for outbound calls and jobs.
 import type { Decision } from './decision.js'
 import { MAX_TIMER_MS, parseDuration } from './duration.js'
-import { LimiterError, LimiterTypeError } from './errors.js'
+import { LimiterError, LimiterRangeError, LimiterTypeError } from './errors.js'
 import type { AcquireOptions, Limiter } from './limiter-types.js'
 import { refusedByConcurrency } from './limits.js'
 import { own } from './option-names.js'
+import { type Wake, Wakers } from './wakers.js'
 
-// A concurrency refusal is polled again after FIRST_POLL_MS, doubling up to MAX_POLL_MS (a
-// release in this process wakes its waiters at once; one in another process is seen next poll).
-const FIRST_POLL_MS = 5
-const MAX_POLL_MS = 250
-
-/** The waiters of one limiter, by key: `release` wakes those of its key. */
-export class Wakers {
-  readonly #waiting = new Map<string, Set<() => void>>()
-
-  /** Calls `wake` at the next {@link Wakers.wake} of `key`; returns how to stop waiting. */
-  add(key: string, wake: () => void): () => void {
-    let set = this.#waiting.get(key)
-    if (set === undefined) {
-      set = new Set()
-      this.#waiting.set(key, set)
-    }
-    set.add(wake)
-    return () => {
-      set.delete(wake)
-      if (set.size === 0 && this.#waiting.get(key) === set) this.#waiting.delete(key)
-    }
-  }
-
-  wake(key: string): void {
-    const set = this.#waiting.get(key)
-    if (set === undefined) return
-    this.#waiting.delete(key)
-    for (const wake of set) wake()
-  }
-}
+export { Wakers }
 
 interface Parsed {
   readonly cost: number
@@ -43,8 +15,30 @@ interface Parsed {
   readonly signal: AbortSignal | undefined
 }
 
-function parse(options: AcquireOptions | undefined, waitMs: number): Parsed {
-  if (options === undefined) return { cost: 1, maxWaitMs: waitMs, signal: undefined }
+/** What a limiter's acquire waits by: its wait allowance, and the default `maxWait`. */
+export interface Waiting {
+  /** The limiter's wait allowance: `maxDelay`, or the wait `delayAfter` allows (else 0). */
+  readonly waitMs: number
+  /** `maxWait` when a call gives none: `acquire: { maxWait }`, else `waitMs`. */
+  readonly maxWaitMs: number
+}
+
+const ZERO = /^\s*0+(?:\.0+)?\s*(?:ms|s|m|h|d)\s*$/
+
+/** A `maxWait`: 0 (take a slot now or be refused) or a duration up to Node's longest timer. */
+export function parseWait(value: unknown, option: string): number {
+  if (value === 0 || (typeof value === 'string' && ZERO.test(value))) return 0
+  if (typeof value === 'number' && !(Number.isInteger(value) && value > 0))
+    throw new LimiterRangeError(
+      option,
+      value,
+      'must be a whole number of milliseconds, 0 or more (0: take a free slot or be refused at once)',
+    )
+  return parseDuration(value, option, MAX_TIMER_MS)
+}
+
+function parse(options: AcquireOptions | undefined, maxWaitMs: number): Parsed {
+  if (options === undefined) return { cost: 1, maxWaitMs, signal: undefined }
   if (options === null || typeof options !== 'object')
     throw new LimiterTypeError('options', options, 'an object { cost?, maxWait?, signal? }')
   const maxWait = own(options, 'maxWait')
@@ -53,49 +47,80 @@ function parse(options: AcquireOptions | undefined, waitMs: number): Parsed {
     throw new LimiterTypeError('signal', signal, 'an AbortSignal')
   return {
     cost: (own(options, 'cost') ?? 1) as number,
-    maxWaitMs:
-      maxWait === undefined
-        ? waitMs
-        : maxWait === 0
-          ? 0
-          : parseDuration(maxWait, 'maxWait', MAX_TIMER_MS),
+    maxWaitMs: maxWait === undefined ? maxWaitMs : parseWait(maxWait, 'maxWait'),
     signal,
   }
 }
 
-// Resolves after `ms`, or when woken; rejects with the signal's reason once it aborts.
+// The callers waiting on each signal, behind one 'abort' listener per signal: a hundred
+// acquirers sharing one signal add one listener, not a hundred (Node warns past 10).
+const aborts = new WeakMap<AbortSignal, { callers: Set<() => void>; listener: () => void }>()
+
+/** Calls `fn` once `signal` aborts; returns how to stop listening. */
+function onAbort(signal: AbortSignal, fn: () => void): () => void {
+  let entry = aborts.get(signal)
+  if (entry === undefined) {
+    const callers = new Set<() => void>()
+    const listener = (): void => {
+      aborts.delete(signal)
+      for (const caller of callers) caller()
+    }
+    entry = { callers, listener }
+    aborts.set(signal, entry)
+    signal.addEventListener('abort', listener, { once: true })
+  }
+  const { callers, listener } = entry
+  callers.add(fn)
+  return () => {
+    callers.delete(fn)
+    if (callers.size > 0 || aborts.get(signal)?.callers !== callers) return
+    aborts.delete(signal)
+    signal.removeEventListener('abort', listener)
+  }
+}
+
+/** How a pause ended: its timer, a release in this process, or the line's poll. */
+type Woken = 'timer' | 'release' | 'poll'
+
+// Resolves after `ms`, or when woken in `line`; rejects with the signal's reason once it aborts.
 function pause(
   ms: number,
   signal: AbortSignal | undefined,
-  woken?: (wake: () => void) => () => void,
-): Promise<void> {
+  line?: (wake: Wake) => () => void,
+): Promise<Woken> {
   return new Promise((resolve, reject) => {
-    let stop: (() => void) | undefined
+    if (signal?.aborted === true) return reject(signal.reason)
+    let leave: (() => void) | undefined
+    let stopAbort: (() => void) | undefined
     const done = (): void => {
       clearTimeout(timer)
-      stop?.()
-      signal?.removeEventListener('abort', aborted)
+      leave?.()
+      stopAbort?.()
     }
     const timer = setTimeout(() => {
       done()
-      resolve()
+      resolve('timer')
     }, ms)
-    const aborted = (): void => {
+    if (signal !== undefined)
+      stopAbort = onAbort(signal, () => {
+        done()
+        reject(signal.reason)
+      })
+    leave = line?.((polled) => {
       done()
-      reject(signal?.reason)
-    }
-    signal?.addEventListener('abort', aborted, { once: true })
-    stop = woken?.(() => {
-      done()
-      resolve()
+      resolve(polled ? 'poll' : 'release')
     })
   })
 }
 
 function refused(decision: Decision, key: string, maxWaitMs: number): LimiterError {
+  const how =
+    maxWaitMs === 0
+      ? 'to wait for one, pass { maxWait } to acquire/run, or set acquire: { maxWait } on the limiter'
+      : 'to wait longer, pass a longer { maxWait } to acquire/run, or set acquire: { maxWait } on the limiter'
   return new LimiterError(
     'ERR_LIMITER_REFUSED',
-    `no slot for key ${JSON.stringify(key)} within maxWait (${maxWaitMs} ms); retry in ${decision.retryAfterMs} ms`,
+    `no slot for key ${JSON.stringify(key)} within maxWait (${maxWaitMs} ms); retry in ${decision.retryAfterMs} ms (${how})`,
     { decision },
   )
 }
@@ -116,68 +141,116 @@ function tooLate(decision: Decision): Decision {
   })
 }
 
+// An admission: waits its delayMs (if within the caller's `leftMs`), or gives it back.
+async function admitted(
+  limiter: Limiter,
+  key: string,
+  cost: number,
+  decision: Decision,
+  signal: AbortSignal | undefined,
+  leftMs: number,
+  maxWaitMs: number,
+): Promise<Decision> {
+  if (decision.delayMs > 0 && decision.delayMs > Math.ceil(leftMs)) {
+    // reserved further ahead (the limiter's maxDelay) than this caller will wait
+    await limiter.refund(key, cost, decision).catch(() => undefined)
+    throw refused(tooLate(decision), key, maxWaitMs)
+  }
+  if (decision.delayMs === 0 && signal?.aborted !== true) return decision
+  try {
+    signal?.throwIfAborted()
+    await pause(decision.delayMs, signal)
+    return decision
+  } catch (error) {
+    await limiter.refund(key, cost, decision).catch(() => undefined)
+    throw error
+  }
+}
+
 /**
- * `limiter.acquire`: consumes until admitted within `maxWait` (default `waitMs`, the limiter's
- * wait allowance: `maxDelay`, or with `delayAfter` alone the wait until its burst is used up). A
- * rate refusal sleeps until its slot can be reserved (its Retry-After, less `waitMs`), a concurrency one
- * polls with backoff or until a release in this process wakes it; an admission with `delayMs`
- * waits it out. Aborting gives a reservation back.
+ * `limiter.acquire`: consumes until admitted within `maxWait` (default `waiting.maxWaitMs`). A
+ * rate refusal sleeps until its slot can be reserved (its Retry-After, less the limiter's
+ * `waitMs`). A concurrency refusal waits in its key's line, first in first out: a release in
+ * this process wakes one waiter per slot it frees, and the line's head polls with backoff for
+ * slots freed elsewhere; a newcomer queues behind the line without asking. An admission with
+ * `delayMs` waits it out. Aborting gives a reservation back.
  */
 export async function acquire(
   limiter: Limiter,
   wakers: Wakers,
-  waitMs: number,
+  waiting: Waiting,
   key: string,
   options: AcquireOptions | undefined,
   shadow = false,
 ): Promise<Decision> {
-  const { cost, maxWaitMs, signal } = parse(options, waitMs)
+  const { cost, maxWaitMs, signal } = parse(options, waiting.maxWaitMs)
   signal?.throwIfAborted()
   // a shadow limiter observes: its decision is made and counted, and the caller goes at once
   if (shadow) return limiter.consume(key, cost)
   const deadline = performance.now() + maxWaitMs
-  let pollMs = FIRST_POLL_MS
+  const seq = wakers.arrive()
+  const inLine = (wake: Wake) => wakers.add(key, seq, wake)
+  // callers already wait for this key's slots, or ask for all of them: queue behind them
+  // rather than ask out of turn
+  const queue = maxWaitMs > 0 && wakers.busy(key, slotsOf(limiter))
+  let woken: Woken = queue ? await pause(maxWaitMs, signal, inLine) : 'timer'
+  let firstAsk = queue ? undefined : wakers.firstAsk(key)
   for (;;) {
     // the slot's wait counts from the ask (the reply's latency is not the caller's wait), in
     // whole ms as delayMs is
     const askedAt = performance.now()
-    const decision = await limiter.consume(key, cost)
-    if (
-      decision.allowed &&
-      decision.delayMs > 0 &&
-      decision.delayMs > Math.ceil(deadline - askedAt)
-    ) {
-      // reserved further ahead (the limiter's maxDelay) than this caller will wait
-      await limiter.refund(key, cost, decision).catch(() => undefined)
-      throw refused(tooLate(decision), key, maxWaitMs)
-    }
+    const heard = (decision: Decision | undefined) => tell(wakers, key, woken, decision)
+    const decision = await ask(limiter, key, cost, firstAsk).catch((error: unknown) => {
+      heard(undefined)
+      throw error
+    })
+    firstAsk = undefined
     if (decision.allowed) {
-      if (decision.delayMs === 0 && signal?.aborted !== true) return decision
-      try {
-        signal?.throwIfAborted()
-        await pause(decision.delayMs, signal)
-        return decision
-      } catch (error) {
-        await limiter.refund(key, cost, decision).catch(() => undefined)
-        throw error
-      }
+      heard(decision)
+      return admitted(limiter, key, cost, decision, signal, deadline - askedAt, maxWaitMs)
     }
     const left = deadline - performance.now()
-    const polled = refusedByConcurrency(limiter.policies, decision)
-    const sleepMs = polled
-      ? Math.min(pollMs, decision.retryAfterMs)
-      : Math.max(1, decision.retryAfterMs - waitMs)
+    const lined = refusedByConcurrency(limiter.policies, decision)
+    const sleepMs = lined ? left : Math.max(1, decision.retryAfterMs - waiting.waitMs)
     // a rate policy that refuses for longer than is left (a block refuses them all) ends it
     // now, though a concurrency policy refused too: no release can help within maxWait
-    const rateMs = polled ? rateWaitMs(limiter, decision) - waitMs : sleepMs
-    if (left <= 0 || rateMs > left) throw refused(decision, key, maxWaitMs)
-    await pause(
+    const rateMs = lined ? rateWaitMs(limiter, decision) - waiting.waitMs : sleepMs
+    if (left <= 0 || rateMs > left) {
+      heard(decision)
+      throw refused(decision, key, maxWaitMs)
+    }
+    // in line by arrival (a woken waiter that lost the slot to another process is back at the
+    // head), then it tells the line, once it awaits its turn: a slot freed meanwhile is its own
+    const next = pause(
       Math.min(sleepMs, Math.max(1, Math.ceil(left))),
       signal,
-      polled ? (wake) => wakers.add(key, wake) : undefined,
+      lined ? inLine : undefined,
     )
-    pollMs = Math.min(MAX_POLL_MS, pollMs * 2)
+    queueMicrotask(() => heard(decision))
+    woken = await next
   }
+}
+
+// Asks the store; a caller's first ask counts (Wakers.busy) until it hears back.
+function ask(limiter: Limiter, key: string, cost: number, firstAsk?: () => void) {
+  const asking = limiter.consume(key, cost)
+  if (firstAsk !== undefined) void asking.then(firstAsk, firstAsk)
+  return asking
+}
+
+// A woken waiter tells its line what it heard: admitted with slots left, it wakes more.
+function tell(wakers: Wakers, key: string, woken: Woken, decision: Decision | undefined): void {
+  if (woken === 'timer') return
+  const admitted = decision?.allowed === true
+  wakers.asked(key, admitted, woken === 'poll', admitted ? (decision?.remaining ?? 0) : 0)
+}
+
+// The slots of the limiter's concurrency policies (the fewest; none: Infinity).
+function slotsOf(limiter: Limiter): number {
+  let fewest = Number.POSITIVE_INFINITY
+  for (const p of limiter.policies)
+    if (p.algorithm === 'concurrency' && p.limit < fewest) fewest = p.limit
+  return fewest
 }
 
 // The longest Retry-After among the rate policies that refused (0: none did).

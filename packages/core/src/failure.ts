@@ -31,16 +31,61 @@ const DOING: Readonly<Record<FailureMode, string>> = {
   local: 'deciding locally: each process limits on its own until it answers',
 }
 
-/** The default `onError`: one warning line at most every 30 s. */
+// A window for people: `10 s`, `15 min`, `1 h`, `2 d`.
+function shownWindow(ms: number): string {
+  if (ms < 1000) return `${ms} ms`
+  const [unit, size] =
+    ms >= 86_400_000
+      ? ['d', 86_400_000]
+      : ms >= 3_600_000
+        ? ['h', 3_600_000]
+        : ms >= 60_000
+          ? ['min', 60_000]
+          : ['s', 1000]
+  return `${Math.round((ms / (size as number)) * 10) / 10} ${unit}`
+}
+
+// The longest window among the limiter's policies (`concurrency` ones only, for a lease).
+function windowOf(context: ErrorContext, leases: boolean): string {
+  let most = 0
+  for (const p of context.limiter.policies)
+    if (!leases || p.algorithm === 'concurrency') most = Math.max(most, p.windowMs)
+  return shownWindow(most)
+}
+
+/**
+ * What the failure means, for the default warning: a decision answers from `failureMode`; a
+ * failed release, refund or reset changes no decision (it leaves state to expire).
+ */
+export function failureConsequence(context: ErrorContext): string {
+  switch (context.operation) {
+    case 'release':
+      return `release failed: the lease expires after its window (${windowOf(context, true)})`
+    case 'refund':
+      return `refund failed: the cost stays counted until its window passes (${windowOf(context, false)})`
+    case 'reset':
+      return 'reset failed: the key keeps its counts'
+    default:
+      return DOING[context.failureMode]
+  }
+}
+
+/**
+ * The default `onError`: one warning line at most every 30 s for failed decisions, and as much
+ * for failed releases, refunds and resets.
+ */
 export function defaultOnError(): (error: LimiterError, context: ErrorContext) => void {
-  let lastMs = 0
+  let decideMs = Number.NEGATIVE_INFINITY
+  let giveBackMs = Number.NEGATIVE_INFINITY
   return (error, context) => {
     // One line at most every 30 s: an outage must not flood the app's logs.
     const now = nowMs()
-    if (now - lastMs < 30_000) return
-    lastMs = now
+    const decide = context.operation === 'decide'
+    if (now - (decide ? decideMs : giveBackMs) < 30_000) return
+    if (decide) decideMs = now
+    else giveBackMs = now
     console.warn(
-      `[@limiter/core] ${error.message}; ${DOING[context.failureMode]} (limiter ${JSON.stringify(context.limiter.name)}; further store errors muted for 30 s; pass onError to handle them)`,
+      `[@limiter/core] ${error.message}; ${failureConsequence(context)} (limiter ${JSON.stringify(context.limiter.name)}; further ${decide ? 'store errors' : 'failed releases, refunds and resets'} muted for 30 s; pass onError to handle them)`,
     )
   }
 }

@@ -29,20 +29,35 @@ export {
   type Limiter,
   type LimiterOptions,
 } from './limiter.js'
-export type { LimiterStoreOptions, OnePolicy, SeveralPolicies } from './limiter-types.js'
+export type {
+  FailedOperation,
+  LimiterBaseOptions,
+  LimiterPeerNames,
+  LimiterStoreOptions,
+  OnePolicy,
+  OnePolicyOf,
+  SeveralPolicies,
+  WaitingOptions,
+} from './limiter-types.js'
 export { MAX_LIMITS, type NamedPolicy } from './limits.js'
 export { defaultName } from './naming.js'
+export { closeLimiters } from './owed.js'
 export {
   ALGORITHMS,
   type Algorithm,
+  type DefaultAlgorithm,
   definePolicy,
   type LimitSpec,
   MAX_CONCURRENCY_LIMIT,
   MAX_LOG_LIMIT,
   MAX_UNITS,
+  type NotAnOption,
   type Policy,
   type PolicyOptions,
+  type PolicyOptionsOf,
   RATE_ALGORITHMS,
+  type RateAlgorithm,
+  type ReservingAlgorithm,
 } from './policy.js'
 export type { LuaScript } from './stores/lua-script.js'
 export { MemoryStore, type MemoryStoreOptions } from './stores/memory-store.js'

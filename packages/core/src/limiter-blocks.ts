@@ -3,7 +3,7 @@
 import { type BlockedCache, remembering } from './blocked-cache.js'
 import { monotonicMs } from './clock.js'
 import type { Decision } from './decision.js'
-import { type Duration, parseDuration } from './duration.js'
+import { type Duration, parseDuration, warnBareMilliseconds } from './duration.js'
 import { LimiterError, LimiterRangeError } from './errors.js'
 import type { Guard, Handlers } from './guard.js'
 import { type Decisions, storeAnswers } from './limiter-decisions.js'
@@ -39,7 +39,11 @@ export function blockerOf(
 } {
   const leasesOnly = settings.set.policies.every((p) => p.algorithm === 'concurrency')
   return {
-    block: (key, duration) => path.block(key, parseDuration(duration, 'duration', MAX_BLOCK_MS)),
+    block(key, duration) {
+      const ms = parseDuration(duration, 'duration', MAX_BLOCK_MS)
+      warnBareMilliseconds(duration, 'limiter.block')
+      return path.block(key, ms)
+    },
     penalize(key, cost) {
       if (leasesOnly)
         throw new LimiterError(

@@ -1,4 +1,5 @@
 // createLimiter's options: their types, and their validation at construction.
+import { parseWait, type Waiting } from './acquire.js'
 import { type BlockedCacheSettings, parseBlockedCache } from './blocked-cache.js'
 import { CLOCK } from './clock.js'
 import { MAX_TIMER_MS, parseDuration } from './duration.js'
@@ -13,7 +14,7 @@ import { MemoryStore } from './stores/memory-store.js'
 import { DECIDES_SETS, isStore, type Store } from './stores/store.js'
 
 const LIMITER_OPTIONS: ReadonlySet<string> = new Set(
-  'algorithm limit window burst retryAfter limits store name prefix timeout failureMode circuitBreaker blockedCache onError maxDelay delayAfter mode'.split(
+  'algorithm limit window burst retryAfter limits store name prefix timeout failureMode circuitBreaker blockedCache onError maxDelay delayAfter mode acquire'.split(
     ' ',
   ),
 )
@@ -39,6 +40,8 @@ export interface LimiterSettings {
   readonly breaker: BreakerOptions
   /** The blocked-key cache's bounds; `maxKeys` 0 turns it off. */
   readonly blocked: BlockedCacheSettings
+  /** What acquire/run wait by: the policies' `waitMs`, and `acquire.maxWait` (else `waitMs`). */
+  readonly waiting: Waiting
   /** The injected test clock (`@limiter/core/testing`), if any. */
   readonly clock: (() => number) | undefined
 }
@@ -81,6 +84,7 @@ export function limiterSettings(given: LimiterOptions): LimiterSettings {
   }
   const breaker = parseBreaker(options.circuitBreaker)
   const blocked = parseBlockedCache(options.blockedCache)
+  const acquireWaitMs = parseAcquire(options.acquire)
   const clock = (options as { [CLOCK]?: () => number })[CLOCK]
   // Made last: a bad option above leaves no store (and no sweep timer) behind.
   const store = ownStore ?? new MemoryStore()
@@ -96,6 +100,7 @@ export function limiterSettings(given: LimiterOptions): LimiterSettings {
     mode,
     breaker,
     blocked,
+    waiting: { waitMs: set.waitMs, maxWaitMs: acquireWaitMs ?? set.waitMs },
     clock,
   }
 }
@@ -104,6 +109,18 @@ export function limiterSettings(given: LimiterOptions): LimiterSettings {
 function unnamed(named: NamedPolicy): Policy {
   const { name: _, ...policy } = named
   return Object.freeze(policy)
+}
+
+const ACQUIRE_OPTIONS: ReadonlySet<string> = new Set(['maxWait'])
+
+/** Validates the `acquire` option: its `maxWait` in ms, if given. */
+function parseAcquire(value: LimiterOptions['acquire']): number | undefined {
+  if (value === undefined) return undefined
+  if (value === null || typeof value !== 'object' || Array.isArray(value))
+    throw new LimiterTypeError('acquire', value, 'an object { maxWait? }')
+  checkOptionNames(value, ACQUIRE_OPTIONS, 'acquire.')
+  const maxWait = own(value, 'maxWait')
+  return maxWait === undefined ? undefined : parseWait(maxWait, 'acquire.maxWait')
 }
 
 /** Validates the `circuitBreaker` option. */

@@ -16,6 +16,7 @@ import {
 } from './limiter-blocks.js'
 import { type Decisions, storeAnswers } from './limiter-decisions.js'
 import type { LimiterSettings } from './limiter-options.js'
+import type { FailedOperation } from './limiter-types.js'
 import { BIND, BIND_SET, MemoryStore } from './stores/memory-store.js'
 import {
   type StoreCall,
@@ -41,7 +42,12 @@ export interface StorePath extends BlockPath {
  * How a limiter reports a store failure (to `onError` and the failure channel, at most once per
  * failure); `circuitOpen`: the failing domain's circuit is open after it.
  */
-export type Report = (error: LimiterError, key: string, circuitOpen?: boolean) => void
+export type Report = (
+  error: LimiterError,
+  key: string,
+  circuitOpen?: boolean,
+  operation?: FailedOperation,
+) => void
 
 /** The store path for `settings`: chosen once, so no call asks which store it has. */
 export function storePathOf(
@@ -192,7 +198,8 @@ function localPath(
 ): StorePath {
   const { store } = settings
   const call = callMaker(settings)
-  const reported = (key: string) => (error: unknown) => report(storeFailure(error, settings), key)
+  const reported = (key: string, operation: FailedOperation) => (error: unknown) =>
+    report(storeFailure(error, settings), key, false, operation)
   return {
     decide(key, cost) {
       const c = call(key, cost)
@@ -201,12 +208,15 @@ function localPath(
         (error: unknown) => failed(error, c),
       )
     },
-    refund: (key, cost, ticket) => store.refund(call(key, cost, ticket)).catch(reported(key)),
+    refund: (key, cost, ticket) =>
+      store.refund(call(key, cost, ticket)).catch(reported(key, 'refund')),
     release: (key, ticket, source) =>
       source === 'local'
         ? failed.releaseLocal(key, ticket)
-        : (store.release?.(call(key, 0, ticket)) ?? Promise.resolve()).catch(reported(key)),
-    reset: (key) => store.reset(call(key, 0)).catch(reported(key)),
+        : (store.release?.(call(key, 0, ticket)) ?? Promise.resolve()).catch(
+            reported(key, 'release'),
+          ),
+    reset: (key) => store.reset(call(key, 0)).catch(reported(key, 'reset')),
     ...localBlocks(store, call, decisions, failed.fallback),
   }
 }
@@ -268,6 +278,26 @@ function remotePath(
   }
 }
 
+// A failed release, refund or reset, reported (nothing else to do: no decision waits on it).
+function failureReport(
+  settings: LimiterSettings,
+  report: Report,
+  circuitOpen: (c: StoreCall) => boolean,
+) {
+  return (operation: FailedOperation) =>
+    (c: StoreCall, error: unknown): undefined => {
+      report(storeFailure(error, settings), c.key, circuitOpen(c), operation)
+      return undefined
+    }
+}
+
+interface RemoteHandlers {
+  consume: Handlers<Decision>
+  refund: Handlers<void>
+  release: Handlers<void>
+  reset: Handlers<void>
+}
+
 // What each kind of remote call does with the store's answer, fixed per limiter.
 function remoteHandlers(
   settings: LimiterSettings,
@@ -276,12 +306,7 @@ function remoteHandlers(
   failed: Failed,
   blocked: ReturnType<typeof createBlockedCache> | undefined,
   circuitOpen: (c: StoreCall) => boolean,
-): {
-  consume: Handlers<Decision>
-  refund: Handlers<void>
-  release: Handlers<void>
-  reset: Handlers<void>
-} {
+): RemoteHandlers {
   const { store, set } = settings
   // A store with the internal entry point settles the guard's entry itself; any other store's
   // promise is bridged to it.
@@ -297,10 +322,7 @@ function remoteHandlers(
   const remembered = remembering(blocked, set)
   const remember = (c: StoreCall, decision: Decision, sentAtMs: number): Decision =>
     remembered(c.key, c.cost === 0 ? 1 : c.cost, sentAtMs, decision)
-  const reported = (c: StoreCall, error: unknown): undefined => {
-    report(storeFailure(error, settings), c.key, circuitOpen(c))
-    return undefined
-  }
+  const reported = failureReport(settings, report, circuitOpen)
   return {
     consume: {
       submit:
@@ -316,7 +338,7 @@ function remoteHandlers(
           ? bridge((c) => store.refund(c))
           : (c, sink) => submitting[SUBMIT](c, 'r', sink),
       value: () => undefined,
-      error: reported,
+      error: reported('refund'),
     },
     release: {
       submit:
@@ -324,8 +346,12 @@ function remoteHandlers(
           ? bridge((c) => store.release?.(c) ?? Promise.resolve())
           : (c, sink) => submitting[SUBMIT](c, 'l', sink),
       value: () => undefined,
-      error: reported,
+      error: reported('release'),
     },
-    reset: { submit: bridge((c) => store.reset(c)), value: () => undefined, error: reported },
+    reset: {
+      submit: bridge((c) => store.reset(c)),
+      value: () => undefined,
+      error: reported('reset'),
+    },
   }
 }

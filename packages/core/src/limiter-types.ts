@@ -4,7 +4,17 @@ import type { Decision } from './decision.js'
 import type { Duration } from './duration.js'
 import type { LimiterError } from './errors.js'
 import type { NamedPolicy } from './limits.js'
-import type { LimitSpec, Policy, PolicyOptions } from './policy.js'
+import type {
+  Algorithm,
+  DefaultAlgorithm,
+  Defaulted,
+  LimitSpec,
+  NotAnOption,
+  Policy,
+  PolicyOptionsOf,
+  RateAlgorithm,
+  ReservingAlgorithm,
+} from './policy.js'
 import type { Store } from './stores/store.js'
 
 /**
@@ -84,6 +94,14 @@ export interface Limiter {
     fn: (decision: Decision) => T | PromiseLike<T>,
     options?: AcquireOptions,
   ): Promise<T>
+  /**
+   * Resolves once this limiter's releases and refunds in flight (the adapters start them as
+   * responses finish) have settled, answered by the store or failed: await it at shutdown,
+   * before you quit the Redis client, so no concurrency lease is left to expire. It quits no
+   * client and stops nothing: the limiter keeps working. `closeLimiters()` does it for every
+   * limiter of the process.
+   */
+  close(): Promise<void>
 }
 
 /** Options of {@link Limiter.acquire} and {@link Limiter.run}. */
@@ -91,9 +109,9 @@ export interface AcquireOptions {
   /** The request's cost (default 1). */
   readonly cost?: number | undefined
   /**
-   * The longest to wait for a slot, in all (default: as long as the limiter lets a request
-   * wait: `maxDelay`, or the wait `delayAfter` allows; 0 without either: take a slot now or be
-   * refused).
+   * The longest to wait for a slot, in all (default: the limiter's `acquire.maxWait`, else as
+   * long as the limiter lets a request wait: `maxDelay`, or the wait `delayAfter` allows; 0
+   * without either: take a slot now or be refused).
    */
   readonly maxWait?: Duration | undefined
   /** Stops waiting: the promise rejects with the signal's reason. */
@@ -112,21 +130,59 @@ export interface ErrorContext {
   readonly limiter: Limiter
   /** What the limiter does about the failure: its `failureMode`. */
   readonly failureMode: FailureMode
+  /**
+   * The call that failed: `'decide'` (consume, peek, block, penalize: answered from
+   * `failureMode`), or `'release'`, `'refund'` or `'reset'`, which `failureMode` does not touch (a
+   * lease not released expires after its window; a cost not refunded stays counted).
+   */
+  readonly operation: FailedOperation
 }
+
+/** Which call of a limiter a store failure hit (see {@link ErrorContext}). */
+export type FailedOperation = 'decide' | 'release' | 'refund' | 'reset'
 
 /**
  * Options for {@link createLimiter}: one policy (`limit`, `window`, `algorithm`, `burst`), or
  * several in `limits`, plus where and how to keep their counters.
  */
-export type LimiterOptions = LimiterStoreOptions & (OnePolicy | SeveralPolicies)
+export type LimiterOptions = LimiterBaseOptions & (OnePolicy | SeveralPolicies)
 
-/** The one-policy shorthand: a one-entry `limits`. */
-export interface OnePolicy extends PolicyOptions {
-  readonly limits?: undefined
-}
+/**
+ * What a one-policy limiter of algorithm `A` takes besides its store options: the policy, and
+ * waiting (`maxDelay`, `delayAfter`) where `A` can reserve a slot.
+ */
+export type OnePolicyOf<A extends Algorithm> = PolicyOptionsOf<A> &
+  WaitingFor<A> & { readonly limits?: undefined }
+
+/**
+ * `maxDelay` and `delayAfter` where the algorithm can reserve a later slot, and where it cannot
+ * the sentence a compiler error shows (`maxDelay: 0`, no waiting, is accepted everywhere).
+ */
+export type WaitingFor<A extends Algorithm> = [A] extends [ReservingAlgorithm]
+  ? WaitingOptions
+  : {
+      readonly maxDelay?:
+        | 0
+        | NotAnOption<"`maxDelay` needs a 'gcra', 'token-bucket' or 'leaky-bucket' policy to reserve a slot in">
+        | undefined
+      readonly delayAfter?:
+        | NotAnOption<"`delayAfter` needs a 'gcra', 'token-bucket' or 'leaky-bucket' policy to reserve a slot in">
+        | undefined
+    }
+
+/**
+ * The one-policy shorthand: a one-entry `limits`. A union on `algorithm`: where it is a literal,
+ * an option the algorithm does not take (`maxDelay` on `'fixed-window'`, `retryAfter` on a rate
+ * algorithm) is a compile error; without `algorithm`, what the default algorithm takes.
+ */
+export type OnePolicy =
+  | OnePolicyOf<ReservingAlgorithm>
+  | OnePolicyOf<Exclude<RateAlgorithm, ReservingAlgorithm>>
+  | OnePolicyOf<'concurrency'>
+  | Defaulted<OnePolicyOf<DefaultAlgorithm>>
 
 /** Several policies on one key, decided all or nothing. */
-export interface SeveralPolicies {
+export interface SeveralPolicies extends WaitingOptions {
   /**
    * 1 to 8 policies. A request is admitted only if every policy admits it, and then all of them
    * count it; a refused request is counted by none. Names must be distinct within the limiter.
@@ -139,13 +195,36 @@ export interface SeveralPolicies {
   readonly retryAfter?: undefined
 }
 
-/** The options of {@link createLimiter} besides its policies. */
-export interface LimiterStoreOptions {
+/**
+ * Names rate-limiter-flexible uses for this package's options and methods: each is a compile
+ * error whose text says what to write instead (and a runtime error with the same advice).
+ */
+export interface LimiterPeerNames {
+  /** @deprecated Not an option: use `limit`. */
+  readonly points?: NotAnOption<'use `limit` instead of `points`'> | undefined
+  /** @deprecated Not an option: use `window`, with a unit: `'60s'`. */
+  readonly duration?:
+    | NotAnOption<"use `window` instead of `duration`, with a unit: rate-limiter-flexible's `duration: 60` (seconds) is `window: '60s'`, koa-ratelimit's (ms) is `window: '60ms'`">
+    | undefined
+  /** @deprecated Not an option: call `limiter.block(key, '15m')`. */
+  readonly blockDuration?:
+    | NotAnOption<"no block option: call `limiter.block(key, '15m')`; `blockDuration: 900` (seconds) is '900s'">
+    | undefined
+  /** @deprecated Not an option: use `prefix`. */
+  readonly keyPrefix?: NotAnOption<'use `prefix` instead of `keyPrefix`'> | undefined
+  /** @deprecated Not an option: use `maxDelay`. */
+  readonly execEvenly?:
+    | NotAnOption<'use `maxDelay` (with gcra) instead of `execEvenly`'>
+    | undefined
+}
+
+/** The options of {@link createLimiter} besides its policies and waiting. */
+export interface LimiterBaseOptions extends LimiterPeerNames {
   /** Where state lives. Default: a new `MemoryStore`. */
   readonly store?: Store | undefined
   /**
    * Names this limiter's counters. Limiters with the same `prefix` and `name` share counters.
-   * Default: derived from the policy (e.g. `sw100/1m`), so the same definition in many
+   * Default: derived from the policy (e.g. `gc100/1m`), so the same definition in many
    * processes shares one counter. Set it to keep counters across a change of limit. With
    * `limits`, a policy's counters are named by `prefix`, this `name` (when given) and the
    * policy's own name.
@@ -190,6 +269,16 @@ export interface LimiterStoreOptions {
   /** Called with each store failure (a `LimiterError` whose `cause` is the original). */
   readonly onError?: ((error: LimiterError, context: ErrorContext) => void) | undefined
   /**
+   * Defaults for {@link Limiter.acquire} and {@link Limiter.run}: `maxWait`, how long a call that
+   * gives none waits for a slot (0: take one now or be refused). Default: `maxDelay`, or the
+   * wait `delayAfter` allows, else 0.
+   */
+  readonly acquire?: { readonly maxWait?: Duration | undefined } | undefined
+}
+
+/** Waiting instead of refusing: options of a limiter with a policy that can reserve a slot. */
+export interface WaitingOptions {
+  /**
    * Wait instead of refusing (default 0: refuse): a request that would be refused but can pass
    * within `maxDelay` reserves its slot at once and is admitted with `delayMs`, the time to wait
    * before going ahead. Beyond it, it is refused as usual. Only `gcra`, `token-bucket` and
@@ -204,3 +293,6 @@ export interface LimiterStoreOptions {
    */
   readonly delayAfter?: number | undefined
 }
+
+/** The options of {@link createLimiter} besides its policies. */
+export interface LimiterStoreOptions extends LimiterBaseOptions, WaitingOptions {}

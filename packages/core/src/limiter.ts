@@ -10,6 +10,7 @@ import { limiterSettings } from './limiter-options.js'
 import { type Report, storePathOf } from './limiter-paths.js'
 import type { FailureMode, Limiter, LimiterOptions } from './limiter-types.js'
 import type { PolicySet } from './limits.js'
+import { owedOf } from './owed.js'
 import { isCost } from './policy.js'
 import { checkKey } from './stores/redis-keys.js'
 
@@ -79,16 +80,55 @@ function failureReporter(
   failureMode: FailureMode,
   limiterOf: () => Limiter,
 ): Report {
-  return (error, key, circuitOpen = false) => {
+  return (error, key, circuitOpen = false, operation = 'decide') => {
     // Skipped calls are the consequence of failures already reported, not new ones.
     if (error.code === 'ERR_LIMITER_CIRCUIT_OPEN') return
     const limiter = limiterOf()
     try {
-      onError(error, { key, limiter, failureMode })
+      onError(error, { key, limiter, failureMode, operation })
     } catch {
       // A throwing hook must not turn a decision into a crash.
     }
     publishFailure(limiter, key, error, circuitOpen)
+  }
+}
+
+/**
+ * A limiter's give-backs: `refund` and `release`, which wake one of this process's waiters for
+ * the key per slot freed (an admission that finds more free wakes more), and `close`, which
+ * waits for those still in flight.
+ */
+function giveBacks(
+  settings: ReturnType<typeof limiterSettings>,
+  path: ReturnType<typeof storePathOf>,
+  decisions: ReturnType<typeof decisionsFor>,
+  wakers: Wakers,
+  checkCost: ReturnType<typeof costChecker>,
+): Pick<Limiter, 'refund' | 'release' | 'close'> {
+  const { set } = settings
+  const owed = owedOf()
+  const ticketOf = (decision: Decision | undefined) =>
+    decision === undefined ? undefined : LimiterDecision.ticketOf(decision, decisions.owner)
+  const woken =
+    (key: string, slots = 1) =>
+    (done: Promise<void>) =>
+      owed.track(set.leases ? done.then(() => wakers.wake(key, slots)) : done)
+  return {
+    refund: (key, cost = 1, decision = undefined) =>
+      settled(() => {
+        checkKey(key)
+        checkCost(cost, 1)
+        return woken(key, cost)(path.refund(key, cost, ticketOf(decision)))
+      }),
+    release: (key, decision) =>
+      settled(() => {
+        checkKey(key)
+        const ticket = set.leases ? ticketOf(decision) : undefined
+        return ticket === undefined
+          ? undefined
+          : woken(key)(path.release(key, ticket, decision.source))
+      }),
+    close: () => owed.settled(),
   }
 }
 
@@ -119,7 +159,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
   const published = publishedDecide(() => limiter, settings.store, shadow, path.decide)
   const checkCost = costChecker(set)
   const blocker = blockerOf(settings, path)
-  // acquire's waiters for a concurrency slot, woken by a release here
+  // acquire's waiters for a concurrency slot, in line per key, woken by a release here
   const wakers = new Wakers()
 
   // consume, answered synchronously when the store can (MemoryStore); bad input throws.
@@ -128,12 +168,6 @@ export function createLimiter(options: LimiterOptions): Limiter {
     checkCost(cost, 0)
     return decisionChannel.hasSubscribers ? published(key, cost) : path.decide(key, cost)
   }
-
-  const ticketOf = (decision: Decision | undefined) =>
-    decision === undefined ? undefined : LimiterDecision.ticketOf(decision, decisions.owner)
-  // after a lease comes back, this process's waiters for the key try again at once
-  const woken = (key: string) => (done: Promise<void>) =>
-    set.leases ? done.then(() => wakers.wake(key)) : done
 
   const limiter: Limiter & { [DECIDE]: typeof decide } = {
     [DECIDE]: decide,
@@ -149,20 +183,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
         checkKey(key)
         return path.reset(key)
       }),
-    refund: (key, cost = 1, decision = undefined) =>
-      settled(() => {
-        checkKey(key)
-        checkCost(cost, 1)
-        return woken(key)(path.refund(key, cost, ticketOf(decision)))
-      }),
-    release: (key, decision) =>
-      settled(() => {
-        checkKey(key)
-        const ticket = set.leases ? ticketOf(decision) : undefined
-        return ticket === undefined
-          ? undefined
-          : woken(key)(path.release(key, ticket, decision.source))
-      }),
+    ...giveBacks(settings, path, decisions, wakers, checkCost),
     block: (key, duration) =>
       settled(() => {
         checkKey(key)
@@ -173,7 +194,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
         checkKey(key)
         return blocker.penalize(key, cost)
       }),
-    acquire: (key, options) => acquire(limiter, wakers, set.waitMs, key, options, shadow),
+    acquire: (key, options) => acquire(limiter, wakers, settings.waiting, key, options, shadow),
     run: (key, fn, options) => runInSlot(limiter, key, fn, options),
   }
   return Object.freeze(limiter)

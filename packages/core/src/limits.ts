@@ -73,10 +73,12 @@ export function policySetOf(options: PolicySetOptions, prefix: string, store: ob
     const policy = definePolicy(options as never)
     const chosen = options.name !== undefined
     const name = chosen ? checkName('name', options.name, false) : defaultName(policy)
-    if (chosen) claimName(store, prefix, name, policy.algorithm)
-    return setOf(withDelays([{ ...policy, name }], options, false), [
+    const set = setOf(withDelays([{ ...policy, name }], options, false), [
       storeNamespace(prefix, name, policy.algorithm, chosen),
     ])
+    // claimed for as long as the limiter holds its policies
+    if (chosen) claimName(store, prefix, name, policy.algorithm, set.policies)
+    return set
   }
   for (const option of SHORTHAND) {
     if (options[option] !== undefined)
@@ -91,6 +93,7 @@ export function policySetOf(options: PolicySetOptions, prefix: string, store: ob
   const base = limiterName === '' ? prefix : `${prefix}${limiterName}:`
   const policies: NamedPolicy[] = []
   const namespaces: string[] = []
+  const claimed: string[] = []
   specs.forEach((given, i) => {
     const at = `limits[${i}]`
     const spec = ownOptions(given as LimitSpec, at)
@@ -105,11 +108,14 @@ export function policySetOf(options: PolicySetOptions, prefix: string, store: ob
         name,
         `is also the name of limits[${twin}]: policy names within one limiter must be distinct (an unnamed policy is named from its numbers, so two identical ones collide); give one a \`name\``,
       )
-    if (chosen) claimName(store, base, name, policy.algorithm)
+    if (chosen) claimed.push(name)
     policies.push(Object.freeze({ ...policy, name }))
     namespaces.push(storeNamespace(base, name, policy.algorithm, chosen))
   })
-  return setOf(withDelays(policies, options, true), namespaces, limiterName)
+  const set = setOf(withDelays(policies, options, true), namespaces, limiterName)
+  for (const p of set.policies)
+    if (claimed.includes(p.name)) claimName(store, base, p.name, p.algorithm, set.policies)
+  return set
 }
 
 function checkedSpecs(limits: unknown): readonly unknown[] {

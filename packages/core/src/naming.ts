@@ -75,33 +75,63 @@ export function storeNamespace(
   return chosen ? `${prefix}${name}:${STATE_CODE[algorithm]}:` : `${prefix}${name}:`
 }
 
-// The algorithm of each chosen name per store, to refuse a second limiter that disagrees.
-const CLAIMS = new WeakMap<object, Map<string, Algorithm>>()
-// Names are few; the bound only keeps limiters made per request (say, per plan) from growing it.
-const MAX_CLAIMS = 10_000
+// The algorithm of each chosen name per store, and how many live limiters hold it, to refuse a
+// second limiter that disagrees while one that holds the name is alive. A claim leaves when the
+// GC reports its last limiter gone: limiters made per request (say, per plan) never grow the
+// registry, and a live limiter's claim is never let go, so a conflict with it is always found.
+// (No WeakRef: one would keep its limiter alive until the end of the turn that made it.)
+interface Claim {
+  readonly algorithm: Algorithm
+  live: number
+}
+interface Claims {
+  readonly claims: Map<string, Claim>
+  readonly gone: FinalizationRegistry<string>
+}
+const CLAIMS = new WeakMap<object, Claims>()
+
+function claimsOf(store: object): Claims {
+  let held = CLAIMS.get(store)
+  if (held === undefined) {
+    const claims = new Map<string, Claim>()
+    const gone = new FinalizationRegistry<string>((id) => {
+      const claim = claims.get(id)
+      if (claim !== undefined && --claim.live === 0) claims.delete(id)
+    })
+    held = { claims, gone }
+    CLAIMS.set(store, held)
+  }
+  return held
+}
 
 /**
- * Records that `store` holds `prefix` + `name` for `algorithm`; throws if another limiter in
- * this process already uses that name on that store with another algorithm.
+ * Records that `store` holds `prefix` + `name` for `algorithm`, for as long as `owner` (what
+ * the limiter keeps, e.g. its policies) is alive; throws if another live limiter in this
+ * process uses that name on that store with another algorithm.
  */
-export function claimName(store: object, prefix: string, name: string, algorithm: Algorithm): void {
-  let claims = CLAIMS.get(store)
-  if (claims === undefined) {
-    claims = new Map()
-    CLAIMS.set(store, claims)
-  }
+export function claimName(
+  store: object,
+  prefix: string,
+  name: string,
+  algorithm: Algorithm,
+  owner: object,
+): void {
+  const { claims, gone } = claimsOf(store)
   const id = `${prefix}${name}`
-  const owner = claims.get(id)
-  if (owner === undefined) {
-    if (claims.size >= MAX_CLAIMS) claims.delete(claims.keys().next().value as string)
-    claims.set(id, algorithm)
-    return
-  }
-  if (owner === algorithm) return
-  throw new LimiterRangeError(
-    'name',
-    name,
-    `is already used on this store (prefix ${JSON.stringify(prefix)}) by a limiter with algorithm '${owner}', and this one is '${algorithm}': limiters that share a name share counters, so they must share the algorithm; give one of them another \`name\``,
-    'ERR_LIMITER_CONFLICT',
-  )
+  const claim = claims.get(id)
+  if (claim !== undefined && claim.algorithm !== algorithm)
+    throw new LimiterRangeError(
+      'name',
+      name,
+      `is already used on this store (prefix ${JSON.stringify(prefix)}) by a limiter with algorithm '${claim.algorithm}', and this one is '${algorithm}': limiters that share a name share counters, so they must share the algorithm; give one of them another \`name\``,
+      'ERR_LIMITER_CONFLICT',
+    )
+  if (claim === undefined) claims.set(id, { algorithm, live: 1 })
+  else claim.live++
+  gone.register(owner, id)
+}
+
+/** How many names `store` has claims for (live or not yet scanned), for tests. */
+export function claimCount(store: object): number {
+  return CLAIMS.get(store)?.claims.size ?? 0
 }

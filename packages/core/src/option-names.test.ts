@@ -1,4 +1,5 @@
-import { describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it } from 'vitest'
+import { resetDurationWarnings } from './duration.js'
 import type { LimitSet } from './http/limit-sets.js'
 import { resolveRateLimitOptions } from './http/options.js'
 import { createLimiter } from './limiter.js'
@@ -24,7 +25,7 @@ describe('a misspelt option gets a suggestion', () => {
     ['maxdelay', 'maxDelay'],
   ])('%s -> %s', (typo, meant) => {
     expect(() => resolve({ limit: 5, window: '1m', [typo]: 1 })).toThrow(
-      `is not an option (did you mean \`${meant}\`?)`,
+      `is not an option (did you mean \`${meant}\`?`,
     )
   })
 
@@ -45,6 +46,143 @@ describe('a misspelt option gets a suggestion', () => {
     expect(editDistance('limti', 'limit')).toBe(1)
     expect(editDistance('window', 'window')).toBe(0)
     expect(editDistance('', 'abc')).toBe(3)
+  })
+})
+
+// The message for `{ limit: 5, [name]: value }`, from the adapters' options or createLimiter's.
+function refusal(make: (options: object) => unknown, name: string, value: unknown): string {
+  try {
+    make({ limit: 5, window: '1m', [name]: value })
+  } catch (error) {
+    return (error as Error).message
+  }
+  return 'accepted'
+}
+const limiterOf = (options: object) => createLimiter(options as never)
+
+describe("a peer's duration option says the peer's unit and the replacement", () => {
+  it.each([
+    [
+      'duration',
+      60,
+      "(did you mean `window`? rate-limiter-flexible's `duration` is in seconds: use `window: '60s'`; koa-ratelimit's is in milliseconds: use `window: '60ms'`)",
+    ],
+    [
+      'duration',
+      3_600_000,
+      "rate-limiter-flexible's `duration` is in seconds: use `window: '3600000s'`; koa-ratelimit's is in milliseconds: use `window: '1h'`",
+    ],
+    [
+      'ttl',
+      60_000,
+      "(did you mean `window`? @nestjs/throttler's `ttl` is in milliseconds (v5 and later): use `window: '1m'`; in seconds before v5: use `window: '60000s'`)",
+    ],
+    [
+      'ttl',
+      60,
+      "@nestjs/throttler's `ttl` is in milliseconds (v5 and later): use `window: '60ms'`; in seconds before v5: use `window: '60s'`",
+    ],
+    [
+      'windowMs',
+      900_000,
+      "(did you mean `window`? express-rate-limit's `windowMs` is in milliseconds: use `window: '15m'`)",
+    ],
+    [
+      'timeWindow',
+      '1 minute',
+      "(did you mean `window`? @fastify/rate-limit's `timeWindow` is milliseconds or a string such as '1 minute': use `window: '1m'`)",
+    ],
+    ['timeWindow', 1500, "use `window: '1500ms'`"],
+    ['timeWindow', '2 hours', "use `window: '2h'`"],
+    ['timeWindow', 'soon', "use `window: '1m'`"],
+    [
+      'blockDuration',
+      900,
+      "rate-limiter-flexible's `blockDuration` is in seconds: use `limiter.block(key, '900s')`; @nestjs/throttler's is in milliseconds: use `limiter.block(key, '900ms')`",
+    ],
+    [
+      'duration',
+      'x',
+      "use `window: '60s'`; koa-ratelimit's is in milliseconds: use `window: '1m'`",
+    ],
+  ])('%s: %s', (name, value, hint) => {
+    expect(refusal(resolve, name, value)).toContain(hint)
+    expect(refusal(limiterOf, name, value)).toContain(hint)
+  })
+
+  it('blockDuration says there is no block option, and what to call instead', () => {
+    expect(refusal(resolve, 'blockDuration', 60)).toMatch(
+      /`blockDuration`: is not an option \(did you mean `limiter\.block`\? there is no block option: call `limiter\.block\(key, duration\)`/,
+    )
+  })
+
+  it('a peer name inside limits[] gets the same hint', () => {
+    expect(refusal((o) => createLimiter({ limits: [o] } as never), 'duration', 60)).toContain(
+      "`limits[0].duration`: is not an option (did you mean `window`? rate-limiter-flexible's",
+    )
+  })
+})
+
+describe('a bare-number window or block under a second warns once', () => {
+  afterEach(() => resetDurationWarnings())
+
+  const warningsOf = async (body: () => unknown): Promise<Array<Error & { code?: string }>> => {
+    const saved = process.listeners('warning')
+    process.removeAllListeners('warning')
+    const warnings: Array<Error & { code?: string }> = []
+    const collect = (w: Error) => warnings.push(w)
+    process.on('warning', collect)
+    try {
+      await body()
+      await new Promise((r) => setImmediate(r))
+      return warnings
+    } finally {
+      process.off('warning', collect)
+      for (const listener of saved) process.on('warning', listener)
+    }
+  }
+
+  it('window: 60 warns once, suggesting the string form', async () => {
+    resetDurationWarnings()
+    const warnings = await warningsOf(() => {
+      createLimiter({ limit: 5, window: 60 })
+      createLimiter({ limit: 5, window: 60 })
+      resolve({ limit: 5, window: 999 })
+    })
+    expect(warnings.map((w) => w.code)).toEqual(['LIMITER_SMALL_WINDOW'])
+    expect(warnings[0]?.name).toBe('LimiterWarning')
+    expect(warnings[0]?.message).toContain(
+      "window: 60 is 60 ms; if you meant 60 seconds write '60s'",
+    )
+  })
+
+  it('strings and a second or more never warn', async () => {
+    resetDurationWarnings()
+    const warnings = await warningsOf(async () => {
+      createLimiter({ limit: 5, window: '500ms' })
+      createLimiter({ limit: 5, window: '60s' })
+      createLimiter({ limit: 5, window: 1000 })
+      createLimiter({ limits: [{ limit: 5, window: '10ms' }] })
+      await createLimiter({ limit: 5, window: '1m' }).block('a', '500ms')
+      await createLimiter({ limit: 5, window: '1m' }).block('a', 60_000)
+    })
+    expect(warnings).toEqual([])
+  })
+
+  it("limiter.block(key, 900) warns once, apart from the window's warning", async () => {
+    resetDurationWarnings()
+    const limiter = createLimiter({ limit: 5, window: '1m' })
+    const warnings = await warningsOf(async () => {
+      createLimiter({ limit: 5, window: 60 })
+      await limiter.block('a', 900)
+      await limiter.block('b', 900)
+    })
+    expect(warnings.map((w) => w.code)).toEqual(['LIMITER_SMALL_WINDOW', 'LIMITER_SMALL_WINDOW'])
+    expect(warnings[1]?.message).toContain(
+      "limiter.block(key, 900) is 900 ms; if you meant 900 seconds write '900s'",
+    )
+    // and the block is 900 ms, as written
+    expect((await limiter.consume('a')).retryAfterMs).toBeLessThanOrEqual(900)
   })
 })
 

@@ -1,4 +1,5 @@
 // Option names: unknown ones are refused with a suggestion, and options are read as own properties.
+import { wholeUnit } from './duration.js'
 import { LimiterRangeError, LimiterTypeError } from './errors.js'
 
 // Names users bring from other rate limiters, and what they are called here.
@@ -8,6 +9,8 @@ const PEER_NAMES: ReadonlyMap<string, string> = new Map([
   ['windowMs', 'window'],
   ['timeWindow', 'window'],
   ['duration', 'window'],
+  ['ttl', 'window'],
+  ['blockDuration', 'limiter.block'],
   ['keyGenerator', 'key'],
   ['keyPrefix', 'prefix'],
   ['nameSpace', 'prefix'],
@@ -38,6 +41,81 @@ const PEER_NAMES: ReadonlyMap<string, string> = new Map([
   ['execEvenly', 'maxDelay'],
   ['execEvenlyMinDelayMs', 'maxDelay'],
 ])
+
+// `ms`-package words (@fastify/rate-limit's `timeWindow: '1 minute'`) and the suffix they become.
+const WORDS: ReadonlyArray<readonly [RegExp, string]> = [
+  [/^(ms|msecs?|milliseconds?)$/, 'ms'],
+  [/^(s|secs?|seconds?)$/, 's'],
+  [/^(m|mins?|minutes?)$/, 'm'],
+  [/^(h|hrs?|hours?)$/, 'h'],
+  [/^(d|days?)$/, 'd'],
+]
+
+/** `ms` milliseconds as a duration string in its largest whole unit: `'1m'`, `'90s'`, `'60ms'`. */
+function msString(ms: number): string {
+  const unit = wholeUnit(ms)
+  return unit === undefined ? `'${ms}ms'` : `'${unit.count}${unit.suffix}'`
+}
+
+/** A peer's duration `value` counted in `unitMs` as a duration string here, if it is one. */
+function converted(value: unknown, unitMs: number): string | undefined {
+  if (typeof value === 'number' && Number.isFinite(value) && value > 0) {
+    const ms = value * unitMs
+    if (!Number.isInteger(ms)) return undefined
+    return unitMs === 1000 ? `'${value}s'` : msString(ms)
+  }
+  if (typeof value !== 'string') return undefined
+  const match = /^\s*(\d+(?:\.\d+)?)\s*([a-z]*)\s*$/i.exec(value)
+  if (match === null) return undefined
+  if (match[2] === '') return converted(Number(match[1]), unitMs)
+  const word = (match[2] as string).toLowerCase()
+  const suffix = WORDS.find(([pattern]) => pattern.test(word))?.[1]
+  return suffix === undefined ? undefined : `'${match[1]}${suffix}'`
+}
+
+const as = (option: string, value: unknown, unitMs: number, example: string): string =>
+  `\`${option}: ${converted(value, unitMs) ?? example}\``
+
+// Peer names for durations: each peer's unit, and the replacement with the value converted, so
+// rate-limiter-flexible's `duration: 60` (seconds) never becomes `window: 60` (60 ms) here.
+const PEER_DURATIONS: ReadonlyMap<string, (value: unknown) => string> = new Map([
+  [
+    'duration',
+    (v: unknown) =>
+      `rate-limiter-flexible's \`duration\` is in seconds: use ${as('window', v, 1000, "'60s'")}; koa-ratelimit's is in milliseconds: use ${as('window', v, 1, "'1m'")}`,
+  ],
+  [
+    'ttl',
+    (v: unknown) =>
+      `@nestjs/throttler's \`ttl\` is in milliseconds (v5 and later): use ${as('window', v, 1, "'1m'")}; in seconds before v5: use ${as('window', v, 1000, "'60s'")}`,
+  ],
+  [
+    'windowMs',
+    (v: unknown) =>
+      `express-rate-limit's \`windowMs\` is in milliseconds: use ${as('window', v, 1, "'15m'")}`,
+  ],
+  [
+    'timeWindow',
+    (v: unknown) =>
+      `@fastify/rate-limit's \`timeWindow\` is milliseconds or a string such as '1 minute': use ${as('window', v, 1, "'1m'")}`,
+  ],
+  [
+    'blockDuration',
+    (v: unknown) =>
+      `there is no block option: call \`limiter.block(key, duration)\` when a key should be blocked (a limiter's \`onLimited\`, say); rate-limiter-flexible's \`blockDuration\` is in seconds: use \`limiter.block(key, ${converted(v, 1000) ?? "'15m'"})\`; @nestjs/throttler's is in milliseconds: use \`limiter.block(key, ${converted(v, 1) ?? "'15m'"})\``,
+  ],
+])
+
+/**
+ * What to tell a user who passed the unknown option `name` with `value`: the option meant, and
+ * for a peer library's duration the peer's unit and the replacement with `value` converted.
+ */
+export function optionHint(name: string, value: unknown, known: Iterable<string>): string {
+  const meant = suggestOption(name, known)
+  if (meant === undefined) return ''
+  const units = PEER_DURATIONS.get(name)
+  return ` (did you mean \`${meant}\`?${units === undefined ? '' : ` ${units(value)}`})`
+}
 
 /**
  * Edit distance between `a` and `b` (optimal string alignment: insertions, deletions,
@@ -91,11 +169,10 @@ export function checkOptionNames(options: object, known: ReadonlySet<string>, at
   for (const name of Object.keys(options)) {
     if (known.has(name)) continue
     const value: unknown = (options as Record<string, unknown>)[name]
-    const hint = suggestOption(name, known)
     throw new LimiterRangeError(
       `${at}${name}`,
       value,
-      `is not an option${hint === undefined ? '' : ` (did you mean \`${hint}\`?)`}`,
+      `is not an option${optionHint(name, value, known)}`,
     )
   }
 }

@@ -10,8 +10,8 @@ import {
   type FailureEvent,
 } from './events.js'
 import type { Limiter } from './limiter-types.js'
-import { type BridgeTallies, LimiterTallies, Tallies } from './otel/attributes.js'
-import { type Instruments, instrumentsOn } from './otel/instruments.js'
+import { LimiterTallies } from './otel/attributes.js'
+import { sharedBy } from './otel/meters.js'
 
 export type { LimiterResult } from './otel/attributes.js'
 export { DURATION_BUCKETS_S, METRICS } from './otel/instruments.js'
@@ -40,29 +40,6 @@ export interface LimiterInstrumentation {
    * longer counts the circuits this bridge saw open. Idempotent.
    */
   stop(): void
-}
-
-// One set of instruments and tallies per meter, shared by every bridge on it: the counts add up
-// as a synchronous counter's would, and outlive a stopped bridge (still reported, no longer
-// moving), so a bridge started again continues them.
-const perMeter = new WeakMap<Meter, { instruments: Instruments; tallies: BridgeTallies }>()
-
-function sharedBy(meter: Meter): { instruments: Instruments; tallies: BridgeTallies } {
-  let shared = perMeter.get(meter)
-  if (shared === undefined) {
-    const instruments = instrumentsOn(meter)
-    const tallies: BridgeTallies = {
-      decisions: new Tallies(),
-      failures: new Tallies(),
-      circuits: new Tallies(),
-    }
-    instruments.decisions.addCallback(tallies.decisions.observe)
-    instruments.storeFailures.addCallback(tallies.failures.observe)
-    instruments.circuitsOpen.addCallback(tallies.circuits.observe)
-    shared = { instruments, tallies }
-    perMeter.set(meter, shared)
-  }
-  return shared
 }
 
 /**

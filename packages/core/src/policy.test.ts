@@ -23,9 +23,9 @@ describe('parseDuration', () => {
 })
 
 describe('definePolicy', () => {
-  it('defaults to sliding-window with burst = limit', () => {
+  it('defaults to gcra with burst = limit', () => {
     expect(definePolicy({ limit: 100, window: '1m' })).toEqual({
-      algorithm: 'sliding-window',
+      algorithm: 'gcra',
       limit: 100,
       windowMs: 60_000,
       burst: 100,

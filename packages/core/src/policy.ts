@@ -1,5 +1,5 @@
 // Policy: an algorithm plus its numbers, validated once and frozen.
-import { type Duration, parseDuration } from './duration.js'
+import { type Duration, parseDuration, warnBareMilliseconds } from './duration.js'
 import { LimiterRangeError, LimiterTypeError } from './errors.js'
 
 /**
@@ -72,10 +72,28 @@ export const MAX_CONCURRENCY_LIMIT = 100_000
 /** The default Retry-After of a `concurrency` refusal: nobody can know when a slot frees. */
 export const DEFAULT_CONCURRENCY_RETRY_MS = 1000
 
-/** What a user writes to describe a policy. */
-export interface PolicyOptions {
-  /** The algorithm. Default `'sliding-window'`. */
-  readonly algorithm?: Algorithm | undefined
+/** The six rate algorithms: every algorithm but `'concurrency'`. */
+export type RateAlgorithm = Exclude<Algorithm, 'concurrency'>
+
+/** The algorithms that can reserve a later slot (`maxDelay`, `delayAfter`). */
+export type ReservingAlgorithm = 'gcra' | 'token-bucket' | 'leaky-bucket'
+
+/**
+ * The algorithm of a policy without `algorithm`: what the types allow then (no `retryAfter`;
+ * `maxDelay` only if it reserves). Keep it the default {@link definePolicy} applies: changing
+ * the default is this line and that one.
+ */
+export type DefaultAlgorithm = 'gcra'
+
+/**
+ * An option that is not one here, or not one for this algorithm, as a type: the only value it
+ * takes is the sentence the compiler shows (`Type 'number' is not assignable to type
+ * '"limiter: use `limit` instead of `max`"'`). The runtime refuses it with the same advice.
+ */
+export type NotAnOption<Advice extends string> = `limiter: ${Advice}`
+
+/** What every policy takes, whatever its algorithm. */
+export interface PolicyNumbers {
   /** Requests (cost units) per window: a positive integer. */
   readonly limit: number
   /** The window: integer ms or a duration string such as `'10s'`, `'15m'`, `'1h'`. */
@@ -86,15 +104,41 @@ export interface PolicyOptions {
    * `burst === limit`.
    */
   readonly burst?: number | undefined
+}
+
+/** The options of a policy whose algorithm is `A` (one name, or several with the same options). */
+export type PolicyOptionsOf<A extends Algorithm> = PolicyNumbers & {
+  /**
+   * The algorithm. Default `'gcra'` (with `burst` defaulting to `limit`): exact, O(1), and a
+   * client that waits out each refusal's Retry-After gets the full `limit` per `window`.
+   */
+  readonly algorithm: A
   /**
    * `concurrency` only: the `Retry-After` of a refusal (default 1 s), an estimate: a slot frees
    * when a request in flight ends. Never later than the moment the oldest lease expires.
    */
-  readonly retryAfter?: Duration | undefined
+  readonly retryAfter?:
+    | ([A] extends ['concurrency']
+        ? Duration
+        : NotAnOption<"`retryAfter` is for 'concurrency' policies: a rate refusal's Retry-After is exact">)
+    | undefined
 }
 
+/** `T` with `algorithm` left out: the options of a policy of the default algorithm. */
+export type Defaulted<T> = Omit<T, 'algorithm'> & { readonly algorithm?: undefined }
+
+/**
+ * What a user writes to describe a policy: a union on `algorithm`, so an option the algorithm
+ * does not take (`retryAfter` on a rate algorithm) is a compile error where `algorithm` is a
+ * literal. A value typed `Algorithm` compiles as long as it has no such option.
+ */
+export type PolicyOptions =
+  | PolicyOptionsOf<RateAlgorithm>
+  | PolicyOptionsOf<'concurrency'>
+  | Defaulted<PolicyOptionsOf<DefaultAlgorithm>>
+
 /** One entry of a limiter's `limits`: a policy, and optionally its name. */
-export interface LimitSpec extends PolicyOptions {
+export type LimitSpec = PolicyOptions & {
   /**
    * The policy's name: in its counters' keys, in the draft-10 headers and in the problem body's
    * `violated-policies`. Default: derived from its numbers (`gc10/1sb20`). Distinct within a limiter.
@@ -144,7 +188,7 @@ function positiveInteger(option: string, value: unknown): number {
 export function definePolicy(options: PolicyOptions, at = ''): Policy {
   if (options === null || typeof options !== 'object')
     throw new LimiterTypeError(at === '' ? 'options' : at.slice(0, -1), options, 'an object')
-  const algorithm = options.algorithm ?? 'sliding-window'
+  const algorithm = options.algorithm ?? 'gcra'
   if (!ALGORITHMS.includes(algorithm)) {
     throw new LimiterRangeError(
       `${at}algorithm`,
@@ -154,6 +198,7 @@ export function definePolicy(options: PolicyOptions, at = ''): Policy {
   }
   const limit = positiveInteger(`${at}limit`, options.limit)
   const windowMs = parseDuration(options.window, `${at}window`)
+  warnBareMilliseconds(options.window, 'window')
   const burst = options.burst === undefined ? limit : positiveInteger(`${at}burst`, options.burst)
   if (COUNTING.has(algorithm) && burst !== limit) {
     const what = algorithm === 'concurrency' ? 'in flight' : 'per window'

@@ -54,9 +54,9 @@ async function call(
   nowMs: number,
   policy: { limit: number; windowMs: number; burst: number },
 ): Promise<unknown> {
-  const { source, tickets } = SCRIPTS[script]
+  const { source, argsPerRequest } = SCRIPTS[script]
   const sent = costs.map((cost) => (cost > PENALTY ? `p${cost - PENALTY}` : cost))
-  const perRequest = sent.flatMap((cost) => (tickets ? [cost, ''] : [cost]))
+  const perRequest = sent.flatMap((cost) => (argsPerRequest === 2 ? [cost, ''] : [cost]))
   return client.eval(
     source,
     keys.length,

@@ -234,6 +234,7 @@ describe('option errors', () => {
       /`limit`.*at most 100000/,
     )
     expect(() =>
+      // @ts-expect-error retryAfter is a 'concurrency' policy's option: a type error too
       createLimiter({ algorithm: 'gcra', limit: 2, window: '1s', retryAfter: '1s' }),
     ).toThrow(/`retryAfter`.*'concurrency'/)
     expect(() =>

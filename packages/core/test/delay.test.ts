@@ -29,6 +29,7 @@ describe('construction', () => {
   it.each(['fixed-window', 'sliding-window', 'sliding-log'] as const)(
     'maxDelay with %s throws, naming both options',
     (algorithm) => {
+      // @ts-expect-error maxDelay on a counting algorithm is a type error too
       expect(() => createLimiter({ algorithm, limit: 5, window: '1s', maxDelay: '1s' })).toThrow(
         new RegExp(`\`maxDelay\`.*algorithm '${algorithm}'`),
       )
@@ -55,6 +56,7 @@ describe('construction', () => {
       createLimiter({ algorithm: 'gcra', limit: 5, window: '1s', maxDelay: 'later' }),
     ).toThrow(/`maxDelay`/)
     expect(() =>
+      // @ts-expect-error maxDelay on 'concurrency' is a type error too
       createLimiter({ algorithm: 'concurrency', limit: 5, window: '1s', maxDelay: '1s' }),
     ).toThrow(/`maxDelay`.*acquire/)
     // maxDelay 0 is today's behaviour

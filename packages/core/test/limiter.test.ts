@@ -47,7 +47,10 @@ describe('createLimiter options', () => {
     const b = createLimiter({ algorithm: 'gcra', limit: 10, window: 1000, burst: 20 })
     expect(a.name).toBe('gc10/1sb20')
     expect(b.name).toBe(a.name)
-    expect(createLimiter({ limit: 100, window: '1m' }).name).toBe('sw100/1m')
+    expect(createLimiter({ limit: 100, window: '1m' }).name).toBe('gc100/1m')
+    expect(createLimiter({ algorithm: 'sliding-window', limit: 100, window: '1m' }).name).toBe(
+      'sw100/1m',
+    )
   })
 
   it('defaults to a MemoryStore', async () => {

@@ -2,6 +2,8 @@
 // to misread the other's state (10 of 10 admitted at limit 3), and MemoryStore threw a raw
 // TypeError. Now a chosen name's keys carry the algorithm's state layout, and one process refuses
 // the second limiter at construction.
+import { setFlagsFromString } from 'node:v8'
+import { runInNewContext } from 'node:vm'
 import { describe, expect, it } from 'vitest'
 import {
   type Algorithm,
@@ -10,7 +12,11 @@ import {
   MemoryStore,
   RedisStore,
 } from '../src/index.js'
+import { claimCount } from '../src/naming.js'
 import { useRedis } from './setup/redis.js'
+
+setFlagsFromString('--expose-gc')
+const gc = runInNewContext('gc') as () => void
 
 const redis = useRedis()
 
@@ -85,4 +91,39 @@ describe('same name, different algorithms, in one process', () => {
     createLimiter({ algorithm: 'gcra', limit: 3, window: '1m', name: 'login', prefix: 'x:', store })
     createLimiter({ algorithm: 'fixed-window', limit: 5, window: '1h', name: 'login', store })
   })
+})
+
+// Regression: the registry of claimed names let the oldest go past 10,000 names, so a live
+// limiter's name could be taken with another algorithm; and 100,000 limiter names on one
+// MemoryStore grew the heap by about 29 MB until the GC reported their namespaces gone.
+describe('the registry of names stays bounded and keeps the live limiters', () => {
+  it('after 100,000 other names, a live limiter still refuses a conflicting one', async () => {
+    const store = new MemoryStore({ maxKeys: 1000 })
+    const kept = createLimiter({ algorithm: 'gcra', limit: 3, window: '1m', name: 'kept', store })
+    const heapAfter = async (from: number, to: number) => {
+      for (let i = from; i < to; i++) {
+        createLimiter({ limit: 3, window: '1m', name: `n${i}`, store })
+        // each limiter in its own turn, as limiters made per request are
+        if (i % 500 === 0) await new Promise((resolve) => setImmediate(resolve))
+      }
+      for (let i = 0; i < 3; i++) {
+        gc()
+        await new Promise((resolve) => setTimeout(resolve, 20))
+      }
+      return process.memoryUsage().heapUsed
+    }
+    const warm = await heapAfter(0, 20_000)
+    const after = await heapAfter(20_000, 100_000)
+    expect(claimCount(store)).toBeLessThan(20_000)
+    // the namespaces' maps and references, and the claims, of 80,000 gone limiters: a few MB
+    expect(after - warm).toBeLessThan(8 * 1024 * 1024)
+    expect(() =>
+      createLimiter({ algorithm: 'fixed-window', limit: 3, window: '1m', name: 'kept', store }),
+    ).toThrow(/already used on this store/)
+    expect(kept.name).toBe('kept')
+    // a gone limiter's name is free again
+    expect(() =>
+      createLimiter({ algorithm: 'fixed-window', limit: 3, window: '1m', name: 'n5', store }),
+    ).not.toThrow()
+  }, 60_000)
 })

@@ -13,8 +13,11 @@ import {
   type FailureEvent,
   type Limiter,
   LimiterError,
+  MemoryStore,
   type PolicyDecision,
 } from '../src/index.js'
+import { MAX_TALLIES } from '../src/otel/attributes.js'
+import { sharedBy } from '../src/otel/meters.js'
 import { DURATION_BUCKETS_S, instrumentLimiters, type LimiterInstrumentation } from '../src/otel.js'
 import { type MetricsSdk, metricsSdk, table } from './setup/otel.js'
 
@@ -123,6 +126,56 @@ describe('limiter.decisions from hand-made messages', () => {
     expect(duration?.attributes).toEqual({ 'limiter.name': 'api', 'limiter.store': 'redis' })
     expect(duration?.histogram?.count).toBe(3)
     expect(duration?.histogram?.sum).toBeCloseTo(0.006, 9)
+    await sdk.shutdown()
+  })
+
+  // Regression: one tally per distinct limiter name, forever (per-customer limit sets made
+  // 60,000 names, +32 MB, of which the SDK exports 2,000).
+  it('keeps at most MAX_TALLIES series apart; what the idlest count next goes to `other`', async () => {
+    const sdk = metricsSdk()
+    start(sdk, (l) => l.name.startsWith('customer-') || l.name === 'hot')
+    const { tallies } = sharedBy(sdk.meterProvider.getMeter('@limiter/core'))
+    const store = new MemoryStore()
+    const hot = createLimiter({ name: 'hot', limit: 10, window: '1m', store })
+    const allowed = decision([policy('p', true, 1)])
+    // more than MAX_TALLIES, fewer than the 2,000 series the SDK itself keeps (past those, it
+    // folds on its own)
+    const customers = Array.from({ length: 1.8 * MAX_TALLIES }, (_, i) =>
+      createLimiter({ name: `customer-${i}`, limit: 10, window: '1m', store }),
+    )
+    let most = 0
+    // two rounds: in the second, the customers whose series fell out count in `other`
+    for (let round = 0; round < 2; round++) {
+      for (const [i, customer] of customers.entries()) {
+        publish(customer, allowed)
+        publish(hot, allowed)
+        most = Math.max(most, tallies.decisions.size)
+        // the SDK collects now and then, as a periodic reader does
+        if (i % 300 === 0) await sdk.points('limiter.decisions')
+      }
+    }
+    expect(most).toBeLessThanOrEqual(MAX_TALLIES)
+    const points = await sdk.points('limiter.decisions')
+    const other = points.filter((p) => p.attributes['limiter.name'] === 'other')
+    expect(other.map((p) => p.attributes)).toEqual([
+      {
+        'limiter.name': 'other',
+        'limiter.policy': 'other',
+        'limiter.result': 'allowed',
+        'limiter.store': 'redis',
+        'limiter.shadow': false,
+        'otel.metric.overflow': true,
+      },
+    ])
+    expect(other[0]?.value).toBeGreaterThan(customers.length - MAX_TALLIES)
+    // the hot limiter moves between every two passes: it never fell out
+    const row = (name: string) =>
+      `limiter.name=${name},limiter.policy=${name},limiter.result=allowed,limiter.shadow=false,limiter.store=redis`
+    expect(table(points)[row('hot')]).toBe(2 * customers.length)
+    // every count is reported once: the SDK keeps a folded series' last value, and `other`
+    // has only what came after
+    const total = points.reduce((sum, p) => sum + p.value, 0)
+    expect(total).toBe(4 * customers.length)
     await sdk.shutdown()
   })
 

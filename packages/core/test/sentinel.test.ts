@@ -50,6 +50,8 @@ describe('Redis Sentinel failover', () => {
     const limiters = (['open', 'closed'] as const).map((failureMode) => ({
       failureMode,
       limiter: createLimiter({
+        // a counter that outlives the failover (a GCRA state at this rate expires in 1 ms)
+        algorithm: 'sliding-window',
         limit: 1_000_000,
         window: '1m',
         name: `sentinel-${failureMode}`,
@@ -130,8 +132,9 @@ describe('Redis Sentinel failover', () => {
     const limiter = limiters[1]?.limiter
     const promoted = new Redis(sentinel.replica.port, '127.0.0.1')
     try {
-      const namespace = storeNamespace('rl:', limiter?.name ?? '', 'sliding-window', true)
-      const [key] = redisKeys('sliding-window', namespace, 'client-0')
+      const algorithm = limiter?.policy.algorithm ?? 'gcra'
+      const namespace = storeNamespace('rl:', limiter?.name ?? '', algorithm, true)
+      const [key] = redisKeys(algorithm, namespace, 'client-0')
       expect(await promoted.pttl(key as string)).toBeGreaterThan(0)
       const tight = createLimiter({
         limit: 2,
@@ -149,7 +152,7 @@ describe('Redis Sentinel failover', () => {
         [true, undefined],
         [false, undefined],
       ])
-      const [tightKey] = redisKeys('sliding-window', `rl:${tight.name}:`, 'after')
+      const [tightKey] = redisKeys(tight.policy.algorithm, `rl:${tight.name}:`, 'after')
       expect(await promoted.pttl(tightKey as string)).toBeGreaterThan(0)
     } finally {
       promoted.disconnect()

@@ -28,7 +28,7 @@ export function describeStoreContract(name: string, makeStore: () => Store): voi
             ...options,
             ...(algorithm === 'concurrency' ? { retryAfter: options.window } : {}),
             store: makeStore(),
-          },
+          } as LimiterOptions,
           clock,
         ),
       )

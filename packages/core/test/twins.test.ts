@@ -2,7 +2,7 @@
 // traffic on an injected clock, give identical decisions.
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import type { Store, StoreCall, StoreDecision } from '../src/index.js'
+import type { LimiterOptions, Store, StoreCall, StoreDecision } from '../src/index.js'
 import {
   ALGORITHMS,
   type Algorithm,
@@ -27,7 +27,7 @@ const RESERVING = new Set<Algorithm>(['gcra', 'token-bucket', 'leaky-bucket'])
 
 type Op =
   | { kind: 'consume'; advanceMs: number; key: number; cost: number }
-  | { kind: 'refund'; advanceMs: number; key: number; cost: number; exact: boolean }
+  | { kind: 'refund'; advanceMs: number; key: number; cost: number; exact: boolean; pick: number }
   | { kind: 'release'; advanceMs: number; key: number; cost: 0 }
   | { kind: 'penalize'; advanceMs: number; key: number; cost: number }
   | { kind: 'block'; advanceMs: number; key: number; cost: number }
@@ -75,6 +75,9 @@ function opArb(windowMs: number): fc.Arbitrary<Op> {
         key: fc.integer({ min: 0, max: 2 }),
         cost: fc.integer({ min: 1, max: 20 }),
         exact: fc.boolean(),
+        // which admission to refund: the latest (0), or an earlier one (a reservation that
+        // is no longer the tail of its queue)
+        pick: fc.oneof(fc.constant(0), fc.integer({ min: 1, max: 5 })),
       }),
     },
     {
@@ -237,12 +240,14 @@ async function scenario(
           : undefined,
     }
     return [
-      createLimiter(withClock({ ...options, store: storeA }, clock)),
-      createLimiter(withClock({ ...options, store: storeB }, clock)),
+      createLimiter(withClock({ ...options, store: storeA } as LimiterOptions, clock)),
+      createLimiter(withClock({ ...options, store: storeB } as LimiterOptions, clock)),
     ]
   }
   let [a, b] = make(first.limit, first.windowMs, first.limit + first.burstExtra)
   const last = new Map<number, [Decision, Decision]>()
+  // each key's admissions, latest first (a refund may name any of the last few)
+  const admitted = new Map<number, Array<[Decision, Decision]>>()
   try {
     for (const [i, op] of ops.entries()) {
       if (op.kind === 'policy') {
@@ -257,7 +262,10 @@ async function scenario(
         expect(numbers(db), `step ${i} (${JSON.stringify(op)}) at ${now - startMs} ms`).toEqual(
           numbers(da),
         )
-        if (da.allowed && cost > 0) last.set(op.key, [da, db])
+        if (da.allowed && cost > 0) {
+          last.set(op.key, [da, db])
+          admitted.set(op.key, [[da, db], ...(admitted.get(op.key) ?? []).slice(0, 5)])
+        }
       } else if (op.kind === 'release') {
         const taken = last.get(op.key)
         if (taken !== undefined)
@@ -269,7 +277,7 @@ async function scenario(
       } else if (op.kind === 'reset') {
         await Promise.all([a.reset(key), b.reset(key)])
       } else {
-        const decisions = op.exact ? last.get(op.key) : undefined
+        const decisions = op.exact ? admitted.get(op.key)?.[op.pick] : undefined
         await a.refund(key, cost, decisions?.[0])
         await b.refund(key, cost, decisions?.[1])
       }
@@ -335,6 +343,71 @@ describe.each(ALGORITHMS)('%s', (algorithm) => {
         scenario(algorithm, pair, first, ops, startMs),
       ),
       { numRuns: 100 },
+    )
+  })
+})
+
+// Waiting policies only: queues of reservations, and refunds of any of the last few
+// admissions. A reservation's refund gives back only while it is the tail of its queue (its
+// ticket names the TAT it left), in Lua as in TypeScript.
+function waitingOps(windowMs: number, limit: number): fc.Arbitrary<Op[]> {
+  const advance = fc.oneof(
+    { weight: 5, arbitrary: fc.constant(0) },
+    { weight: 4, arbitrary: fc.integer({ min: 1, max: Math.max(1, Math.ceil(windowMs / limit)) }) },
+    { weight: 1, arbitrary: fc.integer({ min: 1, max: windowMs * 2 }) },
+  )
+  const key = fc.integer({ min: 0, max: 1 })
+  const cost = fc.integer({ min: 1, max: 3 })
+  return fc.array(
+    fc.oneof(
+      {
+        weight: 3,
+        arbitrary: fc.record({
+          kind: fc.constant('consume' as const),
+          advanceMs: advance,
+          key,
+          cost,
+        }),
+      },
+      {
+        weight: 2,
+        arbitrary: fc.record({
+          kind: fc.constant('refund' as const),
+          advanceMs: advance,
+          key,
+          cost,
+          exact: fc.constant(true),
+          pick: fc.integer({ min: 0, max: 5 }),
+        }),
+      },
+    ),
+    { minLength: 10, maxLength: 80 },
+  )
+}
+
+const waitingTraffic = policyArb.chain((p) =>
+  fc.tuple(
+    fc.constant({
+      ...p,
+      wait: { maxDelayMs: p.wait?.maxDelayMs ?? 2000, delayAfter: p.wait?.delayAfter },
+    }),
+    waitingOps(p.windowMs, p.limit),
+    fc.integer({ min: 1_600_000_000_000, max: 1_900_000_000_000 }),
+  ),
+)
+
+describe.each([...RESERVING])('%s waiting', (algorithm) => {
+  it('Lua and TypeScript agree on refunds of reservations, at the tail or not', async () => {
+    const pair: StorePair = () => [
+      new TwinStore(),
+      new RedisStore({ client: redis.client }),
+      async () => {},
+    ]
+    await fc.assert(
+      fc.asyncProperty(waitingTraffic, ([first, ops, startMs]) =>
+        scenario(algorithm, pair, first, ops, startMs),
+      ),
+      { numRuns: 60 },
     )
   })
 })

@@ -15,6 +15,7 @@ import type { NextFunction, Request, RequestHandler, Response } from 'express'
 import { routeScopes } from './route-scope.js'
 
 export {
+  closeLimiters,
   type Decision,
   type HeaderStandard,
   type IpKeyOptions,

@@ -9,6 +9,7 @@ import { type AdapterHarness, type Send, thrownBy } from '../../../test-support/
 import {
   type CountingStore as Counting,
   countingStore as counting,
+  runningCounter,
   served,
 } from '../../../test-support/adapter-helpers.js'
 import { type RateLimitOptions, rateLimit } from '../src/index.js'
@@ -64,6 +65,7 @@ export function harness(express: Factory): AdapterHarness {
     async listen(options) {
       let finished = 0
       const starts: number[] = []
+      const running = runningCounter()
       const app = express()
       app.use(rateLimit(options as unknown as RateLimitOptions))
       app.use((_req, _res, next) => {
@@ -74,7 +76,9 @@ export function harness(express: Factory): AdapterHarness {
         res.send('ok')
       })
       app.get('/slow', (_req, res) => {
+        running.start()
         setTimeout(() => {
+          running.stop()
           res.send('late')
           finished++
         }, 150)
@@ -86,6 +90,7 @@ export function harness(express: Factory): AdapterHarness {
         ...(await served(app.listen(0, '127.0.0.1'))),
         finishedCount: () => finished,
         handlerStarts: () => starts,
+        peakRunning: () => running.peak,
       }
     },
     store: () => new MemoryStore(),

@@ -25,8 +25,8 @@ describe.each(EXPRESS)('$version', ({ express }) => {
       res.send('a')
     })
     const res = await request(app).get('/a')
-    expect(res.headers['ratelimit-policy']).toBe('"sw10/1m";q=10;w=60, "burst";q=2;w=1')
-    expect(res.headers.ratelimit).toMatch(/^"sw10\/1m";r=9;t=\d+, "burst";r=1;t=\d+$/)
+    expect(res.headers['ratelimit-policy']).toBe('"gc10/1m";q=10;w=60, "burst";q=2;w=1')
+    expect(res.headers.ratelimit).toMatch(/^"gc10\/1m";r=9;t=\d+, "burst";r=1;t=\d+$/)
   })
 
   it('onLimited(req, res, next, decision) takes over the response, with the headers already set', async () => {

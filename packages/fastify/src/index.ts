@@ -19,6 +19,7 @@ import { addRouteHooks, configReader } from './routes.js'
 import type { OnLimited, Resolved } from './types.js'
 
 export {
+  closeLimiters,
   type Decision,
   type HeaderStandard,
   type IpKeyOptions,

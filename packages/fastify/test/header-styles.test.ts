@@ -25,7 +25,7 @@ describe.each(FASTIFY)('$version: header styles of two limiters', ({ fastify }) 
       async () => 'ok',
     )
     const res = await app.inject({ url: '/r' })
-    expectStylesMerged(res.headers, [a, b], 'sw5/1m', 'sw2/1m GET /r')
+    expectStylesMerged(res.headers, [a, b], 'gc5/1m', 'gc2/1m')
     await app.close()
   })
 })

@@ -9,6 +9,7 @@ import type { AdapterHarness } from '../../../test-support/adapter-contract.js'
 import {
   type CountingStore as Counting,
   countingStore as counting,
+  runningCounter,
 } from '../../../test-support/adapter-helpers.js'
 import { type RateLimitPluginOptions, rateLimit } from '../src/index.js'
 
@@ -83,6 +84,7 @@ export function harness(fastify: Factory): AdapterHarness {
     async listen(options) {
       let finished = 0
       const starts: number[] = []
+      const running = runningCounter()
       const app = fastify({ forceCloseConnections: true })
       await app.register(rateLimit, options as RateLimitPluginOptions)
       // after the limiter's hook, whichever it runs in: the handler is about to run
@@ -91,7 +93,9 @@ export function harness(fastify: Factory): AdapterHarness {
       })
       app.get('/', async () => 'ok')
       app.get('/slow', async () => {
+        running.start()
         await new Promise((r) => setTimeout(r, 150))
+        running.stop()
         finished++
         return 'late'
       })
@@ -103,6 +107,7 @@ export function harness(fastify: Factory): AdapterHarness {
         url: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`,
         finishedCount: () => finished,
         handlerStarts: () => starts,
+        peakRunning: () => running.peak,
         close: () => app.close(),
       }
     },

@@ -48,7 +48,7 @@ describe.each(FASTIFY)('$version: routes declared before the plugin loaded', ({ 
     expect(await statuses(app, '/free', 7)).toEqual([200, 200, 200, 200, 200, 200, 200])
     expect(store.keys).toEqual(['GET /own#127.0.0.1', 'GET /own#127.0.0.1'])
     const limited = await app.inject('/own')
-    expect(limited.headers['ratelimit-policy']).toBe('"sw1/1m GET /own";q=1;w=60')
+    expect(limited.headers['ratelimit-policy']).toBe('"gc1/1m";q=1;w=60')
     await app.close()
   })
 

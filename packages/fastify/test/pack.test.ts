@@ -21,5 +21,5 @@ describePackedAdapter({
   peer: 'fastify',
   esm: `import Fastify from 'fastify'\nimport rateLimit, { ipKey } from '@limiter/fastify'\n${body}`,
   cjs: `const Fastify = require('fastify')\nconst { rateLimit, ipKey } = require('@limiter/fastify')\nif (require('@limiter/fastify').default !== rateLimit) throw new Error('default export')\n;(async () => {${body}})()`,
-  expected: [200, '"sw1/1m";q=1;w=60', 429, 429, 'function'],
+  expected: [200, '"gc1/1m";q=1;w=60', 429, 429, 'function'],
 })

@@ -28,8 +28,8 @@ describe.each(FASTIFY)('$version', ({ fastify }) => {
         async () => 'a',
       )
       const res = await app.inject('/a')
-      expect(res.headers['ratelimit-policy']).toBe('"sw10/1m";q=10;w=60, "burst";q=2;w=1')
-      expect(res.headers.ratelimit).toMatch(/^"sw10\/1m";r=9;t=\d+, "burst";r=1;t=\d+$/)
+      expect(res.headers['ratelimit-policy']).toBe('"gc10/1m";q=10;w=60, "burst";q=2;w=1')
+      expect(res.headers.ratelimit).toMatch(/^"gc10\/1m";r=9;t=\d+, "burst";r=1;t=\d+$/)
     })
 
     it('single-valued header sets keep the limiter with the fewest remaining', async () => {

@@ -41,15 +41,15 @@ describe.each(FASTIFY)('$version on Redis', ({ fastify }) => {
     expect((await app.inject('/x')).statusCode).toBe(200)
     const limited = await app.inject('/x')
     expect(limited.statusCode).toBe(429)
-    expect(limited.headers.ratelimit).toMatch(/^"sw3\/1m";r=1;t=\d+, "sw1\/10s GET \/x";r=0;/)
+    expect(limited.headers.ratelimit).toMatch(/^"gc3\/1m";r=1;t=\d+, "gc1\/10s";r=0;/)
     expect((await app.inject('/')).statusCode).toBe(200)
     expect((await app.inject('/')).statusCode).toBe(429) // /x and / used the global 3
     expect((await app.inject('/health')).statusCode).toBe(200)
     const keys = (await redis.keys(`${prefix}*`)).sort()
     expect(keys).toEqual([
-      `${prefix}sw1/10s:{GET /x#127.0.0.1}`,
-      `${prefix}sw1/1m:{GET /export#127.0.0.1}`,
-      `${prefix}sw3/1m:{127.0.0.1}`,
+      `${prefix}gc1/10s:{GET /x#127.0.0.1}`,
+      `${prefix}gc1/1m:{GET /export#127.0.0.1}`,
+      `${prefix}gc3/1m:{127.0.0.1}`,
     ])
   })
 

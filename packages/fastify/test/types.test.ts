@@ -50,12 +50,19 @@ describe('types', () => {
 
   it("peer libraries' names and a bad hook do not compile", () => {
     const app = fastify()
+    const h = async () => 'h'
     // @ts-expect-error `max` is @fastify/rate-limit's name: ours is `limit`
     app.get('/x', { config: { rateLimit: { max: 5 } } }, async () => 'x')
     // @ts-expect-error `windowMs` is express-rate-limit's name: ours is `window`
     app.get('/y', { config: { rateLimit: { windowMs: 1000 } } }, async () => 'y')
     // @ts-expect-error `timeWindow` is @fastify/rate-limit's name: ours is `window`
     app.get('/t', { config: { rateLimit: { timeWindow: '1m' } } }, async () => 't')
+    // @ts-expect-error `ttl` is @nestjs/throttler's name: ours is `window`
+    app.get('/u', { config: { rateLimit: { ttl: 60_000 } } }, async () => 'u')
+    // @ts-expect-error 'fixed-window' cannot reserve a slot to wait for
+    app.get('/m', { config: { rateLimit: { algorithm: 'fixed-window', maxDelay: '1s' } } }, h)
+    // @ts-expect-error retryAfter is a 'concurrency' policy's option
+    app.get('/r', { config: { rateLimit: { algorithm: 'gcra', retryAfter: '1s' } } }, h)
     // @ts-expect-error 'onSend' is not a hook a limiter can run in
     app.get('/z', { config: { rateLimit: { hook: 'onSend' } } }, async () => 'z')
     expect(true).toBe(true)

@@ -1,13 +1,18 @@
 // @limiter/koa: rateLimit(options) -> Koa 2/3 middleware over @limiter/core's HTTP glue.
+
+import type { ServerResponse } from 'node:http'
 import type { Decision } from '@limiter/core'
 import {
   type CheckResult,
   type RateLimitOptions as CoreOptions,
   type LimitedResponse,
   limitedResponse,
+  owesWhenOver,
   type RateLimitCheck,
+  type ResolvedRateLimit,
   resolveRateLimitOptions,
   settleCheck,
+  untilHandlerDone,
   whenDue,
   withCheck,
 } from '@limiter/core/http'
@@ -15,6 +20,7 @@ import type { DefaultContext, DefaultState, Middleware, Next, ParameterizedConte
 import { routeScope } from './route-scope.js'
 
 export {
+  closeLimiters,
   type Decision,
   type HeaderStandard,
   type IpKeyOptions,
@@ -64,6 +70,33 @@ function send(
 }
 
 /**
+ * An admitted request goes on downstream: at once, or after its reserved slot's delay
+ * (`maxDelay`), or not at all once the client has left. What it owes (a lease) waits for the
+ * downstream to be over (Koa skips `res.end` for a client gone) and a streamed body to end or
+ * close; the usual request just goes on.
+ */
+function proceed<Ctx extends { readonly res: ServerResponse; readonly body: unknown }>(
+  rl: ResolvedRateLimit<Ctx, unknown>,
+  check: RateLimitCheck,
+  ctx: Ctx,
+  next: Next,
+): unknown {
+  const downstream = owesWhenOver(rl, check)
+    ? () => untilHandlerDone(ctx.res, next, () => ctx.body)
+    : next
+  if (check.decision.delayMs === 0) return downstream()
+  return new Promise((resolve, reject) => {
+    whenDue(
+      rl,
+      check,
+      ctx.res,
+      () => downstream().then(resolve, reject),
+      () => resolve(undefined),
+    )
+  })
+}
+
+/**
  * Creates rate-limiting middleware for Koa 2 and 3, for `app.use` or an @koa/router route.
  * Options are validated here: a bad one throws a `TypeError`/`RangeError` naming it. Allowed
  * requests get the rate-limit headers and `ctx.state.rateLimit`; limited ones get `statusCode`
@@ -100,19 +133,7 @@ export function rateLimit<StateT = DefaultState, ContextT = DefaultContext>(
     ;(ctx.state as RateLimitState).rateLimit = check.decision
     // Straight onto Node's response, which Koa answers from: merged with other limiters' headers.
     const outcome = settleCheck(rl, check, ctx.res, ctx.res)
-    if (outcome === 'proceed') {
-      if (check.decision.delayMs === 0) return next()
-      // a reserved slot (maxDelay): on after its delay, or not at all once the client has left
-      return new Promise((resolve, reject) => {
-        whenDue(
-          rl,
-          check,
-          ctx.res,
-          () => next().then(resolve, reject),
-          () => resolve(undefined),
-        )
-      })
-    }
+    if (outcome === 'proceed') return proceed(rl, check, ctx, next)
     if (outcome === 'ended') return undefined
     return limited(ctx, check)
   }

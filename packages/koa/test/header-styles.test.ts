@@ -21,6 +21,6 @@ describe.each(KOA)('$version: header styles of two limiters', ({ Koa }) => {
     )
     app.use(router.routes())
     const res = await request(app.callback()).get('/r')
-    expectStylesMerged(res.headers, [a, b], 'sw5/1m', 'sw2/1m GET /r')
+    expectStylesMerged(res.headers, [a, b], 'gc5/1m', 'gc2/1m')
   })
 })

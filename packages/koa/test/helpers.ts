@@ -12,6 +12,7 @@ import { type AdapterHarness, thrownBy } from '../../../test-support/adapter-con
 import {
   type CountingStore as Counting,
   countingStore as counting,
+  runningCounter,
   served,
 } from '../../../test-support/adapter-helpers.js'
 import { type RateLimitOptions, rateLimit } from '../src/index.js'
@@ -76,6 +77,7 @@ export function harness(Koa: (typeof KOA)[number]['Koa']): AdapterHarness {
     async listen(options) {
       let finished = 0
       const starts: number[] = []
+      const running = runningCounter()
       const app = new Koa()
       const router = new Router()
       app.silent = true
@@ -88,7 +90,9 @@ export function harness(Koa: (typeof KOA)[number]['Koa']): AdapterHarness {
         ctx.body = 'ok'
       })
       router.get('/slow', async (ctx) => {
+        running.start()
         await new Promise((r) => setTimeout(r, 150))
+        running.stop()
         ctx.body = 'late'
         finished++
       })
@@ -100,6 +104,7 @@ export function harness(Koa: (typeof KOA)[number]['Koa']): AdapterHarness {
         ...(await served(app.listen(0, '127.0.0.1'))),
         finishedCount: () => finished,
         handlerStarts: () => starts,
+        peakRunning: () => running.peak,
       }
     },
     store: () => new MemoryStore(),

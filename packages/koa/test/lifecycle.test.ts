@@ -64,7 +64,7 @@ describe.each(KOA)('$version', ({ Koa }) => {
         ctx.body = 'ok'
       })
       const res = await request(app.callback()).get('/')
-      expect(res.headers['ratelimit-policy']).toBe('"upstream";q=5;w=1, "sw3/1m";q=3;w=60')
+      expect(res.headers['ratelimit-policy']).toBe('"upstream";q=5;w=1, "gc3/1m";q=3;w=60')
     })
   })
 

@@ -28,8 +28,8 @@ describe.each(KOA)('$version', ({ Koa }) => {
       ctx.body = 'a'
     })
     const res = await request(app.callback()).get('/')
-    expect(res.headers['ratelimit-policy']).toBe('"sw10/1m";q=10;w=60, "burst";q=2;w=1')
-    expect(res.headers.ratelimit).toMatch(/^"sw10\/1m";r=9;t=\d+, "burst";r=1;t=\d+$/)
+    expect(res.headers['ratelimit-policy']).toBe('"gc10/1m";q=10;w=60, "burst";q=2;w=1')
+    expect(res.headers.ratelimit).toMatch(/^"gc10\/1m";r=9;t=\d+, "burst";r=1;t=\d+$/)
   })
 
   it('a limited request never reaches the handlers after the limiter', async () => {

@@ -42,6 +42,18 @@ describe('types', () => {
     // @ts-expect-error with `limits`, retryAfter goes in the concurrency policy
     const beside: RateLimitOptions = { limits: [inflight], retryAfter: '2s' }
     expect(beside).toBeDefined()
+    expect(() =>
+      // @ts-expect-error maxDelay needs an algorithm that can reserve a slot
+      rateLimit({ algorithm: 'sliding-log', limit: 10, window: '1s', maxDelay: '1s' }),
+    ).toThrow(/`maxDelay`/)
+    expect(() =>
+      // @ts-expect-error retryAfter is a 'concurrency' policy's option
+      rateLimit({ algorithm: 'token-bucket', limit: 10, window: '1s', retryAfter: '1s' }),
+    ).toThrow(/`retryAfter`/)
+    expect(() =>
+      // @ts-expect-error `duration` is rate-limiter-flexible's (seconds): use window: '60s'
+      rateLimit({ limit: 10, duration: 60 }),
+    ).toThrow(/use `window: '60s'`/)
   })
 
   it('callbacks get the Koa context; onLimited gets it and the decision', () => {

@@ -1,5 +1,6 @@
 // @limiter/nest: LimiterModule, LimiterGuard and @RateLimit / @SkipRateLimit over @limiter/core's HTTP glue.
 export {
+  closeLimiters,
   type Decision,
   type HeaderStandard,
   type IpKeyOptions,

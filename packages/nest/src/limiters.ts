@@ -1,6 +1,6 @@
 // Which limiter a handler runs: forRoot's defaults under the class's and the handler's
 // @RateLimit, built once per (controller, handler) and shared by every instance of the guard.
-import { MemoryStore } from '@limiter/core'
+import { closeLimiters, MemoryStore } from '@limiter/core'
 import {
   optionsObject,
   type PartialOptions,
@@ -109,8 +109,15 @@ export class LimiterRegistry {
     }
   }
 
-  /** Closes the MemoryStore the module made (Nest calls this on `app.close()`). */
-  async onModuleDestroy(): Promise<void> {
+  /**
+   * On `app.close()`, once the server has stopped: waits for the releases and refunds in flight
+   * (a concurrency lease given back as a response finished), so a Redis client quit after
+   * `app.close()` leaves none behind; then closes the MemoryStore the module made. It waits for
+   * every limiter of the process (`closeLimiters()`): `limits` as a function builds limiters per
+   * request, which no registry holds.
+   */
+  async onApplicationShutdown(): Promise<void> {
+    await closeLimiters()
     await this.#ownStore?.close()
   }
 }

@@ -5,10 +5,19 @@ import {
   Inject,
   Module,
   type ModuleMetadata,
+  type OnApplicationBootstrap,
   type OnModuleInit,
 } from '@nestjs/common'
-import { DiscoveryModule, DiscoveryService, MetadataScanner, Reflector } from '@nestjs/core'
+import {
+  ApplicationConfig,
+  DiscoveryModule,
+  DiscoveryService,
+  HttpAdapterHost,
+  MetadataScanner,
+  Reflector,
+} from '@nestjs/core'
 import { LimiterGuard } from './guard.js'
+import { type LimitedHandler, unguarded, warnUnguarded } from './guard-binding.js'
 import { LimiterRegistry } from './limiters.js'
 import type { LimiterModuleOptions, RequestLike } from './types.js'
 
@@ -43,20 +52,33 @@ const registry: FactoryProvider = {
  * imports: [LimiterModule.forRoot({ limit: 100, window: '1m', redis })],
  * providers: [{ provide: APP_GUARD, useClass: LimiterGuard }],
  */
-export class LimiterModule implements OnModuleInit {
+export class LimiterModule implements OnModuleInit, OnApplicationBootstrap {
   readonly #discovery: DiscoveryService
   readonly #limiters: LimiterRegistry
   readonly #reflector: Reflector
+  readonly #config: ApplicationConfig
+  readonly #http: HttpAdapterHost
+  // the route handlers with a limiter, found at init
+  #limited: LimitedHandler[] = []
 
-  constructor(discovery: DiscoveryService, limiters: LimiterRegistry, reflector: Reflector) {
+  constructor(
+    discovery: DiscoveryService,
+    limiters: LimiterRegistry,
+    reflector: Reflector,
+    config: ApplicationConfig,
+    http: HttpAdapterHost,
+  ) {
     this.#discovery = discovery
     this.#limiters = limiters
     this.#reflector = reflector
+    this.#config = config
+    this.#http = http
   }
 
   /** Builds the limiter of every route handler of the app's controllers. */
   onModuleInit(): void {
     const scanner = new MetadataScanner()
+    const limited: LimitedHandler[] = []
     for (const { metatype } of this.#discovery.getControllers()) {
       if (typeof metatype !== 'function') continue
       const prototype = metatype.prototype as Record<string, unknown>
@@ -64,9 +86,23 @@ export class LimiterModule implements OnModuleInit {
         const handler = prototype[name]
         if (typeof handler !== 'function') continue
         if (this.#reflector.get(PATH_METADATA, handler) === undefined) continue
-        this.#limiters.handler(metatype, handler, this.#reflector)
+        if (this.#limiters.handler(metatype, handler, this.#reflector) !== null)
+          limited.push({ controller: metatype, handler })
       }
     }
+    this.#limited = limited
+  }
+
+  /**
+   * Warns (`LIMITER_NO_GUARD`) when handlers have limits but no LimiterGuard runs for them: not
+   * bound for the whole app (APP_GUARD, `app.useGlobalGuards`), nor with `@UseGuards` on their
+   * controller or themselves. Checked once the app's global guards are all known.
+   */
+  onApplicationBootstrap(): void {
+    // an application context without HTTP serves no routes
+    if (this.#http.httpAdapter === undefined) return
+    const missed = unguarded(this.#limited, this.#config, this.#reflector)
+    if (missed.length > 0) warnUnguarded(missed)
   }
 
   static forRoot<Req = RequestLike>(options: LimiterModuleOptions<Req> = {}): DynamicModule {
@@ -100,3 +136,5 @@ Module({})(LimiterModule)
 Inject(DiscoveryService)(LimiterModule, undefined, 0)
 Inject(LimiterRegistry)(LimiterModule, undefined, 1)
 Inject(Reflector)(LimiterModule, undefined, 2)
+Inject(ApplicationConfig)(LimiterModule, undefined, 3)
+Inject(HttpAdapterHost)(LimiterModule, undefined, 4)

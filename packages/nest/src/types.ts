@@ -18,6 +18,24 @@ export interface RequestLike {
   rateLimit?: Decision
 }
 
+// `req.rateLimit` on either platform's request type, without importing another adapter: type
+// declarations only (nothing is imported at runtime, and a platform not installed is not needed).
+declare global {
+  namespace Express {
+    interface Request {
+      /** The decision of the last rate limiter this request passed through. */
+      rateLimit?: Decision
+    }
+  }
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The decision of the last rate limiter this request passed through. */
+    rateLimit?: Decision
+  }
+}
+
 /**
  * Full control of a limited response: throw an exception of your own (Nest's exception layer
  * renders it), or send the response yourself. Returning without either sends the default. The

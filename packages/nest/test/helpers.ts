@@ -30,6 +30,7 @@ import type {
   ContractOptions,
   Send,
 } from '../../../test-support/adapter-contract.js'
+import { runningCounter } from '../../../test-support/adapter-helpers.js'
 import {
   LimiterGuard,
   LimiterModule,
@@ -95,6 +96,7 @@ class ContractController {
 export class Probe {
   finished = 0
   readonly starts: number[] = []
+  readonly running = runningCounter()
 }
 
 function listeningController(probe: Probe): Type<unknown> {
@@ -109,7 +111,9 @@ function listeningController(probe: Probe): Type<unknown> {
     @Get('/slow')
     async slow() {
       probe.starts.push(performance.now())
+      probe.running.start()
       await new Promise((r) => setTimeout(r, 150))
+      probe.running.stop()
       probe.finished++
       return 'late'
     }
@@ -211,6 +215,7 @@ export function harness(platform: Platform): AdapterHarness {
         url,
         finishedCount: () => probe.finished,
         handlerStarts: () => probe.starts,
+        peakRunning: () => probe.running.peak,
         close: () => app.close(),
       }
     },

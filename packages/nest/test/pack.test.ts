@@ -48,7 +48,7 @@ describePackedAdapter({
   cjs: `;(async () => {${imports((name) => `require('${name}')`)}\n${body}})()`,
   expected: [
     200,
-    '"sw1/1m Home.get";q=1;w=60',
+    '"gc1/1m";q=1;w=60',
     429,
     'application/problem+json; charset=utf-8',
     429,

@@ -57,8 +57,8 @@ describe.each(PLATFORMS)('nest on $platform, on Redis', (platform) => {
     expect((await b('/b')).status).toBe(200)
     expect((await a('/b')).status).toBe(429)
     expect((await redis.keys(`${prefix}*`)).sort()).toEqual([
-      `${prefix}b-shared:sw:{127.0.0.1}`,
-      `${prefix}sw2/1m:{Exports.a#127.0.0.1}`,
+      `${prefix}b-shared:gc:{127.0.0.1}`,
+      `${prefix}gc2/1m:{Exports.a#127.0.0.1}`,
     ])
     await Promise.all([one.close(), two.close()])
   })

@@ -32,11 +32,25 @@ describe('types', () => {
     expect(Typed).toBeTypeOf('function')
   })
 
+  it("req.rateLimit is the decision on Express's and Fastify's request types", () => {
+    expectTypeOf<Request['rateLimit']>().toEqualTypeOf<Decision | undefined>()
+    expectTypeOf<FastifyRequest['rateLimit']>().toEqualTypeOf<Decision | undefined>()
+    const handler = (req: Request) => req.rateLimit?.remaining
+    expectTypeOf(handler).returns.toEqualTypeOf<number | undefined>()
+    expect(true).toBe(true)
+  })
+
   it('peer option names are errors; onLimited gets the context and the decision', () => {
     // @ts-expect-error `max` is express-rate-limit's name: use `limit`
     LimiterModule.forRoot({ max: 5 })
-    // @ts-expect-error `ttl` is not an option: use `window`
+    // @ts-expect-error `ttl` is @nestjs/throttler's name: use `window` (ttl is ms, seconds before v5)
     RateLimit({ ttl: 60_000 })
+    // @ts-expect-error `maxDelay` needs an algorithm that can reserve a slot
+    RateLimit({ algorithm: 'fixed-window', limit: 5, window: '1s', maxDelay: '1s' })
+    // @ts-expect-error `retryAfter` is a 'concurrency' policy's option
+    RateLimit({ algorithm: 'gcra', limit: 5, window: '1s', retryAfter: '1s' })
+    RateLimit({ algorithm: 'concurrency', limit: 5, window: '1m', retryAfter: '1s' })
+    RateLimit({ algorithm: 'gcra', limit: 5, window: '1s', maxDelay: '1s' })
     // @ts-expect-error `limits` and `limit` are one or the other
     RateLimit({ limit: 5, limits: [{ limit: 5, window: '1m' }] })
     expectTypeOf<Parameters<OnLimited>[1]>().toEqualTypeOf<Decision>()

@@ -75,9 +75,14 @@ export const gcra: AlgorithmTwin<GcraState> = {
       ttlMs: ceilDiv(ahead, limit),
     }
   },
-  refund(state, nowMs, policy, cost): RefundOutcome<GcraState> {
-    const { limit, windowMs: w } = policy
-    const ahead = aheadOf(state, nowMs, limit) - cost * w
+  refund(state, nowMs, policy, cost, ticket): RefundOutcome<GcraState> {
+    const { limit } = policy
+    const before = aheadOf(state, nowMs, limit)
+    if (state === undefined || before <= 0) return { state: null, ttlMs: 0 }
+    const back = refundable(policy, nowMs, before, cost, ticket)
+    // nothing given back: the state stays exactly as it is (its denominator too)
+    if (back === 0) return { state, ttlMs: state.ms - nowMs + (state.frac > 0 ? 1 : 0) }
+    const ahead = before - back
     if (ahead <= 0) return { state: null, ttlMs: 0 }
     return { state: stateAt(nowMs, ahead, limit), ttlMs: ceilDiv(ahead, limit) }
   },
@@ -98,9 +103,10 @@ export const gcra: AlgorithmTwin<GcraState> = {
  * once; a request beyond them that can pass within the wait allowance reserves its slot (the
  * TAT advances as if it were admitted when its wait ends, `max(TAT, now + wait) + c x T`, the
  * wait exact, not rounded: rounding each reservation up to a whole ms would lose up to 1 ms of
- * rate per request) and is admitted with `delayMs` (the wait rounded up); beyond the allowance it is refused, its `retryAfterMs` the time
- * until it would pass without waiting. `holdMs`: the common wait of several policies decided
- * together, at least this policy's own.
+ * rate per request) and is admitted with `delayMs` (the wait rounded up) and a ticket naming
+ * the TAT it left (see `refund`); beyond the allowance it is refused, its `retryAfterMs` the
+ * time until it would pass without waiting. `holdMs`: the common wait of several policies
+ * decided together, at least this policy's own.
  */
 function reserve(
   policy: Policy,
@@ -120,15 +126,59 @@ function reserve(
   // admitted when its wait ends: exactly `late` units from now (its own wait, rounded up to
   // whole ms only in `delayMs`), or at the longer common `hold`
   const at = wait === delayMs ? late : wait * limit
-  let used = before
-  if (allowed && !peek) used = Math.max(before, at) + (ahead - before)
+  const admitted = allowed && !peek
+  const used = admitted ? Math.max(before, at) + (ahead - before) : before
+  // a reservation's ticket, for a refund that knows whether it is still the tail
+  const ticket =
+    admitted && wait > 0
+      ? reservationTicket(limit, nowMs + floorDiv(used, limit), used % limit, used - before)
+      : undefined
   return {
     allowed,
     remaining: Math.max(0, floorDiv(burst * w - used, w)),
     resetMs: ceilDiv(used, limit),
     retryAfterMs: allowed ? 0 : delayMs,
-    state: allowed && !peek ? stateAt(nowMs, used, limit, reuse) : undefined,
-    ttlMs: ceilDiv(allowed && !peek ? used : ahead, limit),
+    state: admitted ? stateAt(nowMs, used, limit, reuse) : undefined,
+    ttlMs: ceilDiv(admitted ? used : ahead, limit),
     delayMs: allowed ? wait : 0,
+    ticket,
   }
+}
+
+/**
+ * A reservation's refund ticket: the policy's `limit`, the TAT the reservation left (whole ms,
+ * then the fraction in units of 1/`limit` ms) and how far it moved the TAT, in those units (the
+ * Lua script reads the same form).
+ */
+export function reservationTicket(limit: number, ms: number, frac: number, moved: number): string {
+  return `${limit}:${ms}:${frac}:${moved}`
+}
+
+/**
+ * What a refund of `cost` gives back, in units, the TAT `ahead` units from now. With a
+ * reservation's ticket: only while it is still the tail of the queue (the TAT is the one it
+ * left: nobody reserved after it), at most what it moved; any other reservation's slot stays
+ * spent, since moving the TAT back would give the next request a slot a waiter holds. Without
+ * one (an admission that did not wait): `cost x T`, unless someone waits (a waiting policy's TAT
+ * past what passes at once), for the same reason. (lua/gcra.lua's `refundable`.)
+ */
+function refundable(
+  policy: Policy,
+  nowMs: number,
+  ahead: number,
+  cost: number,
+  ticket: string | undefined,
+): number {
+  const { limit, windowMs: w } = policy
+  const units = cost * w
+  if (ticket !== undefined && ticket !== '') {
+    const match = /^(\d+):(\d+):(\d+):(\d+)$/.exec(ticket)
+    if (match === null || Number(match[1]) !== limit) return 0
+    // the TAT in the current denominator, as the Lua script reads it
+    const tatMs = nowMs + floorDiv(ahead, limit)
+    if (Number(match[2]) !== tatMs || Number(match[3]) !== ahead % limit) return 0
+    return Math.min(units, Number(match[4]))
+  }
+  if (policy.waitUnits !== undefined && ahead > (policy.delayAfter as number) * w) return 0
+  return units
 }

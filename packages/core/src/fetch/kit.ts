@@ -178,8 +178,14 @@ async function admitted<Req>(
 ): Promise<Response> {
   const owed = owedOnce(rl, check)
   const settle = (status: number | undefined): void => keepAlive(owed?.(status), waitUntil)
-  // from now on a client that leaves ends what its request holds, while its handler runs too
-  if (owed !== undefined) settleOnAbort(request.signal, settle)
+  // A client that leaves while its handler runs: by default what it holds (a lease) is held
+  // until the handler is over, since in flight means running; with `releaseOnDisconnect`, at once.
+  const handler = { running: true, left: false }
+  if (owed !== undefined)
+    settleOnAbort(request.signal, (status) => {
+      if (handler.running && !rl.releaseOnDisconnect) handler.left = true
+      else settle(status)
+    })
   let res: Response
   try {
     res = await next()
@@ -187,9 +193,15 @@ async function admitted<Req>(
     // the host answers a failed handler with 500
     settle(500)
     throw error
+  } finally {
+    handler.running = false
   }
   const decorated = withHeaders(res, check.headers, check)
   if (owed === undefined) return decorated
+  if (handler.left) {
+    settle(undefined)
+    return decorated
+  }
   // a HEAD response's body is never sent: hosts drop it unread (Hono serves HEAD with the GET
   // route and keeps only the status and headers), so its end would never come
   if (request.method === 'HEAD') {

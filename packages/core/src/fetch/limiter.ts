@@ -26,7 +26,8 @@ export interface FetchLimiter {
    * Refuses `request` (429 with `Retry-After` and a problem document, 403 from `deny`, 503 when
    * the store is down under `failureMode: 'closed'`), or runs `next` and returns its response
    * with the rate-limit headers (a copy when its headers are immutable). A concurrency lease ends
-   * when the response body ends or is cancelled, or the request's signal aborts.
+   * when the response body ends or is cancelled, or the request's signal aborts (not before its
+   * handler is over, unless `releaseOnDisconnect`).
    */
   handle(request: Request, next: () => Promise<Response>, extras?: FetchExtras): Promise<Response>
 }

@@ -84,8 +84,9 @@ export function beginCheck<Req>(
   if (deny === undefined) return skipStep(rl, req, scope)
   const denied = invoke('deny', 'ERR_LIMITER_OPTION', () => deny(req))
   if (isThenable(denied))
-    return denied.then((yes) => (yes === true ? rl.denied : skipStep(rl, req, scope)))
-  return denied === true ? rl.denied : skipStep(rl, req, scope)
+    return Promise.resolve(denied).then((yes) => (yes ? rl.denied : skipStep(rl, req, scope)))
+  // any truthy value denies, as any truthy value skips: a deny list's row or a Map's entry
+  return denied ? rl.denied : skipStep(rl, req, scope)
 }
 
 function skipStep<Req>(
@@ -206,20 +207,18 @@ function consumeStep(
   // '#' never occurs in a route pattern or mount path, so scoped keys cannot collide.
   const key = scoped ? `${scope}#${userKey}` : userKey
   const decision = decideNow(set.limiter, key, cost)
-  if (isThenable(decision))
-    return decision.then((d) => checked(rl, set, scoped ? scope : '', key, cost, d))
-  return checked(rl, set, scoped ? scope : '', key, cost, decision)
+  if (isThenable(decision)) return decision.then((d) => checked(rl, set, key, cost, d))
+  return checked(rl, set, key, cost, decision)
 }
 
 function checked(
   rl: ResolvedRateLimit<never, unknown>,
   set: LimitSet,
-  scope: string,
   key: string,
   cost: number,
   decision: Decision,
 ): RateLimitCheck {
-  const policy = set.headerPolicy(scope)
+  const policy = set.headerPolicy
   const { shadow } = set
   return {
     decision,

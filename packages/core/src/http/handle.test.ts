@@ -15,10 +15,10 @@ import {
 import { applyHeaders, limitedResponse, refundOnce, refundWhenDone, whenDue } from './handle.js'
 import type { HeaderValue } from './merge-headers.js'
 import {
+  type RateLimitBaseOptions,
   type RateLimitOptions,
   type ResolvedRateLimit,
   resolveRateLimitOptions,
-  type SharedRateLimitOptions,
 } from './options.js'
 import { QUOTA_EXCEEDED_TYPE } from './problem.js'
 
@@ -73,9 +73,9 @@ describe('checkRequest', () => {
     const check = await checkRequest(resolve({ limit: 2, window: '1m', store }), req)
     expect(store.keys).toEqual(['10.0.0.1'])
     expect(check?.decision).toMatchObject({ allowed: true, limit: 2, remaining: 1 })
-    expect(check?.headers[0]).toEqual(['RateLimit-Policy', '"sw2/1m";q=2;w=60'])
-    // sliding-window: full again once this request's weight has left both windows (<= 2 windows)
-    expect(check?.headers[1]?.[1]).toMatch(/^"sw2\/1m";r=1;t=(\d+)$/)
+    expect(check?.headers[0]).toEqual(['RateLimit-Policy', '"gc2/1m";q=2;w=60'])
+    // gcra: full again once this request's interval (window / limit) has passed
+    expect(check?.headers[1]).toEqual(['RateLimit', '"gc2/1m";r=1;t=30'])
     expect(check?.headers).toHaveLength(2)
   })
 
@@ -89,7 +89,25 @@ describe('checkRequest', () => {
       'POST /login',
     )
     expect(store.keys).toEqual(['POST /login#10.0.0.1', '10.0.0.1'])
-    expect(check?.policy.name).toBe('sw2/1m POST /login')
+    // the scope is in the key, not in the name clients read
+    expect(check?.policy.name).toBe('gc2/1m')
+  })
+
+  it("names a route limiter's policies as given, in headers and the problem body", async () => {
+    const limits = [
+      { name: 'route-a', limit: 1, window: '1m' },
+      { name: 'route-b', limit: 5, window: '1h' },
+    ]
+    const rl = resolve({ limits })
+    await checkRequest(rl, req, 'GET /r')
+    const check = (await checkRequest(rl, req, 'GET /r')) as RateLimitCheck
+    expect(check.key).toBe('GET /r#10.0.0.1')
+    expect(check.headers[0]).toEqual([
+      'RateLimit-Policy',
+      '"route-a";q=1;w=60, "route-b";q=5;w=3600',
+    ])
+    const body = JSON.parse((await limitedResponse(rl, req, check)).body)
+    expect(body['violated-policies']).toEqual(['route-a'])
   })
 
   it('denies with Retry-After once the limit is used', async () => {
@@ -99,8 +117,8 @@ describe('checkRequest', () => {
     expect(check?.decision.allowed).toBe(false)
     const retry = Number(check?.headers.find(([n]) => n === 'Retry-After')?.[1])
     expect(retry).toBeGreaterThanOrEqual(1)
-    expect(retry).toBeLessThanOrEqual(20)
-    expect(check?.headers.find(([n]) => n === 'RateLimit')?.[1]).toBe(`"sw1/10s";r=0;t=${retry}`)
+    expect(retry).toBeLessThanOrEqual(10)
+    expect(check?.headers.find(([n]) => n === 'RateLimit')?.[1]).toBe(`"gc1/10s";r=0;t=${retry}`)
   })
 
   it('skips without counting', async () => {
@@ -117,7 +135,7 @@ describe('checkRequest', () => {
     expect(check?.cost).toBe(4)
   })
 
-  it.each<[string, Partial<SharedRateLimitOptions<Req>>, RegExp, string]>([
+  it.each<[string, Partial<RateLimitBaseOptions<Req>>, RegExp, string]>([
     [
       'key throws',
       {
@@ -199,7 +217,7 @@ describe('checkRequest', () => {
   })
 })
 
-async function deniedCheck(options: Partial<SharedRateLimitOptions<Req>> = {}) {
+async function deniedCheck(options: Partial<RateLimitBaseOptions<Req>> = {}) {
   const rl = resolve({ limit: 1, window: '1m', ...options })
   await checkRequest(rl, req, 'GET /x')
   const check = (await checkRequest(rl, req, 'GET /x')) as RateLimitCheck
@@ -216,13 +234,13 @@ describe('limitedResponse', () => {
     expect(body).toMatchObject({
       type: QUOTA_EXCEEDED_TYPE,
       status: 429,
-      'violated-policies': ['sw1/1m GET /x'],
+      'violated-policies': ['gc1/1m'],
     })
     expect(body.title).toEqual(expect.any(String))
     expect(body.detail).toMatch(/^The limit is 1 request per 1 minute\. Retry in \d+ seconds?\.$/)
   })
 
-  it.each<[string, Partial<SharedRateLimitOptions<Req>>, string, string]>([
+  it.each<[string, Partial<RateLimitBaseOptions<Req>>, string, string]>([
     ['string', { message: 'slow down' }, 'text/plain; charset=utf-8', 'slow down'],
     [
       'object',
@@ -261,7 +279,7 @@ describe('limitedResponse', () => {
 })
 
 describe('refunds', () => {
-  const make = async (options: Partial<SharedRateLimitOptions<Req>>) => {
+  const make = async (options: Partial<RateLimitBaseOptions<Req>>) => {
     const store = countingStore()
     const rl = resolve({ limit: 5, window: '1m', store, ...options })
     const check = (await checkRequest(rl, req)) as RateLimitCheck
@@ -269,7 +287,7 @@ describe('refunds', () => {
   }
   const tick = () => new Promise((r) => setImmediate(r))
 
-  it.each<[string, Partial<SharedRateLimitOptions<Req>>, number | undefined, number]>([
+  it.each<[string, Partial<RateLimitBaseOptions<Req>>, number | undefined, number]>([
     ['success refunded', { skipSuccessfulRequests: true }, 200, 1],
     ['failure kept', { skipSuccessfulRequests: true }, 500, 0],
     ['failure refunded', { skipFailedRequests: true }, 404, 1],
@@ -394,6 +412,40 @@ describe('beginCheck', () => {
     const rl = resolve({ limit: 2, window: '1m', skip: async () => Promise.reject(new Error('x')) })
     const error = await errorOf(Promise.resolve(beginCheck(rl, req)))
     expect(error.message).toMatch(/rateLimit option `skip` threw: x/)
+  })
+})
+
+describe('deny', () => {
+  const bans = new Map<string, { reason: string }>([['10.0.0.1', { reason: 'abuse' }]])
+  const cases: [string, (r: Req) => unknown][] = [
+    ["a Map's entry", (r) => bans.get(String(r.ip).replace('::ffff:', ''))],
+    ['an object', () => ({ banned: 'yes' })],
+    ['a string', () => 'abuse'],
+    ['a promise of a row', async () => ({ id: 7, reason: 'abuse' })],
+    ['true', () => true],
+  ]
+
+  it.each(cases)('refuses on a truthy value, as skip accepts one: %s', async (_, deny) => {
+    const store = countingStore()
+    const check = await checkAny(resolve({ limit: 5, window: '1m', store, deny }), req)
+    expect(check?.denied).toBe(true)
+    expect(store.keys).toEqual([])
+  })
+
+  it.each<[string, unknown]>([
+    ['undefined', undefined],
+    ['null', null],
+    ['false', false],
+    ['0', 0],
+    ["''", ''],
+  ])('lets a falsy value through to be counted: %s', async (_, value) => {
+    const store = countingStore()
+    const rl = resolve({ limit: 5, window: '1m', store, deny: () => value })
+    const check = await checkAny(rl, { ip: '10.0.0.2' })
+    expect(check?.denied).toBeUndefined()
+    expect(store.keys).toEqual(['10.0.0.2'])
+    const later = await checkAny(resolve({ limit: 5, window: '1m', deny: async () => value }), req)
+    expect(later?.denied).toBeUndefined()
   })
 })
 

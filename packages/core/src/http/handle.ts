@@ -6,6 +6,12 @@ import { invoke, misbehaved } from './callbacks.js'
 import type { DeniedCheck, RateLimitCheck } from './check.js'
 import { formatHeaders, type HeaderPair } from './headers.js'
 import { type HeaderValue, mergeHeaders } from './merge-headers.js'
+import {
+  clientGone,
+  type LifecycleTarget,
+  onSocketClose,
+  settleWhenOver,
+} from './node-lifecycle.js'
 import type { LimitedBody, MessageBody, ResolvedRateLimit } from './options.js'
 import { forbiddenBody, messageBodyOf, problemBody, unavailableBody } from './problem.js'
 
@@ -101,6 +107,21 @@ export const DENIED: DeniedCheck = Object.freeze({
 const ignore = (): void => {}
 
 /**
+ * True when an admitted request owes something once it is over: a concurrency lease to release,
+ * or a refund to decide under the skip options. False for the usual request, which costs nothing
+ * more per request.
+ */
+export function owesWhenOver<Req>(
+  rl: ResolvedRateLimit<Req, unknown>,
+  check: RateLimitCheck,
+): boolean {
+  return (
+    check.decision.allowed &&
+    (check.leases || rl.skipSuccessfulRequests || rl.skipFailedRequests || rl.skipAbortedRequests)
+  )
+}
+
+/**
  * What an admitted request owes once it is over, as a function to call with the final status
  * (`undefined` when the client went away before the response finished); only its first call
  * counts. It refunds the request's cost under `skipSuccessfulRequests` / `skipFailedRequests` /
@@ -113,12 +134,8 @@ export function refundOnce<Req>(
   rl: ResolvedRateLimit<Req, unknown>,
   check: RateLimitCheck,
 ): ((status: number | undefined) => void) | undefined {
+  if (!owesWhenOver(rl, check)) return undefined
   const { leases } = check
-  if (
-    !check.decision.allowed ||
-    !(leases || rl.skipSuccessfulRequests || rl.skipFailedRequests || rl.skipAbortedRequests)
-  )
-    return undefined
   let settled = false
   return (status) => {
     if (settled) return
@@ -137,18 +154,16 @@ export function refundOnce<Req>(
 }
 
 /** The part of Node's `ServerResponse` that {@link refundWhenDone} watches. */
-export interface FinishTarget {
-  readonly statusCode: number
-  readonly writableFinished: boolean
-  /** Node 18+: the response (or its connection) has closed. */
-  readonly closed?: boolean
-  once(event: 'finish' | 'close', listener: () => void): unknown
-}
+export interface FinishTarget extends LifecycleTarget {}
 
 /**
- * Wires {@link refundOnce} to a Node response: `finish` reports the status, a `close` without
- * `finish` (the client aborted) counts as aborted, and a response closed already (the client left
- * while the check ran) settles at once. Both events may fire; what is owed is settled once.
+ * Wires {@link refundOnce} to a Node response: what the request owes is settled once it is over,
+ * with the final status, or as aborted (`undefined`) when the client left before the response
+ * finished. By default a request is over when its handler has ended the response (`res.end`, or
+ * {@link handlerDone} for Koa) and the response finished or the client left: a client that hangs
+ * up does not free a concurrency slot while its handler still runs. With `releaseOnDisconnect`,
+ * at `finish` or as soon as the client leaves. A pipelined response queued on a connection that
+ * dies is over by its socket's `close` (see node-lifecycle).
  */
 export function refundWhenDone<Req>(
   rl: ResolvedRateLimit<Req, unknown>,
@@ -156,28 +171,20 @@ export function refundWhenDone<Req>(
   res: FinishTarget,
 ): void {
   const settle = refundOnce(rl, check)
-  if (settle === undefined) return
-  if (res.closed === true) {
-    settle(undefined)
-    return
-  }
-  // `finish` itself says the response finished: light-my-request (Fastify's inject) emits it
-  // while `writableFinished` is still false.
-  res.once('finish', () => settle(res.statusCode))
-  res.once('close', () => settle(res.writableFinished ? res.statusCode : undefined))
+  if (settle !== undefined) settleWhenOver(res, settle, !rl.releaseOnDisconnect)
 }
 
 /** The part of Node's `ServerResponse` that {@link whenDue} watches. */
 export interface CloseTarget extends FinishTarget {
-  removeListener(event: 'close', listener: () => void): unknown
+  removeListener(event: 'finish' | 'close', listener: () => void): unknown
 }
 
 /**
  * Goes on with an admitted check: at once, or, when it reserved a later slot (`delayMs`, from
  * `maxDelay`), after one timer. Only then is what the request owes armed ({@link refundWhenDone}):
- * if the response closes first (the client went away), the reservation is refunded (and a
- * concurrency lease with it), `go` never runs, and `gone` (if given) does. Returns what `go`
- * returns when it ran at once.
+ * if the client goes away first (the response or its connection closes), the reservation is
+ * refunded (and a concurrency lease with it), `go` never runs, and `gone` (if given) does.
+ * Returns what `go` returns when it ran at once.
  */
 export function whenDue<Req, R>(
   rl: ResolvedRateLimit<Req, unknown>,
@@ -189,16 +196,21 @@ export function whenDue<Req, R>(
   const { delayMs } = check.decision
   // a shadow limiter's reservation is counted, but nobody waits for it
   if (delayMs === 0 || check.shadow) return go()
-  if (res.closed === true) {
+  if (clientGone(res)) {
     giveBack(check, gone)
     return undefined
   }
   const left = (): void => {
     clearTimeout(timer)
+    unwatch?.()
+    res.removeListener('close', left)
     giveBack(check, gone)
   }
+  // a response waiting in a pipeline hears only its socket's close
+  const socket = res.socket == null ? res.req?.socket : undefined
+  const unwatch = socket == null ? undefined : onSocketClose(socket, left)
   // the timer's callback is shared; the close listener is the one closure per waiting request
-  const timer = setTimeout(due, delayMs, rl, check, res, go, left)
+  const timer = setTimeout(due, delayMs, rl, check, res, go, left, unwatch)
   res.once('close', left)
   return undefined
 }
@@ -210,8 +222,10 @@ function due<Req>(
   res: CloseTarget,
   go: () => unknown,
   left: () => void,
+  unwatch: (() => void) | undefined,
 ): void {
   res.removeListener('close', left)
+  unwatch?.()
   refundWhenDone(rl, check, res)
   go()
 }

@@ -24,7 +24,7 @@ export interface HeaderPolicy {
   readonly name: string
   readonly limit: number
   readonly windowMs: number
-  /** draft-10 `RateLimit-Policy` member, e.g. `"sw100/1m";q=100;w=60`. */
+  /** draft-10 `RateLimit-Policy` member, e.g. `"gc100/1m";q=100;w=60`. */
   readonly policyMember: string
   /** draft-10 `RateLimit` member prefix: the name as a structured-field string. */
   readonly nameItem: string

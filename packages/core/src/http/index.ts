@@ -21,6 +21,7 @@ export {
   type HeaderTarget,
   type LimitedResponse,
   limitedResponse,
+  owesWhenOver,
   refundOnce,
   refundWhenDone,
   settleCheck,
@@ -55,6 +56,16 @@ export {
 export { type LimitSet, type LimitsFunction, MAX_LIMIT_SETS } from './limit-sets.js'
 export { type HeaderValue, mergeHeaders } from './merge-headers.js'
 export {
+  clientGone,
+  handlerDone,
+  type LifecycleTarget,
+  onSocketClose,
+  type Settle,
+  type SocketLike,
+  settleWhenOver,
+  untilHandlerDone,
+} from './node-lifecycle.js'
+export {
   type AdapterSpec,
   type Awaitable,
   type LimitedBody,
@@ -63,6 +74,7 @@ export {
   type MessageBody,
   type OnePolicyOptions,
   type PeerOptionNames,
+  type RateLimitBaseOptions,
   type RateLimitOptions,
   type ResolvedRateLimit,
   resolveRateLimitOptions,

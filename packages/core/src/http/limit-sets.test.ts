@@ -1,6 +1,7 @@
 import { setFlagsFromString } from 'node:v8'
 import { runInNewContext } from 'node:vm'
 import { describe, expect, it } from 'vitest'
+import { LimiterError } from '../errors.js'
 import { MemoryStore } from '../stores/memory-store.js'
 import { type LimitSet, limitsPerRequest, MAX_LIMIT_SETS } from './limit-sets.js'
 
@@ -42,4 +43,53 @@ describe('limits chosen per request', () => {
     // unbounded, each of the 95,000 more would keep a limiter and a namespace (KBs each)
     expect(after - warm).toBeLessThan(16 * 1024 * 1024)
   }, 60_000)
+
+  it('a tier that gives a shared policy name another algorithm fails with both tiers named', () => {
+    type Plan = { plan: 'free' | 'pro' }
+    const setFor = limitsPerRequest(
+      (req: Plan) =>
+        req.plan === 'pro'
+          ? { name: 'minute', limit: 1000, window: '1m', algorithm: 'sliding-window' as const }
+          : { name: 'minute', limit: 100, window: '1m' },
+      {},
+    )
+    expect((setFor({ plan: 'free' }) as LimitSet).limiter.policy.limit).toBe(100)
+    let error: unknown
+    try {
+      setFor({ plan: 'pro' })
+    } catch (thrown) {
+      error = thrown
+    }
+    expect(error).toBeInstanceOf(LimiterError)
+    expect((error as LimiterError).code).toBe('ERR_LIMITER_CONFLICT')
+    const message = (error as LimiterError).message
+    expect(message).toContain('rateLimit option `limits` returned')
+    // both tiers' specs, and both algorithms
+    expect(message).toContain(
+      '[{"name":"minute","limit":1000,"window":"1m","algorithm":"sliding-window"}]',
+    )
+    expect(message).toContain('[{"name":"minute","limit":100,"window":"1m"}]')
+    expect(message).toMatch(/"minute" is 'sliding-window'.*"minute" is 'gcra'/)
+    // the first tier is unaffected
+    expect((setFor({ plan: 'free' }) as LimitSet).limiter.policy.limit).toBe(100)
+  })
+
+  it('refuses more than 8 policies before reading them', () => {
+    let reads = 0
+    const spec = { limit: 1, window: '1m' }
+    const many = new Array(200_000).fill(spec)
+    // a getter counts how often a policy is read (JSON text, validation)
+    const watched = Object.defineProperty(many, 0, {
+      get: () => {
+        reads++
+        return spec
+      },
+    })
+    const setFor = limitsPerRequest(() => watched, {})
+    expect(() => setFor({ plan: 1 })).toThrow(
+      /`limits` returned 200000 policies \(expected 1 to 8\)/,
+    )
+    expect(reads).toBe(0)
+    expect(() => limitsPerRequest(() => [], {})({ plan: 1 })).toThrow(/returned 0 policies/)
+  })
 })

@@ -25,7 +25,7 @@ describe('resolveRateLimitOptions: invalid options throw at construction, naming
     ['limit', { ...base, limit: '10' }, LimiterTypeError, /`limit`/],
     ['window', { ...base, window: '1 fortnight' }, LimiterTypeError, /`window`/],
     ['algorithm', { ...base, algorithm: 'leaky' }, LimiterRangeError, /`algorithm`/],
-    ['burst', { ...base, burst: 20 }, LimiterRangeError, /`burst`/],
+    ['burst', { ...base, algorithm: 'sliding-window', burst: 20 }, LimiterRangeError, /`burst`/],
     [
       'redis',
       { ...base, redis: fakeRedis, store: new MemoryStore() },
@@ -67,6 +67,12 @@ describe('resolveRateLimitOptions: invalid options throw at construction, naming
       LimiterTypeError,
       /`skipFailedRequests`/,
     ],
+    [
+      'releaseOnDisconnect',
+      { ...base, releaseOnDisconnect: 'yes' },
+      LimiterTypeError,
+      /`releaseOnDisconnect`/,
+    ],
     ['failureMode', { ...base, failureMode: 'fail-open' }, LimiterRangeError, /`failureMode`/],
     ['timeout', { ...base, timeout: -1 }, LimiterRangeError, /`timeout`/],
     ['onError', { ...base, onError: 'log' }, LimiterTypeError, /`onError`/],
@@ -103,7 +109,7 @@ describe('resolveRateLimitOptions: defaults', () => {
   it('fills the documented defaults', () => {
     const rl = resolve({ limit: 100, window: '1m' })
     expect((rl.limits as LimitSet).limiter.policy).toEqual({
-      algorithm: 'sliding-window',
+      algorithm: 'gcra',
       limit: 100,
       windowMs: 60_000,
       burst: 100,
@@ -114,6 +120,7 @@ describe('resolveRateLimitOptions: defaults', () => {
     expect(rl.scoped).toBe(true)
     expect(rl.defaultKey).toBe(true)
     expect(rl.skipSuccessfulRequests).toBe(false)
+    expect(rl.releaseOnDisconnect).toBe(false)
     expect(rl.messageBody).toBeUndefined()
   })
 
@@ -128,13 +135,9 @@ describe('resolveRateLimitOptions: defaults', () => {
     expect(resolve({ limit: 5, window: '1s', name: 'login' }).scoped).toBe(false)
   })
 
-  it('names scoped policies after the limiter and route, and caches them', () => {
+  it('names the header policy after the limiter alone: a route scope stays in the key', () => {
     const rl = resolve({ limit: 5, window: '1s' })
-    expect((rl.limits as LimitSet).headerPolicy('').name).toBe('sw5/1s')
-    expect((rl.limits as LimitSet).headerPolicy('POST /login').name).toBe('sw5/1s POST /login')
-    expect((rl.limits as LimitSet).headerPolicy('POST /login')).toBe(
-      (rl.limits as LimitSet).headerPolicy('POST /login'),
-    )
+    expect((rl.limits as LimitSet).headerPolicy.name).toBe('gc5/1s')
   })
 
   it.each<[unknown, readonly string[]]>([
@@ -176,6 +179,6 @@ describe('resolveRateLimitOptions: defaults', () => {
         extraOptions: ['global'],
       },
     )
-    expect((rl.limits as LimitSet).limiter.name).toBe('sw1/1s')
+    expect((rl.limits as LimitSet).limiter.name).toBe('gc1/1s')
   })
 })

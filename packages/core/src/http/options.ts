@@ -3,10 +3,16 @@ import { CLOCK } from '../clock.js'
 import type { Decision } from '../decision.js'
 import type { Duration } from '../duration.js'
 import { createLimiter, type FailureMode, type LimiterOptions } from '../limiter.js'
-import type { LimiterMode, LimiterStoreOptions } from '../limiter-types.js'
+import type {
+  LimiterMode,
+  LimiterPeerNames,
+  LimiterStoreOptions,
+  OnePolicy,
+  WaitingOptions,
+} from '../limiter-types.js'
 import { policySetOf } from '../limits.js'
 import { ownOptions } from '../option-names.js'
-import type { LimitSpec, PolicyOptions } from '../policy.js'
+import type { LimitSpec, NotAnOption } from '../policy.js'
 import type { RedisStoreClient } from '../stores/redis-store.js'
 import type { Store } from '../stores/store.js'
 import type { DeniedCheck } from './check.js'
@@ -44,16 +50,17 @@ export type Message<Req> = MessageBody | ((req: Req, decision: Decision) => Awai
  * `burst`) or several (`limits`), and how requests are keyed, counted and answered. `Req` is the
  * framework's request type; `OnLimited` the framework's signature for a custom limited response.
  */
-export type RateLimitOptions<Req, OnLimited = never> = SharedRateLimitOptions<Req, OnLimited> &
+export type RateLimitOptions<Req, OnLimited = never> = RateLimitBaseOptions<Req, OnLimited> &
   (OnePolicyOptions | LimitsOptions<Req>)
 
-/** The one-policy shorthand of {@link RateLimitOptions}. */
-export interface OnePolicyOptions extends PolicyOptions {
-  readonly limits?: undefined
-}
+/**
+ * The one-policy shorthand of {@link RateLimitOptions}, a union on `algorithm` (see
+ * `OnePolicy`): `maxDelay` on `'fixed-window'` or `retryAfter` on `'gcra'` is a compile error.
+ */
+export type OnePolicyOptions = OnePolicy
 
 /** Several policies on one key, decided all or nothing; fixed, or chosen per request. */
-export interface LimitsOptions<Req> {
+export interface LimitsOptions<Req> extends WaitingOptions {
   /**
    * 1 to 8 policies: a request passes only if every one admits it, and then all count it; a
    * refused request is counted by none. Or a function of the request returning the policies (or
@@ -70,8 +77,8 @@ export interface LimitsOptions<Req> {
   readonly retryAfter?: undefined
 }
 
-/** The options of {@link RateLimitOptions} besides its policies. */
-export interface SharedRateLimitOptions<Req, OnLimited = never> extends PeerOptionNames {
+/** The options of {@link RateLimitOptions} besides its policies and waiting. */
+export interface RateLimitBaseOptions<Req, OnLimited = never> extends PeerOptionNames {
   /** Where counters live. Default: a `MemoryStore` of this limiter's own. */
   readonly store?: Store | undefined
   /** An ioredis or node-redis client or cluster: shorthand for `store: new RedisStore({ client })`. */
@@ -93,11 +100,12 @@ export interface SharedRateLimitOptions<Req, OnLimited = never> extends PeerOpti
   /** Return true to let a request through uncounted and without headers. */
   readonly skip?: ((req: Req) => Awaitable<boolean | undefined>) | undefined
   /**
-   * Return true to refuse a request outright (a deny list: banned IPs, revoked API keys): it gets
-   * 403 and a problem document, before `skip` and before any counting, and its handler never
-   * runs. `onLimited` and `message` are not used for it.
+   * Return a truthy value (as for `skip`: `true`, a deny list's entry or row) to refuse a request
+   * outright (a deny list: banned IPs, revoked API keys): it gets 403 and a problem document,
+   * before `skip` and before any counting, and its handler never runs. `onLimited` and `message`
+   * are not used for it.
    */
-  readonly deny?: ((req: Req) => Awaitable<boolean | undefined>) | undefined
+  readonly deny?: ((req: Req) => Awaitable<unknown>) | undefined
   /**
    * `'enforce'` (default) or `'shadow'`: decide and count as usual, but never refuse: a request
    * that would have been limited goes on to the handler, without 429, `Retry-After` or RateLimit
@@ -124,6 +132,17 @@ export interface SharedRateLimitOptions<Req, OnLimited = never> extends PeerOpti
    */
   readonly skipAbortedRequests?: boolean | undefined
   /**
+   * When a concurrency lease (and what the skip options owe) is settled for a client that went
+   * away. Default `false`: a request holds its lease until its handler has ended the response
+   * (Express and Nest: `res.end`; Koa: the downstream middleware settled, and a streamed body
+   * ended or closed; Fastify: the reply sent, its raw `res.end`), even when the client left
+   * before, so a client that hangs up cannot run more handlers at once than the limit. `true`:
+   * the lease comes back as soon as the client leaves (the response or its connection closes),
+   * while the handler may still run. Either way a lease whose release never comes (a handler that
+   * never ends its response) expires after its policy's `window`.
+   */
+  readonly releaseOnDisconnect?: boolean | undefined
+  /**
    * `false` silences the warnings a limiter gives once (a key with an `undefined` segment, a
    * forwarding header the framework ignores). Default `true`.
    */
@@ -138,49 +157,50 @@ export interface SharedRateLimitOptions<Req, OnLimited = never> extends PeerOpti
   readonly circuitBreaker?: LimiterOptions['circuitBreaker']
   /** Remember refused keys until their Retry-After (remote stores; see `createLimiter`). */
   readonly blockedCache?: LimiterOptions['blockedCache']
-  /**
-   * Delay instead of refusing (default 0: refuse): a request that can pass within `maxDelay`
-   * reserves its slot and reaches the handler after waiting for it; a client that disconnects
-   * meanwhile gets the slot back. `gcra`, `token-bucket` and `leaky-bucket` only (see
-   * `createLimiter`).
-   */
-  readonly maxDelay?: Duration | undefined
-  /** With waiting: how many of a burst pass at once (nginx's `delay=`; see `createLimiter`). */
-  readonly delayAfter?: number | undefined
 }
 
+/** The options of {@link RateLimitOptions} besides its policies. */
+export interface SharedRateLimitOptions<Req, OnLimited = never>
+  extends RateLimitBaseOptions<Req, OnLimited>,
+    WaitingOptions {}
+
 /**
- * Names other rate limiters use for our options: each is a compile error (and a runtime error
- * with the same suggestion), so `{ max: 5 }` never passes for `{ limit: 5 }`.
+ * Names other rate limiters use for our options: each is a compile error whose text says what to
+ * write instead (and a runtime error with the same advice), so `{ max: 5 }` never passes for
+ * `{ limit: 5 }`.
  */
-export interface PeerOptionNames {
+export interface PeerOptionNames extends LimiterPeerNames {
   /** @deprecated Not an option: use `limit`. */
-  readonly max?: never
-  /** @deprecated Not an option: use `limit`. */
-  readonly points?: never
+  readonly max?: NotAnOption<'use `limit` instead of `max`'> | undefined
+  /** @deprecated Not an option: use `window`, with a unit: `'1m'`. */
+  readonly windowMs?:
+    | NotAnOption<"use `window` instead of `windowMs`: `windowMs: 60000` is `window: '1m'`">
+    | undefined
   /** @deprecated Not an option: use `window`. */
-  readonly windowMs?: never
-  /** @deprecated Not an option: use `window`. */
-  readonly timeWindow?: never
+  readonly timeWindow?:
+    | NotAnOption<"use `window` instead of `timeWindow`: `timeWindow: '1 minute'` is `window: '1m'`">
+    | undefined
+  /** @deprecated Not an option: use `window`, with a unit: `'1m'`. */
+  readonly ttl?:
+    | NotAnOption<"use `window` instead of `ttl`, with a unit: @nestjs/throttler's `ttl: 60000` (ms; seconds before v5) is `window: '1m'`">
+    | undefined
   /**
    * @deprecated Not an option: use `maxDelay` (how long a request may wait for its slot) and
    * `delayAfter` (how many of a burst go at once); waiting requests pass at the policy's rate.
    */
-  readonly delayMs?: never
+  readonly delayMs?:
+    | NotAnOption<'use `maxDelay` and `delayAfter` (with gcra) instead of `delayMs`'>
+    | undefined
   /** @deprecated Not an option: use `maxDelay`. */
-  readonly maxDelayMs?: never
-  /** @deprecated Not an option: use `window`. */
-  readonly duration?: never
+  readonly maxDelayMs?: NotAnOption<'use `maxDelay` instead of `maxDelayMs`'> | undefined
   /** @deprecated Not an option: use `key`. */
-  readonly keyGenerator?: never
-  /** @deprecated Not an option: use `prefix`. */
-  readonly keyPrefix?: never
+  readonly keyGenerator?: NotAnOption<'use `key` instead of `keyGenerator`'> | undefined
   /** @deprecated Not an option: use `onLimited`. */
-  readonly handler?: never
+  readonly handler?: NotAnOption<'use `onLimited` instead of `handler`'> | undefined
   /** @deprecated Not an option: use `headers`. */
-  readonly standardHeaders?: never
+  readonly standardHeaders?: NotAnOption<'use `headers` instead of `standardHeaders`'> | undefined
   /** @deprecated Not an option: use `headers`. */
-  readonly legacyHeaders?: never
+  readonly legacyHeaders?: NotAnOption<'use `headers` instead of `legacyHeaders`'> | undefined
 }
 
 /** What an adapter tells {@link resolveRateLimitOptions} about its framework. */
@@ -202,7 +222,7 @@ export interface ResolvedRateLimit<Req, OnLimited = never> {
   readonly watch: ((req: Req, key: string) => void) | undefined
   readonly cost: number | ((req: Req) => Awaitable<number>)
   readonly skip: ((req: Req) => Awaitable<boolean | undefined>) | undefined
-  readonly deny: ((req: Req) => Awaitable<boolean | undefined>) | undefined
+  readonly deny: ((req: Req) => Awaitable<unknown>) | undefined
   /** What a request `deny` refused comes to. */
   readonly denied: DeniedCheck
   readonly statusCode: number
@@ -215,11 +235,13 @@ export interface ResolvedRateLimit<Req, OnLimited = never> {
   readonly skipSuccessfulRequests: boolean
   readonly skipFailedRequests: boolean
   readonly skipAbortedRequests: boolean
+  /** Settle a request's lease as soon as its client leaves, not when its handler is over. */
+  readonly releaseOnDisconnect: boolean
 }
 
-// The limiter's options that do not name its policies.
+// The limiter's options that do not name its policies (waiting is checked by createLimiter).
 function storeOptions(
-  options: SharedRateLimitOptions<never, unknown>,
+  options: RateLimitOptions<never, unknown>,
 ): LimiterStoreOptions & { [CLOCK]?: unknown } {
   const shared: LimiterStoreOptions & { [CLOCK]?: unknown } = {
     store: storeOf(options.store, options.redis),
@@ -231,8 +253,8 @@ function storeOptions(
     onError: options.onError,
     circuitBreaker: options.circuitBreaker,
     blockedCache: options.blockedCache,
-    maxDelay: options.maxDelay,
-    delayAfter: options.delayAfter,
+    maxDelay: options.maxDelay as Duration | undefined,
+    delayAfter: options.delayAfter as number | undefined,
   }
   const clock = (options as { [CLOCK]?: unknown })[CLOCK]
   if (clock !== undefined) shared[CLOCK] = clock
@@ -246,14 +268,14 @@ function fixedLimits(options: RateLimitOptions<never, unknown>): LimitSet {
   return limitSet(
     createLimiter(
       limits === undefined
-        ? {
+        ? ({
             ...shared,
             algorithm: options.algorithm,
             limit: options.limit as number,
             window: options.window as Duration,
             burst: options.burst,
             retryAfter: options.retryAfter,
-          }
+          } as LimiterOptions)
         : { ...shared, limits: limits as readonly LimitSpec[] },
     ),
   )
@@ -292,6 +314,7 @@ export function resolveRateLimitOptions<Req, OnLimited>(
   )
   const skipFailedRequests = optionalBoolean('skipFailedRequests', options.skipFailedRequests)
   const skipAbortedRequests = optionalBoolean('skipAbortedRequests', options.skipAbortedRequests)
+  const releaseOnDisconnect = optionalBoolean('releaseOnDisconnect', options.releaseOnDisconnect)
   const warnings = options.warnings === undefined || optionalBoolean('warnings', options.warnings)
 
   const fixed = typeof limits === 'function' ? undefined : fixedLimits(options)
@@ -319,5 +342,6 @@ export function resolveRateLimitOptions<Req, OnLimited>(
     skipSuccessfulRequests,
     skipFailedRequests,
     skipAbortedRequests,
+    releaseOnDisconnect,
   })
 }

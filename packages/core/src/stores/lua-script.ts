@@ -2,8 +2,9 @@
 
 /**
  * One assembled Redis script: its source, SHA-1 (for EVALSHA), how many ARGV slots each request
- * of a batch takes after the batch-wide ones, and whether each decision in its reply ends with
- * the time the admission was recorded at (the ticket of an exact refund).
+ * of a batch takes after the batch-wide ones (2: its cost, then its ticket), and whether each
+ * decision in its reply ends with its module's fifth value (sliding-log: the time the admission
+ * was recorded at, the ticket of an exact refund; concurrency: whether its lease was taken).
  */
 export interface LuaScript {
   readonly name: string

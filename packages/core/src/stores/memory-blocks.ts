@@ -11,6 +11,16 @@ export class MemoryBlocks {
   readonly #spaces = new Map<string, Map<string, number>>()
   #count = 0
 
+  /** How many keys are blocked (including ended blocks not yet swept). */
+  get size(): number {
+    return this.#count
+  }
+
+  /** Whether `key` holds a block (ended or not). */
+  has(namespace: string, key: string): boolean {
+    return this.#spaces.get(namespace)?.has(key) === true
+  }
+
   /** The ms the block on `key` has left at `nowMs` (0: none). */
   left(namespace: string, key: string, nowMs: number): number {
     if (this.#count === 0) return 0
@@ -50,6 +60,25 @@ export class MemoryBlocks {
         }
       }
       if (ends.size === 0) this.#spaces.delete(namespace)
+    }
+    this.#count -= dropped
+    return dropped
+  }
+
+  /**
+   * Drops the `count` oldest blocks (by when each key was first blocked, oldest namespace
+   * first), as the store drops its oldest counters when full; returns how many.
+   */
+  dropOldest(count: number): number {
+    let dropped = 0
+    for (const [namespace, ends] of this.#spaces) {
+      for (const key of ends.keys()) {
+        if (dropped >= count) break
+        ends.delete(key)
+        dropped++
+      }
+      if (ends.size === 0) this.#spaces.delete(namespace)
+      if (dropped >= count) break
     }
     this.#count -= dropped
     return dropped

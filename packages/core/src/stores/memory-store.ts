@@ -47,8 +47,9 @@ const MAX_SPACES = 10_000
 /** Options for {@link MemoryStore}. */
 export interface MemoryStoreOptions {
   /**
-   * The most keys held at once (default 100,000). When full, expired state is swept first, then
-   * the oldest keys are dropped, which forgets their counts: size it above your active key count.
+   * The most keys held at once, counters and blocks (default 100,000). When full, expired state
+   * is swept first, then the oldest keys are dropped, which forgets their counts (or lifts their
+   * blocks): size it above your active key count.
    */
   readonly maxKeys?: number
   /** How often expired state is swept, in ms (default 30,000). */
@@ -79,9 +80,12 @@ export class MemoryStore implements Store {
   readonly #names = new WeakMap<Map<string, Entry>, string>()
   readonly #weak = new Map<string, WeakRef<Map<string, Entry>>>()
   #spaceLimit = MAX_SPACES
+  // A map no limiter holds any more leaves #weak when the GC reports it gone, and at the latest
+  // when #weak reaches #weakLimit (amortized: the next scan waits until as many again are held).
   readonly #gone = new FinalizationRegistry<string>((namespace) => {
     if (this.#weak.get(namespace)?.deref() === undefined) this.#weak.delete(namespace)
   })
+  #weakLimit = MAX_SPACES
   #size = 0
   readonly #maxKeys: number
   #timer: ReturnType<typeof setInterval> | undefined
@@ -112,9 +116,12 @@ export class MemoryStore implements Store {
     this.#timer.unref?.()
   }
 
-  /** How many keys are held (including expired ones not yet swept). */
+  /**
+   * How many keys are held: counters and blocks (including expired ones not yet swept), what
+   * `maxKeys` bounds.
+   */
   get size(): number {
-    return this.#size
+    return this.#size + this.#blocks.size
   }
 
   consume(call: StoreCall): Promise<StoreDecision> {
@@ -325,7 +332,10 @@ export class MemoryStore implements Store {
    */
   block(call: Omit<StoreCall, 'cost'>, durationMs: number): Promise<number> {
     const now = this.#now(call as StoreCall)
-    const endMs = this.#blocks.add(call.namespace, boundedKey(call.key), now + durationMs)
+    const key = boundedKey(call.key)
+    // a block is a key a client may choose (`login:${email}`): it counts towards maxKeys
+    if (!this.#blocks.has(call.namespace, key) && this.size >= this.#maxKeys) this.#makeRoom()
+    const endMs = this.#blocks.add(call.namespace, key, now + durationMs)
     return Promise.resolve(endMs - now)
   }
 
@@ -439,6 +449,10 @@ export class MemoryStore implements Store {
       this.#weak.set(namespace, new WeakRef(space))
       this.#gone.register(space, namespace)
     }
+    if (this.#weak.size < this.#weakLimit) return
+    for (const [namespace, ref] of this.#weak)
+      if (ref.deref() === undefined) this.#weak.delete(namespace)
+    this.#weakLimit = Math.max(MAX_SPACES, 2 * this.#weak.size)
   }
 
   #attach(namespace: string, space: Map<string, Entry>): void {
@@ -462,7 +476,7 @@ export class MemoryStore implements Store {
       entry.expiresAtMs = expiresAtMs
       return
     }
-    if (this.#size >= this.#maxKeys) this.#makeRoom()
+    if (this.size >= this.#maxKeys) this.#makeRoom()
     // a namespace held weakly gets a key: held (and swept) again
     if (space.size === 0) {
       const namespace = this.#names.get(space) as string
@@ -474,18 +488,23 @@ export class MemoryStore implements Store {
 
   #makeRoom(): void {
     // Sweeping is O(n), so do it only when full, then drop the oldest keys in a batch (1% of
-    // maxKeys) so the next inserts do not scan again.
+    // maxKeys) so the next inserts do not scan again: counters and blocks alike, each in
+    // proportion to what it holds.
     this.sweep()
-    if (this.#size < this.#maxKeys) return
-    let excess = this.#size - this.#maxKeys + Math.max(1, Math.ceil(this.#maxKeys / 100))
+    const held = this.size
+    if (held < this.#maxKeys) return
+    const excess = held - this.#maxKeys + Math.max(1, Math.ceil(this.#maxKeys / 100))
+    let counters = excess - this.#blocks.dropOldest(Math.round((excess * this.#blocks.size) / held))
     for (const space of this.#spaces.values()) {
       for (const key of space.keys()) {
-        if (excess <= 0) return
+        if (counters <= 0) return
         space.delete(key)
         this.#size--
-        excess--
+        counters--
       }
     }
+    // fewer counters than their share: the rest from the blocks
+    if (counters > 0) this.#blocks.dropOldest(counters)
   }
 }
 

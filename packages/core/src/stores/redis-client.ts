@@ -145,3 +145,33 @@ export function errorCode(error: unknown): string | undefined {
   const word = /^([A-Z][A-Z_]{2,})\b/.exec(message)
   return word?.[1]
 }
+
+// How long after a store is built its client may still be unopened without a warning: an app
+// may build its limiters first and connect the client during its own start-up.
+const CONNECT_GRACE_MS = 1000
+// The clients already warned about: one warning per client, however many stores share it.
+const NOT_CONNECTED = new WeakSet<object>()
+
+/**
+ * Warns once (`LIMITER_CLIENT_NOT_CONNECTED`) about a client that is `closed()` when a store is
+ * built on it and still a second later: a node-redis client nobody called `connect()` on (or one already
+ * closed), an ioredis client already quit. Every decision on it would fail (and answer from the
+ * limiter's `failureMode`). A client connecting or reconnecting is not closed.
+ */
+export function watchConnected(
+  client: object,
+  closed: () => boolean,
+  address: string,
+  fix: string,
+): void {
+  // closed when the store is built, and still a second later: a client in use, quit later, is not
+  if (!closed() || NOT_CONNECTED.has(client)) return
+  setTimeout(() => {
+    if (!closed() || NOT_CONNECTED.has(client)) return
+    NOT_CONNECTED.add(client)
+    process.emitWarning(
+      `RedisStore: its Redis client (${address}) is not connected ${CONNECT_GRACE_MS / 1000} s after the store was built on it, so every decision fails and its limiters answer from their failureMode (by default, failing open: requests pass unlimited). ${fix} Silence it with --disable-warning=LIMITER_CLIENT_NOT_CONNECTED.`,
+      { type: 'LimiterWarning', code: 'LIMITER_CLIENT_NOT_CONNECTED' },
+    )
+  }, CONNECT_GRACE_MS).unref()
+}

@@ -1,4 +1,5 @@
 // RedisStore: decisions on an ioredis or node-redis client (standalone or Cluster), batched per tick.
+import { reservationTicket } from '../algorithms/gcra.js'
 import { logTicket } from '../algorithms/sliding-log.js'
 import { LimiterError, LimiterRangeError, LimiterTypeError } from '../errors.js'
 import type { PolicySet } from '../limits.js'
@@ -318,7 +319,7 @@ export class RedisStore implements Store {
     const keys = batch.keys.length
     const deliver = (reply: unknown): void =>
       set === undefined
-        ? deliverOne(batch, reply as readonly number[], script.tickets)
+        ? deliverOne(batch, reply as readonly number[], script.tickets, first.policy.limit)
         : deliverSet(batch, reply as readonly number[])
     const fail = (error: unknown): void => {
       const old = tooOld(error)
@@ -352,8 +353,9 @@ function groupOf(call: StoreCall): string {
 }
 
 // A one-policy script's ARGV after the time: the policy, then per request its cost (a refund as
-// minus its cost) and, with tickets, its ticket; the common batch, consumes of cost 1, sends no
-// per-request ARGV at all.
+// minus its cost) and, for a script that takes two per request, its ticket (a refund's: a
+// sliding-log record, a gcra reservation; a concurrency lease); the common batch, consumes of
+// cost 1, sends no per-request ARGV at all.
 function policyArgs(batch: Batch, policy: Policy, script: LuaScript): Array<string | number> {
   const args: Array<string | number> = [policy.limit, policy.windowMs, capacityArg(policy)]
   if (batch.plain) return args
@@ -365,7 +367,7 @@ function policyArgs(batch: Batch, policy: Policy, script: LuaScript): Array<stri
     const consume = op === 'c'
     if (op === 'p') args.push(`p${call.cost}`)
     else args.push(consume ? call.cost : -Math.max(1, call.cost))
-    if (script.tickets)
+    if (script.argsPerRequest === 2)
       args.push(consume ? (leases[i] as string) : op === 'p' ? '' : (call.ticket ?? ''))
   }
   return args
@@ -391,14 +393,16 @@ function setArgs(batch: Batch, set: PolicySet): Array<string | number> {
 }
 
 // One decision of a reply (lua/lib/reply.lua): `remaining, reset` when allowed, `remaining,
-// -1 - delay, reset` when allowed after a wait, `-1 - remaining, reset, retry` when refused;
-// then, with tickets, the module's fifth value: sliding-log's admission time (with the
-// request's cost, the ticket a refund takes back), or 1 when concurrency's `lease` was taken
-// (-1: none). Returns where the next one starts.
+// -1 - delay, reset` and the reservation's ticket (gcra's `tat_ms, tat_frac, moved`; -1s for a
+// peek) when allowed after a wait, `-1 - remaining, reset, retry` when refused; then, with
+// tickets, the module's fifth value: sliding-log's admission time (with the request's cost,
+// the ticket a refund takes back), or 1 when concurrency's `lease` was taken (-1: none).
+// `limit`: the policy's (a reservation's ticket names it). Returns where the next one starts.
 function readDecision(
   values: readonly number[],
   at: number,
   cost: number,
+  limit: number,
   tickets: boolean,
   lease: string,
   sink: StoreSink | undefined,
@@ -410,12 +414,21 @@ function readDecision(
   let retryAfterMs = 0
   let delayMs = 0
   let next = at + 2
+  let ticket: string | undefined
   if (!allowed) retryAfterMs = values[next++] as number
   else if (resetMs < 0) {
     delayMs = -1 - resetMs
-    resetMs = values[next++] as number
+    resetMs = values[next] as number
+    const tatMs = values[next + 1] as number
+    if (tatMs >= 0)
+      ticket = reservationTicket(
+        limit,
+        tatMs,
+        values[next + 2] as number,
+        values[next + 3] as number,
+      )
+    next += 4
   }
-  let ticket: string | undefined
   if (tickets) {
     const atMs = values[next++] as number
     if (atMs >= 0) ticket = lease === '' ? logTicket(atMs, cost) : lease
@@ -442,7 +455,12 @@ function storeDecision(
     : { allowed, remaining, resetMs, retryAfterMs, ticket, delayMs }
 }
 
-function deliverOne(batch: Batch, values: readonly number[], tickets: boolean): void {
+function deliverOne(
+  batch: Batch,
+  values: readonly number[],
+  tickets: boolean,
+  limit: number,
+): void {
   const { calls, ops, sinks, leases } = batch
   let at = 0
   for (let i = 0; i < calls.length; i++) {
@@ -450,7 +468,7 @@ function deliverOne(batch: Batch, values: readonly number[], tickets: boolean): 
     if (ops[i] !== 'c' && ops[i] !== 'p') sink.resolve(undefined)
     else {
       const cost = (calls[i] as StoreCall).cost
-      at = readDecision(values, at, cost, tickets, leases[i] as string, sink, undefined)
+      at = readDecision(values, at, cost, limit, tickets, leases[i] as string, sink, undefined)
     }
   }
 }
@@ -472,7 +490,7 @@ function deliverSet(batch: Batch, values: readonly number[]): void {
       const { algorithm } = policy
       const lease = algorithm === 'concurrency' ? (given?.[p] ?? '') : ''
       const tickets = algorithm === 'sliding-log' || algorithm === 'concurrency'
-      at = readDecision(values, at, call.cost, tickets, lease, undefined, out)
+      at = readDecision(values, at, call.cost, policy.limit, tickets, lease, undefined, out)
     })
     sink.resolve(out)
   }

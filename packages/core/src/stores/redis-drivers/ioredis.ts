@@ -1,12 +1,24 @@
 // The driver for ioredis (and iovalkey): `Redis` and `Cluster`.
-import { clientAddress, type RedisClientLike, watchErrors } from '../redis-client.js'
+import {
+  clientAddress,
+  type RedisClientLike,
+  watchConnected,
+  watchErrors,
+} from '../redis-client.js'
 import type { RedisDriver } from './driver.js'
+
+const QUIT =
+  'The client was closed (`quit()` or `disconnect()`) and does not reconnect: build the store on an open client.'
 
 export function ioredisDriver(client: RedisClientLike): RedisDriver {
   const c = client as RedisClientLike & { status?: unknown; slots?: unknown; isCluster?: unknown }
+  const address = clientAddress(client)
+  // ioredis connects by itself (with `lazyConnect`, at the first command): only a client already
+  // quit (`end`) never will.
+  watchConnected(client, () => c.status === 'end', address, QUIT)
   return {
     cluster: c.isCluster === true,
-    address: clientAddress(client),
+    address,
     // ioredis prints "Unhandled error event" for every failed reconnect when a client has no
     // error listener: one line per attempt for the whole outage. The store's listener keeps
     // the last error for the failure report instead.

@@ -3,7 +3,7 @@
 // major takes the same way; replies of our scripts are integer arrays in RESP2 and RESP3 alike.
 import { clusterSlot, keySlot } from '../cluster-slot.js'
 import type { NodeRedisClientLike, NodeRedisClusterLike } from '../redis-client.js'
-import { watchErrors } from '../redis-client.js'
+import { watchConnected, watchErrors } from '../redis-client.js'
 import type { RedisDriver } from './driver.js'
 import { Waves } from './waves.js'
 
@@ -80,9 +80,11 @@ export function nodeRedisDriver(client: NodeRedisClientLike): RedisDriver {
   }
   const waves = new Waves(down)
   const send = (args: string[]) => waves.send(() => commands.sendCommand(args))
+  const address = addressOf(options) ?? 'Redis'
+  watchConnected(client, () => !client.isOpen, address, CONNECT_IT)
   return {
     cluster: false,
-    address: addressOf(options) ?? 'Redis',
+    address,
     lastError,
     evalsha: (sha1, numkeys, args) => send(command('EVALSHA', sha1, numkeys, args)).then(numbers),
     eval: (source, numkeys, args) => send(command('EVAL', source, numkeys, args)).then(numbers),
@@ -95,6 +97,10 @@ export function nodeRedisDriver(client: NodeRedisClientLike): RedisDriver {
 type Cluster = NodeRedisClusterLike & { options?: Options; _options?: Options }
 
 const CLUSTER_CLOSED = 'cluster client closed (not connected, or disconnected)'
+
+// node-redis never connects by itself: the warning for a client still closed after start-up.
+const CONNECT_IT =
+  'node-redis connects only when told: call `await client.connect()` (a connecting client is fine).'
 
 export function nodeRedisClusterDriver(cluster: NodeRedisClusterLike): RedisDriver {
   const lastError = watchErrors(cluster)
@@ -125,12 +131,14 @@ export function nodeRedisClusterDriver(cluster: NodeRedisClusterLike): RedisDriv
   const send = (key: string, args: string[]) =>
     wavesOf(key).send(() => cluster.sendCommand(key, false, args))
   const probe = slotProbe(c, masterNode)
+  const address =
+    seeds.length > 0
+      ? `the cluster seeded by ${seeds.slice(0, 3).join(', ')}${seeds.length > 3 ? ', ...' : ''}`
+      : 'the Redis Cluster'
+  watchConnected(cluster, () => !cluster.isOpen, address, CONNECT_IT)
   return {
     cluster: true,
-    address:
-      seeds.length > 0
-        ? `the cluster seeded by ${seeds.slice(0, 3).join(', ')}${seeds.length > 3 ? ', ...' : ''}`
-        : 'the Redis Cluster',
+    address,
     lastError,
     // The first key routes a script call (the store batches per slot).
     evalsha: (sha1, numkeys, args) =>
