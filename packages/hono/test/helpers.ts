@@ -12,6 +12,7 @@ import {
   type Reply,
   thrownBy,
 } from '../../../test-support/adapter-contract.js'
+import { runningCounter } from '../../../test-support/adapter-helpers.js'
 import { type RateLimitOptions, rateLimit } from '../src/index.js'
 
 /** A server listening on 127.0.0.1: its base URL and how to stop it. */
@@ -92,6 +93,7 @@ export function harness(): AdapterHarness {
     async listen(options) {
       let finished = 0
       const starts: number[] = []
+      const running = runningCounter()
       const app = new Hono()
       app.use(rateLimit(forHono(options)))
       app.use(async (_c, next) => {
@@ -100,7 +102,9 @@ export function harness(): AdapterHarness {
       })
       app.get('/', (c) => c.text('ok'))
       app.get('/slow', async (c) => {
+        running.start()
         await new Promise((r) => setTimeout(r, 150))
+        running.stop()
         finished++
         return c.text('late')
       })
@@ -112,6 +116,7 @@ export function harness(): AdapterHarness {
         ...(await listen(app)),
         finishedCount: () => finished,
         handlerStarts: () => starts,
+        peakRunning: () => running.peak,
       }
     },
     store: () => new MemoryStore(),
