@@ -180,6 +180,61 @@ describe('a concurrency lease ends with the response body', () => {
     expect((await limit.handle(new Request(url), ok, ip)).status).toBe(200)
   })
 
+  // A handler that runs until `finish()`, then answers a body that is read at once.
+  function running() {
+    let finish = (): void => {}
+    const done = new Promise<void>((r) => {
+      finish = r
+    })
+    return { handler: () => done.then(ok), finish }
+  }
+
+  it('held while the handler runs though the request signal aborts, released when it returns', async () => {
+    const limit = leased()
+    const { handler, finish } = running()
+    const controller = new AbortController()
+    const req = new Request(url, { signal: controller.signal })
+    const answered = limit.handle(req, handler, ip)
+    await sleep(5)
+    controller.abort()
+    await sleep(5)
+    // the client left, its handler still runs: in flight means running
+    expect((await limit.handle(new Request(url), ok, ip)).status).toBe(429)
+    finish()
+    await answered
+    await sleep(5)
+    expect((await limit.handle(new Request(url), ok, ip)).status).toBe(200)
+  })
+
+  it('releaseOnDisconnect: released when the request signal aborts, while the handler runs', async () => {
+    const limit = createFetchLimiter({
+      algorithm: 'concurrency',
+      limit: 1,
+      window: '1m',
+      releaseOnDisconnect: true,
+    })
+    const { handler, finish } = running()
+    const controller = new AbortController()
+    const answered = limit.handle(new Request(url, { signal: controller.signal }), handler, ip)
+    await sleep(5)
+    controller.abort()
+    await sleep(5)
+    const next = await limit.handle(new Request(url), ok, ip)
+    expect(next.status).toBe(200)
+    await next.text()
+    finish()
+    await (await answered).text()
+    await sleep(5)
+    // released once: the abandoned handler's end gives back nothing more, one slot it stays
+    const streaming = await limit.handle(
+      new Request(url),
+      async () => new Response(held().body),
+      ip,
+    )
+    expect((await limit.handle(new Request(url), ok, ip)).status).toBe(429)
+    await streaming.body?.cancel()
+  })
+
   it('released at once for a response without a body, and when the handler throws', async () => {
     const limit = leased()
     const empty = await limit.handle(new Request(url), async () => new Response(null), ip)

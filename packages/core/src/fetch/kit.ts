@@ -68,8 +68,10 @@ export interface FetchKit<Req> {
    * Checks `req`: answers a refusal (429, 403 from `deny`, 503 when the store is down and
    * `failureMode` is `'closed'`), or runs `next` and answers its response with the rate-limit
    * headers (a copy when its headers are immutable). A concurrency lease ends with the response
-   * body; a `maxDelay` wait ends early when the request's `signal` aborts (its slot refunded, the
-   * answer a bodiless 499). Rejects with the `LimiterError` of a failing callback, or `next`'s.
+   * body, or when the request's `signal` aborts, though not before `next` is over (unless
+   * `releaseOnDisconnect`); a `maxDelay` wait ends early when the `signal` aborts (its slot
+   * refunded, the answer a bodiless 499). Rejects with the `LimiterError` of a failing callback,
+   * or `next`'s.
    */
   handle(req: Req, next: () => Promise<Response>, call?: FetchCall): Promise<Response>
   /** The validated options (for hosts that need them). */

@@ -1,5 +1,6 @@
 // The Fetch lifecycle of a request: what it owes is settled when its response body ends (read to
-// the end, cancelled, or failed) or its `request.signal` aborts; a `maxDelay` wait ends on abort.
+// the end, cancelled, or failed) or its `request.signal` aborts (by default not before its handler
+// is over: see the kit's `admitted`); a `maxDelay` wait ends on abort.
 
 /** The host's `waitUntil` (Workers, Vercel, Deno Deploy): keeps the runtime up for a promise. */
 export type WaitUntil = (promise: Promise<unknown>) => void
