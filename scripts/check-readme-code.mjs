@@ -1,6 +1,6 @@
 // Type-checks every TypeScript code block of the READMEs under the repo's strict settings,
 // against the built packages (run `pnpm build` first). A block is compiled as a module of its own,
-// in the package folder whose dependencies it imports (so `express`, `koa`, `fastify`, `ioredis`
+// in the package folder whose dependencies it imports (so `express`, `koa`, `fastify`, `hono`, `ioredis`
 // and `@limiter/*` resolve as they would for a user). Declarations a fragment assumes go in an
 // HTML comment just before the block, invisible on GitHub:
 //
@@ -36,6 +36,7 @@ function hostOf(code) {
   const uses = (names) => new RegExp(`(from |import\\()'(${names})'`).test(code)
   if (uses('@opentelemetry/exporter-prometheus')) return 'examples/metrics'
   if (uses('@limiter/nest|@nestjs/[a-z-]+')) return 'packages/nest'
+  if (uses('@limiter/hono|hono|hono/[a-z-]+|@hono/node-server')) return 'packages/hono'
   if (uses('@limiter/fastify|fastify')) return 'packages/fastify'
   if (uses('@limiter/koa|koa|@koa/router|@koa/bodyparser')) return 'packages/koa'
   if (uses('@limiter/express|express')) return 'packages/express'

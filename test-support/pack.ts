@@ -5,6 +5,7 @@ import {
   existsSync,
   mkdirSync,
   mkdtempSync,
+  readFileSync,
   realpathSync,
   rmSync,
   symlinkSync,
@@ -20,15 +21,22 @@ const run = promisify(execFile)
 export const REPO_ROOT = fileURLToPath(new URL('..', import.meta.url))
 
 // The directory of package `name` as `require` finds it: through its package.json, or, when its
-// exports hide that (reflect-metadata), up from its main file.
+// exports hide that (reflect-metadata, hono), up from its main file to the package.json that
+// names it (hono's dist/cjs holds a package.json of its own, with only a `type`).
 function packageDir(require: NodeRequire, name: string): string {
   try {
     return realpathSync(dirname(require.resolve(`${name}/package.json`)))
   } catch {
     let at = dirname(realpathSync(require.resolve(name)))
-    while (!existsSync(join(at, 'package.json')) && dirname(at) !== at) at = dirname(at)
+    while (!namesPackage(join(at, 'package.json'), name) && dirname(at) !== at) at = dirname(at)
     return at
   }
+}
+
+function namesPackage(file: string, name: string): boolean {
+  return (
+    existsSync(file) && (JSON.parse(readFileSync(file, 'utf8')) as { name?: unknown }).name === name
+  )
 }
 
 /** A scratch project with the packed packages installed. */

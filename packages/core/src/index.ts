@@ -20,7 +20,7 @@ export {
 } from './events.js'
 export { failureOf } from './failure.js'
 export type { HeaderStandard } from './http/headers.js'
-export { type IpKeyOptions, ipKey, routeKey, userKey } from './http/keys.js'
+export { type IpKeyOptions, ipKey, routeKey, userKey } from './http/key-helpers.js'
 export {
   type AcquireOptions,
   createLimiter,

@@ -121,6 +121,44 @@ console.log(JSON.stringify(points.map((p) => [p.attributes['limiter.result'], p.
     expect(JSON.parse(cjs)).toEqual(expected)
   })
 
+  it('the Fetch kit loads from @limiter/core/fetch as ESM and CJS, without node:http', async () => {
+    const { readFileSync } = await import('node:fs')
+    const { dirname, join } = await import('node:path')
+    const check = `
+const limit = fetch.createFetchLimiter({ limit: 1, window: '1m' })
+const ok = async () => new Response('ok')
+const a = await limit.handle(new Request('http://x/'), ok, { ip: '1.2.3.4' })
+const b = await limit.handle(new Request('http://x/'), ok, { ip: '1.2.3.4' })
+console.log(JSON.stringify([a.status, b.status, a.headers.get('ratelimit-policy')]))
+`
+    const expected = [200, 429, '"sw1/1m";q=1;w=60']
+    const esm = await scratch.run(
+      'fetch.mjs',
+      `import * as fetch from '@limiter/core/fetch'\n${check}`,
+    )
+    expect(JSON.parse(esm)).toEqual(expected)
+    const cjs = await scratch.run(
+      'fetch.cjs',
+      `const fetch = require('@limiter/core/fetch');(async () => {${check}})()`,
+    )
+    expect(JSON.parse(cjs)).toEqual(expected)
+    // the built root and fetch entries, and every chunk they load, import no node:http or node:net
+    const dist = join(scratch.dir, 'node_modules', '@limiter', 'core', 'dist')
+    const loaded = new Set<string>()
+    const visit = (file: string) => {
+      if (loaded.has(file)) return
+      loaded.add(file)
+      const text = readFileSync(join(dist, file), 'utf8')
+      for (const [, chunk] of text.matchAll(/(?:from |require\()["'](\.\.?\/[^"']+)["']/g))
+        visit(join(dirname(file), chunk as string))
+    }
+    for (const entry of ['index.mjs', 'index.cjs', 'fetch/index.mjs', 'fetch/index.cjs'])
+      visit(entry)
+    expect(loaded.size).toBeGreaterThan(5)
+    for (const file of loaded)
+      expect(readFileSync(join(dist, file), 'utf8'), file).not.toMatch(/["']node:(?:http|net)["']/)
+  })
+
   it('ships only dist and package metadata', async () => {
     const { readdirSync } = await import('node:fs')
     const { join } = await import('node:path')

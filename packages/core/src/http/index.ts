@@ -80,6 +80,7 @@ export {
   resolveRateLimitOptions,
   type SharedRateLimitOptions,
 } from './options.js'
+export { giveBackReservation, owedOnce } from './owed.js'
 export {
   forbiddenBody,
   PROBLEM_JSON,

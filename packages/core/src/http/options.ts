@@ -18,7 +18,7 @@ import type { Store } from '../stores/store.js'
 import type { DeniedCheck } from './check.js'
 import { DENIED } from './handle.js'
 import type { HeaderStandard } from './headers.js'
-import { ipKey } from './keys.js'
+import { ipKey } from './key-helpers.js'
 import { type LimitSet, type LimitsFunction, limitSet, limitsPerRequest } from './limit-sets.js'
 import {
   checkAdapterOptionNames,

@@ -73,7 +73,7 @@ export function requestWatch<Req>(
       forwarded = false
       emit(
         'LIMITER_FORWARDED_IGNORED',
-        `Rate limiter ${JSON.stringify(limiterName)}: a request carries ${h['x-forwarded-for'] === undefined ? 'Forwarded' : 'X-Forwarded-For'}, but the client address the framework gives (${ip}) is the connection's own. Behind a proxy, every client then shares the proxy's address and one counter: tell the framework to trust your proxy (Express \`app.set('trust proxy', ...)\`, Koa \`app.proxy = true\`, Fastify \`trustProxy\`). If no proxy stands in front of this app, a client sent the header and ignoring it is right.`,
+        `Rate limiter ${JSON.stringify(limiterName)}: a request carries ${h['x-forwarded-for'] === undefined ? 'Forwarded' : 'X-Forwarded-For'}, but the client address the framework gives (${ip}) is the connection's own. Behind a proxy, every client then shares the proxy's address and one counter: tell the framework to trust your proxy (Express \`app.set('trust proxy', ...)\`, Koa \`app.proxy = true\`, Fastify \`trustProxy\`; Hono and other Fetch-API hosts: the limiter's own \`trustProxy\` option). If no proxy stands in front of this app, a client sent the header and ignoring it is right.`,
       )
     }
   }

@@ -1,0 +1,21 @@
+// @limiter/core/fetch: the kit for Web-standard hosts (a `Request` in, a `Response` out). It loads
+// nothing of Node's HTTP: the client address comes from a resolver, the end of a request from its
+// response body and its `signal`.
+export { checkTrustProxy, clientAddress, type TrustProxy } from './client-ip.js'
+export {
+  type FetchAddressOptions,
+  type FetchCall,
+  type FetchHost,
+  type FetchKit,
+  type FetchOnLimited,
+  type FetchRateLimitOptions,
+  fetchKit,
+} from './kit.js'
+export { keepAlive, type WaitUntil } from './lifecycle.js'
+export {
+  createFetchLimiter,
+  type FetchExtras,
+  type FetchLimiter,
+  type FetchLimiterOptions,
+} from './limiter.js'
+export { mutableCopy, withHeaders } from './response.js'

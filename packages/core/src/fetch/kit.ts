@@ -1,0 +1,228 @@
+// The Fetch kit: one request check around a handler that answers a Fetch `Response`, for every
+// Web-standard host (Hono, srvx, Bun, Deno, Workers, Next.js route handlers).
+import type { Decision } from '../decision.js'
+import { LimiterTypeError } from '../errors.js'
+import { beginCheck, type RateLimitCheck } from '../http/check.js'
+import { limitedResponse } from '../http/handle.js'
+import {
+  type Awaitable,
+  type RateLimitOptions,
+  type ResolvedRateLimit,
+  resolveRateLimitOptions,
+} from '../http/options.js'
+import { giveBackReservation, owedOnce } from '../http/owed.js'
+import type { RequestAddresses } from '../http/warnings.js'
+import { checkTrustProxy, clientAddress, noAddress, type TrustProxy } from './client-ip.js'
+import { keepAlive, settleOnAbort, settleWithBody, type WaitUntil, waitOut } from './lifecycle.js'
+import { refusal, withHeaders } from './response.js'
+
+/** Full control of a limited response: return it; the rate-limit headers are added to it. */
+export type FetchOnLimited<Req> = (req: Req, decision: Decision) => Awaitable<Response>
+
+/** What a Fetch host adds to the shared options: where the client address comes from. */
+export interface FetchAddressOptions<Req> {
+  /**
+   * The client address of a request (for the default key): `undefined` when it has none. A
+   * Fetch host has no socket: each runtime gives it its own way (see the README's presets).
+   */
+  readonly ip?: ((req: Req) => string | null | undefined) | undefined
+  /**
+   * Believe `X-Forwarded-For`: `true` its left-most entry, a number the entry that many proxy
+   * hops away (`1`: one proxy in front). Default `false`: only the resolver's address counts.
+   */
+  readonly trustProxy?: TrustProxy | undefined
+}
+
+/** Options of a Fetch host's limiter: the shared options, `onLimited` returning a `Response`. */
+export type FetchRateLimitOptions<Req> = RateLimitOptions<Req, FetchOnLimited<Req>> &
+  FetchAddressOptions<Req>
+
+/** What a host tells {@link fetchKit}. */
+export interface FetchHost<Req> {
+  /** The Fetch `Request` of `req` (its headers and `signal`). */
+  readonly request: (req: Req) => Request
+  /**
+   * The client address the host knows when no `ip` option is given; omit it when the host has
+   * none, so that a limiter without `ip` or `key` fails at construction.
+   */
+  readonly ip?: ((req: Req) => string | null | undefined) | undefined
+  /** Says what to pass when no address was found (the error message's advice). */
+  readonly ipHint: string
+  /** Option names the host reads itself, besides the shared ones and `ip`, `trustProxy`. */
+  readonly extraOptions?: readonly string[] | undefined
+}
+
+/** How one request goes through a {@link FetchKit}. */
+export interface FetchCall {
+  /** The route scope (see `declaredRouteKey`); `''` (default) for none. */
+  readonly scope?: string | undefined
+  /** The host's `waitUntil`, for what a request owes once its response is over. */
+  readonly waitUntil?: WaitUntil | undefined
+  /** Called with the decision of a counted request before its handler runs. */
+  readonly decided?: ((decision: Decision) => void) | undefined
+}
+
+/** A limiter wrapped around Fetch handlers. */
+export interface FetchKit<Req> {
+  /**
+   * Checks `req`: answers a refusal (429, 403 from `deny`, 503 when the store is down and
+   * `failureMode` is `'closed'`), or runs `next` and answers its response with the rate-limit
+   * headers (a copy when its headers are immutable). A concurrency lease ends with the response
+   * body, or when the request's `signal` aborts, though not before `next` is over (unless
+   * `releaseOnDisconnect`); a `maxDelay` wait ends early when the `signal` aborts (its slot
+   * refunded, the answer a bodiless 499). Rejects with the `LimiterError` of a failing callback,
+   * or `next`'s.
+   */
+  handle(req: Req, next: () => Promise<Response>, call?: FetchCall): Promise<Response>
+  /** The validated options (for hosts that need them). */
+  readonly resolved: ResolvedRateLimit<Req, FetchOnLimited<Req>>
+}
+
+const NO_HEADERS: Readonly<Record<string, unknown>> = Object.freeze({})
+
+// What the options' resolution reads of a request: the address (with `trustProxy` applied; a
+// request without one fails with advice), and for the warning about an ignored forwarding header,
+// the resolver's own address and the two header fields it looks at.
+function addresses<Req>(
+  options: FetchAddressOptions<Req>,
+  host: FetchHost<Req>,
+  trust: TrustProxy,
+): RequestAddresses<Req> {
+  const resolve = options.ip ?? host.ip
+  const peer = (req: Req): string | undefined => {
+    const address = resolve?.(req)
+    return address === null || address === '' ? undefined : address
+  }
+  return {
+    ip: (req) => {
+      // (some hosts build a request's Headers on first use: not read unless trusted)
+      const address =
+        trust === false || trust === 0
+          ? peer(req)
+          : clientAddress(peer(req), host.request(req).headers, trust)
+      if (address === undefined || address === '') throw noAddress(host.ipHint)
+      return address
+    },
+    peer,
+    // read only when a forwarding field is there; without an address there is nothing to
+    // compare, and the watch then never asks for `ip`
+    headers: (req) => {
+      const { headers } = host.request(req)
+      const xff = headers.get('x-forwarded-for') ?? undefined
+      const forwarded = headers.get('forwarded') ?? undefined
+      if ((xff === undefined && forwarded === undefined) || peer(req) === undefined)
+        return NO_HEADERS
+      return { 'x-forwarded-for': xff, forwarded }
+    },
+  }
+}
+
+/**
+ * The Fetch kit every Web-standard adapter stands on: validates the options (a bad one throws a
+ * `TypeError`/`RangeError` naming it) and returns `handle(req, next, call)`. `Req` is what the
+ * host's callbacks see (a `Request`, Hono's `Context`). Without `ip` and `key`, and with a host
+ * that has no address of its own, it throws at construction.
+ *
+ * @example
+ * const kit = fetchKit(options, { request: (c: Context) => c.req.raw, ip, ipHint })
+ * app.use((c, next) => kit.handle(c, async () => { await next(); return c.res }))
+ */
+export function fetchKit<Req>(
+  options: FetchRateLimitOptions<Req>,
+  host: FetchHost<Req>,
+): FetchKit<Req> {
+  const { ip, trustProxy, ...shared } = (options ?? {}) as FetchRateLimitOptions<Req>
+  if (ip !== undefined && typeof ip !== 'function')
+    throw new LimiterTypeError('ip', ip, 'a function that returns the client address')
+  const trust = checkTrustProxy(trustProxy)
+  if (ip === undefined && host.ip === undefined && options?.key === undefined)
+    throw new LimiterTypeError('ip', ip, `a client address resolver on this host (${host.ipHint})`)
+  const rl = resolveRateLimitOptions(shared as RateLimitOptions<Req, FetchOnLimited<Req>>, {
+    ...addresses(options, host, trust),
+    extraOptions: host.extraOptions,
+  })
+  return {
+    resolved: rl,
+    handle: (req, next, call = {}) => handle(rl, host, req, next, call),
+  }
+}
+
+async function handle<Req>(
+  rl: ResolvedRateLimit<Req, FetchOnLimited<Req>>,
+  host: FetchHost<Req>,
+  req: Req,
+  next: () => Promise<Response>,
+  call: FetchCall,
+): Promise<Response> {
+  const check = await beginCheck(rl, req, call.scope ?? '')
+  if (check === undefined) return next()
+  if (check.denied) return refusal(check.response, [])
+  call.decided?.(check.decision)
+  const { decision } = check
+  // a shadow limiter's refusal goes on: it was decided and counted, not enforced
+  if (!decision.allowed && !check.shadow) return refuse(rl, req, check)
+  const request = host.request(req)
+  const { signal } = request
+  if (decision.delayMs > 0 && !check.shadow && !(await waitOut(decision.delayMs, signal))) {
+    // the client left while its request waited: it never ran, so its slot comes back
+    keepAlive(giveBackReservation(check), call.waitUntil)
+    return new Response(null, { status: 499 })
+  }
+  return admitted(rl, check, request, next, call.waitUntil)
+}
+
+async function admitted<Req>(
+  rl: ResolvedRateLimit<Req, FetchOnLimited<Req>>,
+  check: RateLimitCheck,
+  request: Request,
+  next: () => Promise<Response>,
+  waitUntil: WaitUntil | undefined,
+): Promise<Response> {
+  const owed = owedOnce(rl, check)
+  const settle = (status: number | undefined): void => keepAlive(owed?.(status), waitUntil)
+  // A client that leaves while its handler runs: by default what it holds (a lease) is held
+  // until the handler is over, since in flight means running; with `releaseOnDisconnect`, at once.
+  const handler = { running: true, left: false }
+  if (owed !== undefined)
+    settleOnAbort(request.signal, (status) => {
+      if (handler.running && !rl.releaseOnDisconnect) handler.left = true
+      else settle(status)
+    })
+  let res: Response
+  try {
+    res = await next()
+  } catch (error) {
+    // the host answers a failed handler with 500
+    settle(500)
+    throw error
+  } finally {
+    handler.running = false
+  }
+  const decorated = withHeaders(res, check.headers, check)
+  if (owed === undefined) return decorated
+  if (handler.left) {
+    settle(undefined)
+    return decorated
+  }
+  // a HEAD response's body is never sent: hosts drop it unread (Hono serves HEAD with the GET
+  // route and keeps only the status and headers), so its end would never come
+  if (request.method === 'HEAD') {
+    settle(decorated.status)
+    return decorated
+  }
+  return settleWithBody(decorated, settle)
+}
+
+async function refuse<Req>(
+  rl: ResolvedRateLimit<Req, FetchOnLimited<Req>>,
+  req: Req,
+  check: RateLimitCheck,
+): Promise<Response> {
+  if (rl.onLimited !== undefined) {
+    const res = await rl.onLimited(req, check.decision)
+    if (!(res instanceof Response))
+      throw new LimiterTypeError('onLimited', res, 'a Response (or a promise of one)')
+    return withHeaders(res, check.headers, check)
+  }
+  return refusal(await limitedResponse(rl, req, check), check.headers)
+}

@@ -1,0 +1,35 @@
+// The client address of a Hono request, from the server binding Hono hands over as `c.env`:
+// what `@hono/node-server/conninfo`, `hono/bun` and `hono/deno` read, without importing them.
+import type { Context } from 'hono'
+
+interface NodeBindings {
+  readonly incoming?: { readonly socket?: { readonly remoteAddress?: unknown } }
+}
+interface BunServer {
+  readonly requestIP?: (request: Request) => { readonly address?: unknown } | null
+}
+interface DenoInfo {
+  readonly remoteAddr?: { readonly hostname?: unknown }
+}
+type Binding = NodeBindings & BunServer & DenoInfo & { readonly server?: NodeBindings }
+
+const text = (value: unknown): string | undefined =>
+  typeof value === 'string' && value !== '' ? value : undefined
+
+/**
+ * The address the runtime gives for `c`: `@hono/node-server` (`c.env.incoming.socket`, or under
+ * `c.env.server`), Bun (`c.env.requestIP(c.req.raw)`), Deno (`c.env.remoteAddr.hostname`).
+ * `undefined` elsewhere (Workers, Vercel, `app.request()` in tests): pass `getConnInfo` or `ip`.
+ */
+export function bindingAddress(c: Context): string | undefined {
+  const env = c.env as Binding | undefined
+  if (env === undefined || env === null || typeof env !== 'object') return undefined
+  const node = (env.server ?? env).incoming?.socket?.remoteAddress
+  if (node !== undefined) return text(node)
+  if (typeof env.requestIP === 'function') return text(env.requestIP(c.req.raw)?.address)
+  return text(env.remoteAddr?.hostname)
+}
+
+/** What to pass when no address was found: the error's advice. */
+export const IP_HINT =
+  "On @hono/node-server, Bun and Deno it comes from the server binding (`c.env`); elsewhere pass your runtime's Hono helper, `rateLimit({ getConnInfo })` (from 'hono/cloudflare-workers', 'hono/vercel', 'hono/aws-lambda', ...), or `ip: (c) => ...`."

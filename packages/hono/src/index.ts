@@ -1,0 +1,128 @@
+// @limiter/hono: rateLimit(options) -> Hono 4 middleware over @limiter/core's Fetch kit, on every
+// runtime Hono runs on (Node through @hono/node-server, Bun, Deno, Workers).
+import { type Decision, LimiterTypeError } from '@limiter/core'
+import {
+  type FetchCall,
+  type FetchRateLimitOptions,
+  fetchKit,
+  type WaitUntil,
+} from '@limiter/core/fetch'
+import type { Context, Env, MiddlewareHandler } from 'hono'
+import { bindingAddress, IP_HINT } from './client-ip.js'
+import { routeScope } from './route-scope.js'
+
+export {
+  type Decision,
+  type HeaderStandard,
+  type IpKeyOptions,
+  ipKey,
+  MemoryStore,
+  RedisStore,
+  routeKey,
+  userKey,
+} from '@limiter/core'
+
+/**
+ * The variables a limiter sets on the context: `c.get('rateLimit')`. Hono's `ContextVariableMap`
+ * has them already; an app with variables of its own may add them:
+ * `new Hono<{ Variables: MyVariables & RateLimitVariables }>()`.
+ */
+export interface RateLimitVariables {
+  /** The decision of the last rate limiter this request passed through. */
+  rateLimit?: Decision
+}
+
+declare module 'hono' {
+  interface ContextVariableMap extends RateLimitVariables {}
+}
+
+/** What a runtime's Hono `getConnInfo` helper returns (the part the limiter reads). */
+export interface ConnInfoLike {
+  readonly remote: { readonly address?: string | undefined }
+}
+
+/** Full control of a limited response: return it (the headers are added to it). May be async. */
+export type OnLimited<E extends Env = Env> = (
+  c: Context<E>,
+  decision: Decision,
+) => Response | Promise<Response>
+
+/** Options for {@link rateLimit}: the shared options, callbacks typed with Hono's context. */
+export type RateLimitOptions<E extends Env = Env> = FetchRateLimitOptions<Context<E>> & {
+  /**
+   * Your runtime's Hono helper for the client address (`getConnInfo` from
+   * 'hono/cloudflare-workers', 'hono/bun', 'hono/deno', '@hono/node-server/conninfo', ...).
+   * Default: the address in the server binding on @hono/node-server, Bun and Deno. `ip`, if
+   * given, wins.
+   */
+  readonly getConnInfo?: ((c: Context<E>) => ConnInfoLike) | undefined
+  readonly onLimited?: OnLimited<E> | undefined
+}
+
+// The runtime's waitUntil, when it has an execution context (Workers, Vercel, Deno Deploy).
+function waitUntilOf(c: Context): WaitUntil | undefined {
+  try {
+    const ctx = c.executionCtx
+    return typeof ctx.waitUntil === 'function' ? (p) => ctx.waitUntil(p) : undefined
+  } catch {
+    // Hono throws when the runtime gave no execution context (Node, Bun)
+    return undefined
+  }
+}
+
+// Hono's `c.res` setter copies the previous response's headers over the new one. After the
+// handler ran, that would undo a merge of several limiters' headers: clearing it first replaces
+// the response as it is. A refusal (the handler never ran) keeps what earlier middleware set
+// with `c.header()` (CORS headers), which the getter puts on the response being replaced.
+function replaceResponse(c: Context, res: Response, handled: boolean): void {
+  if (res === c.res) return
+  if (handled) c.res = undefined
+  c.res = res
+}
+
+/**
+ * Creates rate-limiting middleware for Hono 4, for `app.use(...)` or one route
+ * (`app.get('/x', rateLimit({ ... }), handler)`). Options are validated here: a bad one throws a
+ * `TypeError`/`RangeError` naming it. Allowed requests get the rate-limit headers and
+ * `c.get('rateLimit')`; limited ones get `statusCode` (429), `Retry-After` and `message` (an RFC
+ * 9457 problem by default). A concurrency lease ends when the response body has been sent.
+ * Errors from `key`, `cost`, `skip` or `message` go to Hono's `onError`.
+ *
+ * @example
+ * app.use(rateLimit({ limit: 100, window: '1m', redis }))
+ * app.post('/login', rateLimit({ limit: 5, window: '15m', key: (c) => c.req.header('x-user') ?? 'anon' }), h)
+ */
+export function rateLimit<E extends Env = Env>(options: RateLimitOptions<E>): MiddlewareHandler<E> {
+  const { getConnInfo, ...rest } = (options ?? {}) as RateLimitOptions<E>
+  if (getConnInfo !== undefined && typeof getConnInfo !== 'function')
+    throw new LimiterTypeError('getConnInfo', getConnInfo, "a runtime's Hono getConnInfo helper")
+  const viaHelper =
+    typeof getConnInfo === 'function' ? (c: Context<E>) => getConnInfo(c).remote.address : undefined
+  const kit = fetchKit<Context<E>>(
+    { ...rest, ip: rest.ip ?? viaHelper } as FetchRateLimitOptions<Context<E>>,
+    {
+      request: (c) => c.req.raw,
+      ip: bindingAddress,
+      ipHint: IP_HINT,
+    },
+  )
+  const middleware: MiddlewareHandler<E> = async (c, next) => {
+    const call: FetchCall = {
+      scope: routeScope(c),
+      waitUntil: waitUntilOf(c),
+      decided: (decision) => c.set('rateLimit', decision),
+    }
+    let handled = false
+    const res = await kit.handle(
+      c,
+      async () => {
+        handled = true
+        await next()
+        return c.res
+      },
+      call,
+    )
+    replaceResponse(c, res, handled)
+  }
+  return middleware
+}
