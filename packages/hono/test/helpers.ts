@@ -103,7 +103,7 @@ export function harness(): AdapterHarness {
       app.get('/', (c) => c.text('ok'))
       app.get('/slow', async (c) => {
         running.start()
-        await new Promise((r) => setTimeout(r, 150))
+        await new Promise((r) => setTimeout(r, 400))
         running.stop()
         finished++
         return c.text('late')
