@@ -1,0 +1,322 @@
+// The process shedder: refuses the least important requests first while the process is
+// overloaded, judged per interval from the event loop, the heap and its own in-flight requests.
+import { type Duration, MAX_TIMER_MS, parseDuration } from '../duration.js'
+import { LimiterTypeError } from '../errors.js'
+import {
+  type AdaptiveLimit,
+  type AdaptiveOptions,
+  type AdaptiveState,
+  createAdaptiveLimit,
+} from './adaptive.js'
+import { publishShed } from './events.js'
+import { hooksOf, SHED_HOOKS } from './hooks.js'
+import { Ladder } from './ladder.js'
+import { numberIn } from './options.js'
+import { type Priority, priorityName, priorityRank } from './priority.js'
+import {
+  type ProcessReading,
+  processSignals,
+  type ShedSignal,
+  type SignalSource,
+} from './signals.js'
+
+/** Where each signal turns to overload (over the value, not at it); `false` ignores it. */
+export interface ShedThresholds {
+  /** Event-loop utilization over the interval, 0 to 1 (default 0.9). */
+  readonly elu?: number | false
+  /** The interval's p99 event-loop delay (default `'200ms'`). */
+  readonly delay?: Duration | false
+  /** Requests admitted and not yet done (default `false`). */
+  readonly inflight?: number | false
+  /** The longest a request has been in this process since `admit` (default `false`). */
+  readonly queue?: Duration | false
+  /** Heap in use, in bytes (default `false`). */
+  readonly heap?: number | false
+}
+
+/** Options of {@link createShedder}. */
+export interface ShedderOptions {
+  /** The name events and state report (default `'shedder'`). */
+  readonly name?: string
+  /** How often the signals are read, each over the interval just ended (default `'1s'`). */
+  readonly interval?: Duration
+  /** Intervals in a row with every signal under before one shed class comes back (default 5). */
+  readonly recovery?: number
+  readonly thresholds?: ShedThresholds
+  /** `'shadow'` counts and publishes what it would shed, and admits it (default `'enforce'`). */
+  readonly mode?: 'enforce' | 'shadow'
+  /** Also cap in-flight at a limit learned from latency (see `createAdaptiveLimit`). */
+  readonly adaptive?: AdaptiveOptions | false
+}
+
+/** An admitted request: call `done()` when its work ends (idempotent). */
+export interface ShedAdmitted {
+  readonly admitted: true
+  done(): void
+}
+
+/** A refused request: answer 503 with `Retry-After`. */
+export interface ShedRefused {
+  readonly admitted: false
+  /** When the class may be admitted again if the load drops now, in ms. */
+  readonly retryAfterMs: number
+  /** What is over: the signal that shed the class, or `'inflight'` for the adaptive limit. */
+  readonly signal: ShedSignal
+  readonly priority: Priority
+}
+
+/** What the shedder last read: the process's signals and its own in-flight requests. */
+export interface ShedReading extends ProcessReading {
+  readonly inflight: number
+  /** The longest a request took or has been taking since `admit`, over the interval, in ms. */
+  readonly queueMs: number
+}
+
+/** What a shedder shows of itself. */
+export interface ShedderState {
+  readonly name: string
+  readonly mode: 'enforce' | 'shadow'
+  /** The classes refused now, most important first. */
+  readonly shedding: readonly Priority[]
+  /** The signal over at the last interval, or `null`. */
+  readonly over: ShedSignal | null
+  /** The last interval's reading (undefined before the first interval ends). */
+  readonly reading: ShedReading | undefined
+  /** Intervals in a row with every signal under. */
+  readonly quietIntervals: number
+  readonly inflight: number
+  /** Requests refused since the start (in shadow mode: that would have been). */
+  readonly shed: number
+  readonly adaptive: AdaptiveState | undefined
+}
+
+/** Keeps the process up under overload: see {@link createShedder}. */
+export interface Shedder {
+  /** Admits or refuses one request of class `priority` (default `'normal'`). */
+  admit(priority?: Priority): ShedAdmitted | ShedRefused
+  state(): ShedderState
+  /** Stops reading signals (a closed shedder sheds nothing). Idempotent. */
+  close(): void
+}
+
+interface Limits {
+  readonly elu: number | undefined
+  readonly delay: number | undefined
+  readonly inflight: number | undefined
+  readonly queue: number | undefined
+  readonly heap: number | undefined
+}
+
+function limitsOf(t: ShedThresholds = {}): Limits {
+  const big = Number.MAX_SAFE_INTEGER
+  const on = <T>(v: T | false | undefined, fallback: T | undefined): T | undefined =>
+    v === false ? undefined : (v ?? fallback)
+  const elu = on(t.elu, 0.9)
+  const delay = on(t.delay, 200)
+  const inflight = on(t.inflight, undefined)
+  const queue = on(t.queue, undefined)
+  const heap = on(t.heap, undefined)
+  return {
+    elu: elu === undefined ? undefined : numberIn(elu, 'thresholds.elu', 0.9, 0.01, 1),
+    delay: delay === undefined ? undefined : parseDuration(delay, 'thresholds.delay'),
+    inflight:
+      inflight === undefined
+        ? undefined
+        : numberIn(inflight, 'thresholds.inflight', 0, 1, big, true),
+    queue: queue === undefined ? undefined : parseDuration(queue, 'thresholds.queue'),
+    heap: heap === undefined ? undefined : numberIn(heap, 'thresholds.heap', 0, 1, big),
+  }
+}
+
+/** The first signal over its threshold, in the order elu, delay, inflight, queue, heap. */
+function overOf(limits: Limits, r: ShedReading): ShedSignal | undefined {
+  if (limits.elu !== undefined && r.elu > limits.elu) return 'elu'
+  if (limits.delay !== undefined && r.delayMs > limits.delay) return 'delay'
+  if (limits.inflight !== undefined && r.inflight > limits.inflight) return 'inflight'
+  if (limits.queue !== undefined && r.queueMs > limits.queue) return 'queue'
+  if (limits.heap !== undefined && r.heapUsedBytes > limits.heap) return 'heap'
+  return undefined
+}
+
+const ticks = new WeakMap<Shedder, () => void>()
+
+/** Ends one interval of a shedder made with manual test hooks (tests only). */
+export function tickShedder(shedder: Shedder): void {
+  ticks.get(shedder)?.()
+}
+
+function checkMode(mode: unknown): 'enforce' | 'shadow' {
+  if (mode === undefined || mode === 'enforce' || mode === 'shadow') return mode ?? 'enforce'
+  throw new LimiterTypeError('mode', mode, "'enforce' or 'shadow'")
+}
+
+function checkName(name: unknown): string {
+  if (name === undefined) return 'shedder'
+  if (typeof name !== 'string' || name === '')
+    throw new LimiterTypeError('name', name, 'a non-empty string')
+  return name
+}
+
+function checkAdaptive(adaptive: unknown): AdaptiveOptions | undefined {
+  if (adaptive === undefined || adaptive === false) return undefined
+  if (typeof adaptive !== 'object' || adaptive === null)
+    throw new LimiterTypeError('adaptive', adaptive, 'an object of adaptive limit options or false')
+  return adaptive as AdaptiveOptions
+}
+
+// the in-flight requests, oldest first (a Set keeps insertion order through deletions)
+interface Entry {
+  readonly startMs: number
+}
+
+class ProcessShedder implements Shedder {
+  readonly #name: string
+  readonly #mode: 'enforce' | 'shadow'
+  readonly #intervalMs: number
+  readonly #limits: Limits
+  readonly #ladder: Ladder
+  readonly #adaptive: AdaptiveLimit | undefined
+  readonly #now: () => number
+  readonly #source: SignalSource
+  readonly #timer: ReturnType<typeof setInterval> | undefined
+  readonly #entries = new Set<Entry>()
+  // the longest a request done this interval took, in ms
+  #doneMaxMs = 0
+  #over: ShedSignal | undefined
+  // the signal that shed the most recently shed class
+  #cause: ShedSignal = 'elu'
+  #reading: ShedReading | undefined
+  #shed = 0
+  #closed = false
+
+  constructor(options: ShedderOptions) {
+    this.#name = checkName(options.name)
+    this.#mode = checkMode(options.mode)
+    this.#intervalMs = parseDuration(options.interval ?? 1000, 'interval', MAX_TIMER_MS)
+    this.#ladder = new Ladder(numberIn(options.recovery, 'recovery', 5, 1, 1_000_000, true))
+    this.#limits = limitsOf(options.thresholds)
+    const hooks = hooksOf(options)
+    const adaptive = checkAdaptive(options.adaptive)
+    this.#adaptive =
+      adaptive === undefined
+        ? undefined
+        : createAdaptiveLimit({
+            name: this.#name,
+            ...adaptive,
+            [SHED_HOOKS]: hooks,
+          } as AdaptiveOptions)
+    this.#now = hooks.now ?? (() => performance.now())
+    this.#source = hooks.signals ?? processSignals(this.#limits.heap !== undefined)
+    if (hooks.manual === true) {
+      ticks.set(this, () => this.#tick())
+    } else {
+      this.#timer = setInterval(() => this.#tick(), this.#intervalMs)
+      this.#timer.unref()
+    }
+  }
+
+  #tick(): void {
+    if (this.#closed) return
+    const now = this.#now()
+    const oldest = this.#entries.values().next()
+    const waitingMs = oldest.done === true ? 0 : now - oldest.value.startMs
+    const reading: ShedReading = {
+      ...this.#source.read(),
+      inflight: this.#entries.size,
+      queueMs: Math.max(this.#doneMaxMs, waitingMs),
+    }
+    this.#doneMaxMs = 0
+    this.#reading = reading
+    this.#over = overOf(this.#limits, reading)
+    const before = this.#ladder.cutoff
+    this.#ladder.step(this.#over !== undefined)
+    if (this.#over !== undefined && this.#ladder.cutoff !== before) this.#cause = this.#over
+  }
+
+  admit(priority?: Priority): ShedAdmitted | ShedRefused {
+    const rank = priorityRank(priority)
+    this.#ladder.see(rank)
+    let refused: ShedRefused | undefined
+    if (this.#ladder.sheds(rank)) {
+      const retryAfterMs = this.#ladder.intervalsUntilAdmitted(rank) * this.#intervalMs
+      refused = { admitted: false, retryAfterMs, signal: this.#cause, priority: priorityName(rank) }
+    }
+    // critical (rank 0) passes the adaptive limit too, and counts in it
+    const lease = refused === undefined ? this.#adaptive?.tryAcquire(rank === 0) : undefined
+    if (refused === undefined && lease === undefined && this.#adaptive !== undefined) {
+      refused = {
+        admitted: false,
+        retryAfterMs: this.#intervalMs,
+        signal: 'inflight',
+        priority: priorityName(rank),
+      }
+    }
+    if (refused !== undefined) {
+      this.#shed++
+      const shadow = this.#mode === 'shadow'
+      publishShed(this.#name, refused.priority, refused.signal, shadow)
+      if (!shadow) return refused
+    }
+    return this.#enter(lease)
+  }
+
+  #enter(lease: { done(): void } | undefined): ShedAdmitted {
+    const entry: Entry = { startMs: this.#now() }
+    this.#entries.add(entry)
+    let open = true
+    return {
+      admitted: true,
+      done: () => {
+        if (!open) return
+        open = false
+        this.#entries.delete(entry)
+        const tookMs = this.#now() - entry.startMs
+        if (tookMs > this.#doneMaxMs) this.#doneMaxMs = tookMs
+        lease?.done()
+      },
+    }
+  }
+
+  state(): ShedderState {
+    return {
+      name: this.#name,
+      mode: this.#mode,
+      shedding: this.#ladder.shed().map(priorityName),
+      over: this.#over ?? null,
+      reading: this.#reading,
+      quietIntervals: this.#ladder.quiet,
+      inflight: this.#entries.size,
+      shed: this.#shed,
+      adaptive: this.#adaptive?.state(),
+    }
+  }
+
+  close(): void {
+    if (this.#closed) return
+    this.#closed = true
+    if (this.#timer !== undefined) clearInterval(this.#timer)
+    this.#source.close()
+    this.#ladder.cutoff = Number.POSITIVE_INFINITY
+  }
+}
+
+/**
+ * A process shedder: once per `interval` it reads event-loop utilization and p99 delay over
+ * that interval (and, when given thresholds, in-flight requests, the longest a request has been
+ * in the process, and heap in use). For each interval a signal is over, it sheds the least
+ * important class still admitted, one class per interval; a shed class comes back only after
+ * `recovery` intervals in a row with every signal under, one class per quiet period.
+ * `'critical'` is never shed. With `adaptive`, in-flight is also capped at a limit learned from
+ * the round trips of what it admits (critical requests pass, and count).
+ *
+ * @example
+ * const shedder = createShedder({ thresholds: { elu: 0.9, delay: '200ms' } })
+ * const admission = shedder.admit('low')
+ * if (!admission.admitted) return respond503(admission.retryAfterMs)
+ * res.on('close', admission.done)
+ */
+export function createShedder(options: ShedderOptions = {}): Shedder {
+  if (typeof options !== 'object' || options === null)
+    throw new LimiterTypeError('options', options, 'an object of shedder options')
+  return new ProcessShedder(options)
+}
