@@ -1,13 +1,12 @@
 // What shedders and adaptive limits publish on `node:diagnostics_channel`, only when someone
 // listens.
 import { channel } from 'node:diagnostics_channel'
-import type { AdaptiveState } from './adaptive.js'
 import type { Priority } from './priority.js'
 import type { ShedSignal } from './signals.js'
 
 /** The channel of {@link ShedEvent}s: every request a shedder refuses (or would, in shadow). */
 export const SHED_CHANNEL = 'limiter:shed'
-/** The channel of {@link AdaptiveEvent}s: an adaptive limit's every change and probe. */
+/** The channel of `AdaptiveEvent`s: an adaptive limit's every change and probe. */
 export const ADAPTIVE_CHANNEL = 'limiter:adaptive'
 
 /** Published on `limiter:shed` for each request shed (or, in shadow mode, that would be). */
@@ -21,9 +20,6 @@ export interface ShedEvent {
   /** The shedder runs in shadow mode: the request was admitted all the same. */
   readonly shadow: boolean
 }
-
-/** Published on `limiter:adaptive` when an adaptive limit updates, or starts or ends a probe. */
-export type AdaptiveEvent = AdaptiveState
 
 const shedChannel = channel(SHED_CHANNEL)
 const adaptiveChannel = channel(ADAPTIVE_CHANNEL)
@@ -40,7 +36,7 @@ export function publishShed(
   shedChannel.publish(event)
 }
 
-/** Publishes an adaptive limit's state (when someone listens). */
-export function publishAdaptive(state: () => AdaptiveState): void {
+/** Publishes an adaptive limit's state, an `AdaptiveEvent` (when someone listens). */
+export function publishAdaptive(state: () => object): void {
   if (adaptiveChannel.hasSubscribers) adaptiveChannel.publish(state())
 }

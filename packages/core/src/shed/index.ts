@@ -1,13 +1,16 @@
 // @limiter/core/shed: keeping the process up under overload, by priority class.
 export {
+  type AdaptiveEvent,
   type AdaptiveLease,
   type AdaptiveLimit,
   type AdaptiveOptions,
   type AdaptiveState,
   createAdaptiveLimit,
 } from './adaptive.js'
-export { ADAPTIVE_CHANNEL, type AdaptiveEvent, SHED_CHANNEL, type ShedEvent } from './events.js'
+export { ADAPTIVE_CHANNEL, SHED_CHANNEL, type ShedEvent } from './events.js'
 export { PRIORITY_RANKS, type Priority, priorityRank } from './priority.js'
+export { createShedder } from './shedder.js'
+export type { ProcessReading, ShedSignal } from './signals.js'
 export type {
   ShedAdmitted,
   Shedder,
@@ -16,6 +19,4 @@ export type {
   ShedReading,
   ShedRefused,
   ShedThresholds,
-} from './shedder.js'
-export { createShedder } from './shedder.js'
-export type { ProcessReading, ShedSignal } from './signals.js'
+} from './types.js'

@@ -1,141 +1,28 @@
 // The process shedder: refuses the least important requests first while the process is
 // overloaded, judged per interval from the event loop, the heap and its own in-flight requests.
-import { type Duration, MAX_TIMER_MS, parseDuration } from '../duration.js'
+import { MAX_TIMER_MS, parseDuration } from '../duration.js'
 import { LimiterTypeError } from '../errors.js'
-import {
-  type AdaptiveLimit,
-  type AdaptiveOptions,
-  type AdaptiveState,
-  createAdaptiveLimit,
-} from './adaptive.js'
+import { type AdaptiveLimit, type AdaptiveOptions, createAdaptiveLimit } from './adaptive.js'
 import { publishShed } from './events.js'
 import { hooksOf, SHED_HOOKS } from './hooks.js'
 import { Ladder } from './ladder.js'
-import { numberIn } from './options.js'
+import { checkMode, checkName, type Limits, limitsOf, numberIn, overOf } from './options.js'
 import { type Priority, priorityName, priorityRank } from './priority.js'
-import {
-  type ProcessReading,
-  processSignals,
-  type ShedSignal,
-  type SignalSource,
-} from './signals.js'
+import { processSignals, type ShedSignal, type SignalSource } from './signals.js'
+import type {
+  ShedAdmitted,
+  Shedder,
+  ShedderOptions,
+  ShedderState,
+  ShedReading,
+  ShedRefused,
+} from './types.js'
 
-/** Where each signal turns to overload (over the value, not at it); `false` ignores it. */
-export interface ShedThresholds {
-  /** Event-loop utilization over the interval, 0 to 1 (default 0.9). */
-  readonly elu?: number | false
-  /** The interval's p99 event-loop delay (default `'200ms'`). */
-  readonly delay?: Duration | false
-  /** Requests admitted and not yet done (default `false`). */
-  readonly inflight?: number | false
-  /** The longest a request has been in this process since `admit` (default `false`). */
-  readonly queue?: Duration | false
-  /** Heap in use, in bytes (default `false`). */
-  readonly heap?: number | false
-}
-
-/** Options of {@link createShedder}. */
-export interface ShedderOptions {
-  /** The name events and state report (default `'shedder'`). */
-  readonly name?: string
-  /** How often the signals are read, each over the interval just ended (default `'1s'`). */
-  readonly interval?: Duration
-  /** Intervals in a row with every signal under before one shed class comes back (default 5). */
-  readonly recovery?: number
-  readonly thresholds?: ShedThresholds
-  /** `'shadow'` counts and publishes what it would shed, and admits it (default `'enforce'`). */
-  readonly mode?: 'enforce' | 'shadow'
-  /** Also cap in-flight at a limit learned from latency (see `createAdaptiveLimit`). */
-  readonly adaptive?: AdaptiveOptions | false
-}
-
-/** An admitted request: call `done()` when its work ends (idempotent). */
-export interface ShedAdmitted {
-  readonly admitted: true
-  done(): void
-}
-
-/** A refused request: answer 503 with `Retry-After`. */
-export interface ShedRefused {
-  readonly admitted: false
-  /** When the class may be admitted again if the load drops now, in ms. */
-  readonly retryAfterMs: number
-  /** What is over: the signal that shed the class, or `'inflight'` for the adaptive limit. */
-  readonly signal: ShedSignal
-  readonly priority: Priority
-}
-
-/** What the shedder last read: the process's signals and its own in-flight requests. */
-export interface ShedReading extends ProcessReading {
-  readonly inflight: number
-  /** The longest a request took or has been taking since `admit`, over the interval, in ms. */
-  readonly queueMs: number
-}
-
-/** What a shedder shows of itself. */
-export interface ShedderState {
-  readonly name: string
-  readonly mode: 'enforce' | 'shadow'
-  /** The classes refused now, most important first. */
-  readonly shedding: readonly Priority[]
-  /** The signal over at the last interval, or `null`. */
-  readonly over: ShedSignal | null
-  /** The last interval's reading (undefined before the first interval ends). */
-  readonly reading: ShedReading | undefined
-  /** Intervals in a row with every signal under. */
-  readonly quietIntervals: number
-  readonly inflight: number
-  /** Requests refused since the start (in shadow mode: that would have been). */
-  readonly shed: number
-  readonly adaptive: AdaptiveState | undefined
-}
-
-/** Keeps the process up under overload: see {@link createShedder}. */
-export interface Shedder {
-  /** Admits or refuses one request of class `priority` (default `'normal'`). */
-  admit(priority?: Priority): ShedAdmitted | ShedRefused
-  state(): ShedderState
-  /** Stops reading signals (a closed shedder sheds nothing). Idempotent. */
-  close(): void
-}
-
-interface Limits {
-  readonly elu: number | undefined
-  readonly delay: number | undefined
-  readonly inflight: number | undefined
-  readonly queue: number | undefined
-  readonly heap: number | undefined
-}
-
-function limitsOf(t: ShedThresholds = {}): Limits {
-  const big = Number.MAX_SAFE_INTEGER
-  const on = <T>(v: T | false | undefined, fallback: T | undefined): T | undefined =>
-    v === false ? undefined : (v ?? fallback)
-  const elu = on(t.elu, 0.9)
-  const delay = on(t.delay, 200)
-  const inflight = on(t.inflight, undefined)
-  const queue = on(t.queue, undefined)
-  const heap = on(t.heap, undefined)
-  return {
-    elu: elu === undefined ? undefined : numberIn(elu, 'thresholds.elu', 0.9, 0.01, 1),
-    delay: delay === undefined ? undefined : parseDuration(delay, 'thresholds.delay'),
-    inflight:
-      inflight === undefined
-        ? undefined
-        : numberIn(inflight, 'thresholds.inflight', 0, 1, big, true),
-    queue: queue === undefined ? undefined : parseDuration(queue, 'thresholds.queue'),
-    heap: heap === undefined ? undefined : numberIn(heap, 'thresholds.heap', 0, 1, big),
-  }
-}
-
-/** The first signal over its threshold, in the order elu, delay, inflight, queue, heap. */
-function overOf(limits: Limits, r: ShedReading): ShedSignal | undefined {
-  if (limits.elu !== undefined && r.elu > limits.elu) return 'elu'
-  if (limits.delay !== undefined && r.delayMs > limits.delay) return 'delay'
-  if (limits.inflight !== undefined && r.inflight > limits.inflight) return 'inflight'
-  if (limits.queue !== undefined && r.queueMs > limits.queue) return 'queue'
-  if (limits.heap !== undefined && r.heapUsedBytes > limits.heap) return 'heap'
-  return undefined
+function checkAdaptive(adaptive: unknown): AdaptiveOptions | undefined {
+  if (adaptive === undefined || adaptive === false) return undefined
+  if (typeof adaptive !== 'object' || adaptive === null)
+    throw new LimiterTypeError('adaptive', adaptive, 'an object of adaptive limit options or false')
+  return adaptive as AdaptiveOptions
 }
 
 const ticks = new WeakMap<Shedder, () => void>()
@@ -143,25 +30,6 @@ const ticks = new WeakMap<Shedder, () => void>()
 /** Ends one interval of a shedder made with manual test hooks (tests only). */
 export function tickShedder(shedder: Shedder): void {
   ticks.get(shedder)?.()
-}
-
-function checkMode(mode: unknown): 'enforce' | 'shadow' {
-  if (mode === undefined || mode === 'enforce' || mode === 'shadow') return mode ?? 'enforce'
-  throw new LimiterTypeError('mode', mode, "'enforce' or 'shadow'")
-}
-
-function checkName(name: unknown): string {
-  if (name === undefined) return 'shedder'
-  if (typeof name !== 'string' || name === '')
-    throw new LimiterTypeError('name', name, 'a non-empty string')
-  return name
-}
-
-function checkAdaptive(adaptive: unknown): AdaptiveOptions | undefined {
-  if (adaptive === undefined || adaptive === false) return undefined
-  if (typeof adaptive !== 'object' || adaptive === null)
-    throw new LimiterTypeError('adaptive', adaptive, 'an object of adaptive limit options or false')
-  return adaptive as AdaptiveOptions
 }
 
 // the in-flight requests, oldest first (a Set keeps insertion order through deletions)
