@@ -17,6 +17,8 @@ import { tickShedder } from '../src/shed/shedder.js'
 interface Service {
   capacity: number
   baseMs: number
+  /** Each latency is scaled by a uniform factor in [1 - noise, 1 + noise] (default 0). */
+  noise?: number
 }
 
 // seeded, so a run is the same every time
@@ -36,6 +38,7 @@ function lcg(seed: number): () => number {
 function simulate(options: AdaptiveOptions, service: Service, clients: number) {
   const clock = { now: 0 }
   const hooks: ShedHooks = { now: () => clock.now, random: lcg(7) }
+  const noise = lcg(11)
   const limit = createAdaptiveLimit({ ...options, [SHED_HOOKS]: hooks } as AdaptiveOptions)
   // requests in flight, ordered by when they end (latest first: pop() is the next)
   const flight: { endMs: number; lease: AdaptiveLease }[] = []
@@ -45,7 +48,8 @@ function simulate(options: AdaptiveOptions, service: Service, clients: number) {
       const lease = limit.tryAcquire()
       if (lease === undefined) return
       waiting--
-      const latency = service.baseMs * Math.max(1, (flight.length + 1) / service.capacity)
+      const jitter = 1 + (service.noise ?? 0) * (2 * noise() - 1)
+      const latency = service.baseMs * jitter * Math.max(1, (flight.length + 1) / service.capacity)
       const endMs = clock.now + latency
       let i = flight.length
       while (i > 0 && (flight[i - 1] as { endMs: number }).endMs < endMs) i--
@@ -138,6 +142,21 @@ describe('createAdaptiveLimit', () => {
     expect(sim.limit.state().baselineMs).toBeCloseTo(200, 5)
     expect(minOf(settled)).toBeGreaterThanOrEqual(0.9 * C)
     expect(maxOf(settled)).toBeLessThanOrEqual(1.1 * C)
+  })
+
+  it('holds near the capacity when latency is noisy (+-30%)', () => {
+    // regression: a probe that ended with its first 20 samples learned the fastest requests as
+    // the no-load time, and windows dropped the requests that ended after them (the slow
+    // ones): the limit fell as low as 31
+    const sim = simulate(options, { capacity: C, baseMs: 100, noise: 0.3 }, 3 * C)
+    sim.run(60_000)
+    const limits: number[] = []
+    sim.run(300_000, (s) => {
+      if (!s.probing) limits.push(s.limit)
+    })
+    expect(minOf(limits)).toBeGreaterThanOrEqual(0.85 * C)
+    expect(maxOf(limits)).toBeLessThanOrEqual(1.15 * C)
+    expect(sim.limit.state().baselineMs).toBeGreaterThan(95)
   })
 
   it('stays within min and max', () => {

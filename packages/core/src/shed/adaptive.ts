@@ -39,13 +39,22 @@ export interface AdaptiveLimit {
   state(): AdaptiveState
 }
 
-// A window of samples (or a probe's): samples count only if admitted in the same epoch.
+// A window of samples: the requests admitted since the last probe that ended in it.
 interface Window {
-  epoch: number
   startMs: number
   sum: number
   count: number
   peak: number
+}
+
+// A probe: the first `probeSamples` requests admitted under its cap are tagged, and it ends when
+// all of them have ended (not with the first to end: those are the fast ones).
+interface Probe {
+  readonly cap: number
+  readonly startMs: number
+  tagged: number
+  pending: number
+  sum: number
 }
 
 class Adaptive implements AdaptiveLimit {
@@ -56,74 +65,88 @@ class Adaptive implements AdaptiveLimit {
   #inflight = 0
   #baseline: number | undefined
   #rtt: number | undefined
+  // a request counts only in the epoch it was admitted in: a probe's start and end change it
   #epoch = 0
   #window: Window
-  // the probe under way: its cap; its samples are in #window
-  #probeCap: number | undefined
+  #probe: Probe | undefined
   #nextProbeMs: number
+  #baselineGuessed = false
 
   constructor(s: Settings, initial: number, now: () => number, random: () => number) {
     this.#s = s
     this.#now = now
     this.#random = random
     this.#limit = initial
-    this.#window = { epoch: 0, startMs: now(), sum: 0, count: 0, peak: 0 }
+    this.#window = { startMs: now(), sum: 0, count: 0, peak: 0 }
     // the first requests measure the no-load round trip: a probe from the start
     this.#nextProbeMs = now()
   }
 
   #cap(): number {
-    return this.#probeCap ?? Math.floor(this.#limit)
+    return this.#probe?.cap ?? Math.floor(this.#limit)
   }
 
   tryAcquire(force = false): AdaptiveLease | undefined {
     const now = this.#now()
-    if (this.#probeCap === undefined && now >= this.#nextProbeMs) this.#startProbe(now)
-    else if (this.#probeCap !== undefined && now - this.#window.startMs > 10 * this.#s.windowMs)
-      this.#endProbe(now, false) // traffic too thin to finish the probe: nothing to learn
+    const probe = this.#probe
+    if (probe === undefined && now >= this.#nextProbeMs) this.#startProbe(now)
+    else if (probe !== undefined && now - probe.startMs > 10 * this.#s.windowMs) this.#endProbe(now) // traffic too thin to finish the probe: nothing learned
     if (!force && this.#inflight >= this.#cap()) return undefined
     this.#inflight++
     if (this.#inflight > this.#window.peak) this.#window.peak = this.#inflight
     const epoch = this.#epoch
+    const tagged = this.#probe !== undefined && this.#probe.tagged < this.#s.probeSamples
+    if (tagged) {
+      const p = this.#probe as Probe
+      p.tagged++
+      p.pending++
+    }
     let open = true
     return {
       done: () => {
         if (!open) return
         open = false
         this.#inflight--
-        this.#sample(epoch, this.#now() - now)
+        if (epoch !== this.#epoch) return // admitted before a probe started or ended
+        if (this.#probe === undefined) this.#sample(this.#now() - now)
+        else if (tagged) this.#probeSample(this.#probe, this.#now() - now)
       },
     }
   }
 
-  #sample(epoch: number, rttMs: number): void {
+  #sample(rttMs: number): void {
     const w = this.#window
-    // a request admitted before a probe started or ended measured other conditions
-    if (epoch !== w.epoch) return
     w.sum += rttMs
     w.count++
-    if (w.count < this.#s.minSamples) return
     const now = this.#now()
-    if (this.#probeCap !== undefined) this.#endProbe(now, true)
-    else if (now - w.startMs >= this.#s.windowMs) this.#update(now)
+    if (w.count >= this.#s.minSamples && now - w.startMs >= this.#s.windowMs) this.#update(now)
+  }
+
+  #probeSample(p: Probe, rttMs: number): void {
+    p.sum += rttMs
+    p.pending--
+    if (p.pending > 0 || p.tagged < this.#s.probeSamples) return
+    this.#baseline = p.sum / p.tagged
+    this.#baselineGuessed = false
+    this.#endProbe(this.#now())
   }
 
   #startProbe(now: number): void {
     const s = this.#s
-    this.#probeCap = Math.max(
+    const cap = Math.max(
       s.min,
       Math.min(Math.floor(this.#limit), Math.ceil(this.#limit * s.probeRatio)),
     )
-    this.#newWindow(now)
+    this.#probe = { cap, startMs: now, tagged: 0, pending: 0, sum: 0 }
+    this.#epoch++
     this.#publish()
   }
 
-  #endProbe(now: number, learned: boolean): void {
-    const w = this.#window
-    if (learned) this.#baseline = w.sum / w.count
-    this.#probeCap = undefined
+  #endProbe(now: number): void {
+    this.#probe = undefined
     const spread = this.#s.jitter * (2 * this.#random() - 1)
     this.#nextProbeMs = now + this.#s.probeMs * (1 + spread)
+    this.#epoch++
     this.#newWindow(now)
     this.#publish()
   }
@@ -132,16 +155,18 @@ class Adaptive implements AdaptiveLimit {
     const w = this.#window
     const rtt = w.sum / w.count
     this.#rtt = rtt
-    // between probes the baseline only falls: the lowest window seen
-    if (this.#baseline === undefined || rtt < this.#baseline) this.#baseline = rtt
+    // no probe has finished yet (traffic too thin): the fastest window is the best guess
+    if (this.#baseline === undefined || (this.#baselineGuessed && rtt < this.#baseline)) {
+      this.#baseline = rtt
+      this.#baselineGuessed = true
+    }
     this.#limit = nextLimit(this.#s, this.#limit, rtt, this.#baseline, w.peak)
     this.#newWindow(now)
     this.#publish()
   }
 
   #newWindow(now: number): void {
-    this.#epoch++
-    this.#window = { epoch: this.#epoch, startMs: now, sum: 0, count: 0, peak: this.#inflight }
+    this.#window = { startMs: now, sum: 0, count: 0, peak: this.#inflight }
   }
 
   #publish(): void {
@@ -156,7 +181,7 @@ class Adaptive implements AdaptiveLimit {
       inflight: this.#inflight,
       baselineMs: this.#baseline,
       rttMs: this.#rtt,
-      probing: this.#probeCap !== undefined,
+      probing: this.#probe !== undefined,
     }
   }
 }
@@ -167,7 +192,7 @@ class Adaptive implements AdaptiveLimit {
  * trip and moves the limit within [`min`, `max`]. The no-load round trip is measured by probes,
  * one at the start and then every `probeInterval` (jittered, so processes do not probe
  * together), which cap in-flight at `probeRatio` of the limit (not at `min`: traffic keeps
- * flowing) until `minSamples` requests admitted under the cap have finished.
+ * flowing) until the first `probeSamples` requests admitted under the cap have all ended.
  *
  * @example
  * const limit = createAdaptiveLimit({ min: 10, max: 500 })

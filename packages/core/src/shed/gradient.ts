@@ -14,8 +14,13 @@ export interface AdaptiveOptions {
   readonly initial?: number
   /** The shortest window of samples the limit is updated from (default `'500ms'`). */
   readonly window?: Duration
-  /** The fewest samples a window (and a probe) needs (default 20). */
+  /** The fewest samples a window needs (default 20). */
   readonly minSamples?: number
+  /**
+   * The requests a probe measures (default 100): the no-load round trip is their mean, and a
+   * few percent of error in it moves the limit as much as that much queueing would.
+   */
+  readonly probeSamples?: number
   /**
    * How much slower than the no-load round trip a window may be before the limit shrinks
    * (default 1: any queueing). Raise it (e.g. 1.2) when latency is noisy at no load.
@@ -40,6 +45,7 @@ export interface Settings {
   readonly max: number
   readonly windowMs: number
   readonly minSamples: number
+  readonly probeSamples: number
   readonly tolerance: number
   readonly smoothing: number
   readonly queueSize: number
@@ -66,6 +72,7 @@ export function settingsOf(options: AdaptiveOptions): Settings & { readonly init
     ),
     windowMs: parseDuration(options.window ?? 500, 'adaptive.window'),
     minSamples: numberIn(options.minSamples, 'adaptive.minSamples', 20, 1, big, true),
+    probeSamples: numberIn(options.probeSamples, 'adaptive.probeSamples', 100, 1, big, true),
     tolerance: numberIn(options.tolerance, 'adaptive.tolerance', 1, 1, 10),
     smoothing: numberIn(options.smoothing, 'adaptive.smoothing', 0.2, 0.01, 1),
     queueSize: numberIn(options.queueSize, 'adaptive.queueSize', 4, 0, big),
