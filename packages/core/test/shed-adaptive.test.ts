@@ -235,3 +235,16 @@ describe('shedder with adaptive', () => {
 })
 
 const quiet = { elu: 0.1, delayMs: 1, heapUsedBytes: 0 }
+
+it('in shadow mode, what the adaptive limit would refuse is admitted and counted in it', () => {
+  const shedder = createShedder({
+    mode: 'shadow',
+    adaptive: { min: 2, max: 2 },
+    [SHED_HOOKS]: { manual: true, now: () => 0, signals: { read: () => quiet, close() {} } },
+  } as ShedderOptions)
+  const all = [1, 2, 3].map(() => shedder.admit('low'))
+  expect(all.every((a) => a.admitted)).toBe(true)
+  expect(shedder.state()).toMatchObject({ shed: 1, inflight: 3, adaptive: { inflight: 3 } })
+  for (const a of all) if (a.admitted) a.done()
+  expect(shedder.state().adaptive?.inflight).toBe(0)
+})

@@ -2,11 +2,17 @@
 // overloaded, judged per interval from the event loop, the heap and its own in-flight requests.
 import { MAX_TIMER_MS, parseDuration } from '../duration.js'
 import { LimiterTypeError } from '../errors.js'
-import { type AdaptiveLimit, type AdaptiveOptions, createAdaptiveLimit } from './adaptive.js'
+import {
+  type AdaptiveLease,
+  type AdaptiveLimit,
+  type AdaptiveOptions,
+  createAdaptiveLimit,
+} from './adaptive.js'
 import { publishShed } from './events.js'
 import { hooksOf, SHED_HOOKS } from './hooks.js'
 import { Ladder } from './ladder.js'
-import { checkMode, checkName, type Limits, limitsOf, numberIn, overOf } from './options.js'
+import { numberIn } from './number-option.js'
+import { checkMode, checkName, type Limits, limitsOf, overOf } from './options.js'
 import { type Priority, priorityName, priorityRank } from './priority.js'
 import { processSignals, type ShedSignal, type SignalSource } from './signals.js'
 import type {
@@ -104,31 +110,39 @@ class ProcessShedder implements Shedder {
   admit(priority?: Priority): ShedAdmitted | ShedRefused {
     const rank = priorityRank(priority)
     this.#ladder.see(rank)
-    let refused: ShedRefused | undefined
+    const shadow = this.#mode === 'shadow'
+    let signal: ShedSignal | undefined
+    let retryAfterMs = this.#intervalMs
     if (this.#ladder.sheds(rank)) {
-      const retryAfterMs = this.#ladder.intervalsUntilAdmitted(rank) * this.#intervalMs
-      refused = { admitted: false, retryAfterMs, signal: this.#cause, priority: priorityName(rank) }
+      signal = this.#cause
+      retryAfterMs = this.#ladder.intervalsUntilAdmitted(rank) * this.#intervalMs
     }
-    // critical (rank 0) passes the adaptive limit too, and counts in it
-    const lease = refused === undefined ? this.#adaptive?.tryAcquire(rank === 0) : undefined
-    if (refused === undefined && lease === undefined && this.#adaptive !== undefined) {
-      refused = {
-        admitted: false,
-        retryAfterMs: this.#intervalMs,
-        signal: 'inflight',
-        priority: priorityName(rank),
+    let lease: AdaptiveLease | undefined
+    const adaptive = this.#adaptive
+    if (adaptive !== undefined && (signal === undefined || shadow)) {
+      // critical (rank 0) passes the adaptive limit, and counts in it
+      lease = adaptive.tryAcquire(rank === 0)
+      if (lease === undefined) {
+        signal ??= 'inflight'
+        // in shadow mode what is admitted anyway counts, and its latency teaches the limit
+        if (shadow) lease = adaptive.tryAcquire(true)
       }
     }
-    if (refused !== undefined) {
+    if (signal !== undefined) {
       this.#shed++
-      const shadow = this.#mode === 'shadow'
-      publishShed(this.#name, refused.priority, refused.signal, shadow)
+      const refused: ShedRefused = {
+        admitted: false,
+        retryAfterMs,
+        signal,
+        priority: priorityName(rank),
+      }
+      publishShed(this.#name, refused.priority, signal, shadow)
       if (!shadow) return refused
     }
     return this.#enter(lease)
   }
 
-  #enter(lease: { done(): void } | undefined): ShedAdmitted {
+  #enter(lease: AdaptiveLease | undefined): ShedAdmitted {
     const entry: Entry = { startMs: this.#now() }
     this.#entries.add(entry)
     let open = true
