@@ -159,6 +159,15 @@ describe('createAdaptiveLimit', () => {
     expect(sim.limit.state().baselineMs).toBeGreaterThan(95)
   })
 
+  it('a slow service (2 s) still finishes its probes and learns its no-load time', () => {
+    // regression: a probe gave up after 10 windows (5 s), before 100 requests of 2 s could
+    // end at its cap, so the no-load time was guessed from a queueing window (2.7 s here)
+    const sim = simulate({ ...options, initial: 40 }, { capacity: 20, baseMs: 2000 }, 60)
+    sim.run(120_000)
+    expect(sim.limit.state().baselineMs).toBeCloseTo(2000, 5)
+    expect(sim.limit.state().limit).toBeLessThanOrEqual(20 + 4)
+  })
+
   it('stays within min and max', () => {
     const low = simulate({ ...options, max: 30 }, { capacity: C, baseMs: 100 }, 3 * C)
     const seen: number[] = []

@@ -90,7 +90,9 @@ class Adaptive implements AdaptiveLimit {
     const now = this.#now()
     const probe = this.#probe
     if (probe === undefined && now >= this.#nextProbeMs) this.#startProbe(now)
-    else if (probe !== undefined && now - probe.startMs > 10 * this.#s.windowMs) this.#endProbe(now) // traffic too thin to finish the probe: nothing learned
+    // traffic too thin to finish the probe, or a request that never ends: nothing learned
+    else if (probe !== undefined && now - probe.startMs > this.#probeTimeoutMs(probe))
+      this.#endProbe(now)
     if (!force && this.#inflight >= this.#cap()) return undefined
     this.#inflight++
     if (this.#inflight > this.#window.peak) this.#window.peak = this.#inflight
@@ -129,6 +131,13 @@ class Adaptive implements AdaptiveLimit {
     this.#baseline = p.sum / p.tagged
     this.#baselineGuessed = false
     this.#endProbe(this.#now())
+  }
+
+  // Ten windows, or three times what the probe's requests take at its cap if that is longer
+  // (a slow service's probe needs several rounds of round trips).
+  #probeTimeoutMs(p: Probe): number {
+    const rttMs = this.#baseline ?? this.#rtt ?? this.#s.windowMs
+    return Math.max(10 * this.#s.windowMs, (3 * rttMs * this.#s.probeSamples) / p.cap)
   }
 
   #startProbe(now: number): void {
