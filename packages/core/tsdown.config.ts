@@ -6,4 +6,5 @@ export default packageBuild([
   'src/fetch/index.ts',
   'src/testing.ts',
   'src/otel.ts',
+  'src/shed/index.ts',
 ])

@@ -12,6 +12,7 @@ import {
 import type { Limiter } from './limiter-types.js'
 import { LimiterTallies } from './otel/attributes.js'
 import { sharedBy } from './otel/meters.js'
+import { recordShedding } from './otel/shed.js'
 
 export type { LimiterResult } from './otel/attributes.js'
 export { DURATION_BUCKETS_S, METRICS } from './otel/instruments.js'
@@ -55,6 +56,9 @@ export interface LimiterInstrumentation {
  * - `limiter.store.failures` (counter, `{failure}`): `limiter.name`, `error.type` (the
  *   `LimiterError` code).
  * - `limiter.circuits.open` (up-down counter, `{circuit}`): `limiter.name`.
+ * - `limiter.shed` (counter, `{request}`): requests a `@limiter/core/shed` shedder refused (or
+ *   would have, in shadow mode): `limiter.name` (the shedder's), `limiter.priority`,
+ *   `limiter.signal`, `limiter.shadow`. The `limiters` filter does not apply.
  *
  * The counts are kept by the bridge and observed when the SDK collects (asynchronous
  * instruments): a decision costs an increment, not an SDK call.
@@ -122,6 +126,7 @@ export function instrumentLimiters(options: InstrumentOptions = {}): LimiterInst
   subscribe(DECISION_CHANNEL, onDecision)
   subscribe(FAILURE_CHANNEL, onFailure)
   subscribe(CIRCUIT_CHANNEL, onCircuit)
+  const stopShedding = recordShedding(meter)
   let stopped = false
   return {
     stop() {
@@ -130,6 +135,7 @@ export function instrumentLimiters(options: InstrumentOptions = {}): LimiterInst
       unsubscribe(DECISION_CHANNEL, onDecision)
       unsubscribe(FAILURE_CHANNEL, onFailure)
       unsubscribe(CIRCUIT_CHANNEL, onCircuit)
+      stopShedding()
       // circuits it can no longer see close are no longer counted open
       for (const mine of opened) {
         mine.circuit().value -= mine.openDomains.size

@@ -1,0 +1,61 @@
+// Checks of the shedder's and the adaptive limit's options, at construction.
+import { parseDuration } from '../duration.js'
+import { LimiterTypeError } from '../errors.js'
+import { numberIn } from './number-option.js'
+import type { ShedSignal } from './signals.js'
+import type { ShedReading, ShedThresholds } from './types.js'
+
+/** The thresholds in force, in the signals' units (ms, bytes). */
+export interface Limits {
+  readonly elu: number | undefined
+  readonly delay: number | undefined
+  readonly inflight: number | undefined
+  readonly queue: number | undefined
+  readonly heap: number | undefined
+}
+
+/** The thresholds of `t`, checked, with the defaults. */
+export function limitsOf(t: ShedThresholds = {}): Limits {
+  const big = Number.MAX_SAFE_INTEGER
+  const on = <T>(v: T | false | undefined, fallback: T | undefined): T | undefined =>
+    v === false ? undefined : (v ?? fallback)
+  const elu = on(t.elu, 0.9)
+  const delay = on(t.delay, 200)
+  const inflight = on(t.inflight, undefined)
+  const queue = on(t.queue, undefined)
+  const heap = on(t.heap, undefined)
+  return {
+    elu: elu === undefined ? undefined : numberIn(elu, 'thresholds.elu', 0.9, 0.01, 1),
+    delay: delay === undefined ? undefined : parseDuration(delay, 'thresholds.delay'),
+    inflight:
+      inflight === undefined
+        ? undefined
+        : numberIn(inflight, 'thresholds.inflight', 0, 1, big, true),
+    queue: queue === undefined ? undefined : parseDuration(queue, 'thresholds.queue'),
+    heap: heap === undefined ? undefined : numberIn(heap, 'thresholds.heap', 0, 1, big),
+  }
+}
+
+/** The first signal over its threshold, in the order elu, delay, inflight, queue, heap. */
+export function overOf(limits: Limits, r: ShedReading): ShedSignal | undefined {
+  if (limits.elu !== undefined && r.elu > limits.elu) return 'elu'
+  if (limits.delay !== undefined && r.delayMs > limits.delay) return 'delay'
+  if (limits.inflight !== undefined && r.inflight > limits.inflight) return 'inflight'
+  if (limits.queue !== undefined && r.queueMs > limits.queue) return 'queue'
+  if (limits.heap !== undefined && r.heapUsedBytes > limits.heap) return 'heap'
+  return undefined
+}
+
+/** Checks an option of `createShedder`. */
+export function checkMode(mode: unknown): 'enforce' | 'shadow' {
+  if (mode === undefined || mode === 'enforce' || mode === 'shadow') return mode ?? 'enforce'
+  throw new LimiterTypeError('mode', mode, "'enforce' or 'shadow'")
+}
+
+/** Checks an option of `createShedder`. */
+export function checkName(name: unknown): string {
+  if (name === undefined) return 'shedder'
+  if (typeof name !== 'string' || name === '')
+    throw new LimiterTypeError('name', name, 'a non-empty string')
+  return name
+}

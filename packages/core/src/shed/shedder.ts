@@ -1,0 +1,204 @@
+// The process shedder: refuses the least important requests first while the process is
+// overloaded, judged per interval from the event loop, the heap and its own in-flight requests.
+import { MAX_TIMER_MS, parseDuration } from '../duration.js'
+import { LimiterTypeError } from '../errors.js'
+import {
+  type AdaptiveLease,
+  type AdaptiveLimit,
+  type AdaptiveOptions,
+  createAdaptiveLimit,
+} from './adaptive.js'
+import { publishShed } from './events.js'
+import { hooksOf, SHED_HOOKS } from './hooks.js'
+import { Ladder } from './ladder.js'
+import { numberIn } from './number-option.js'
+import { checkMode, checkName, type Limits, limitsOf, overOf } from './options.js'
+import { type Priority, priorityName, priorityRank } from './priority.js'
+import { processSignals, type ShedSignal, type SignalSource } from './signals.js'
+import type {
+  ShedAdmitted,
+  Shedder,
+  ShedderOptions,
+  ShedderState,
+  ShedReading,
+  ShedRefused,
+} from './types.js'
+
+function checkAdaptive(adaptive: unknown): AdaptiveOptions | undefined {
+  if (adaptive === undefined || adaptive === false) return undefined
+  if (typeof adaptive !== 'object' || adaptive === null)
+    throw new LimiterTypeError('adaptive', adaptive, 'an object of adaptive limit options or false')
+  return adaptive as AdaptiveOptions
+}
+
+const ticks = new WeakMap<Shedder, () => void>()
+
+/** Ends one interval of a shedder made with manual test hooks (tests only). */
+export function tickShedder(shedder: Shedder): void {
+  ticks.get(shedder)?.()
+}
+
+// the in-flight requests, oldest first (a Set keeps insertion order through deletions)
+interface Entry {
+  readonly startMs: number
+}
+
+class ProcessShedder implements Shedder {
+  readonly #name: string
+  readonly #mode: 'enforce' | 'shadow'
+  readonly #intervalMs: number
+  readonly #limits: Limits
+  readonly #ladder: Ladder
+  readonly #adaptive: AdaptiveLimit | undefined
+  readonly #now: () => number
+  readonly #source: SignalSource
+  readonly #timer: ReturnType<typeof setInterval> | undefined
+  readonly #entries = new Set<Entry>()
+  // the longest a request done this interval took, in ms
+  #doneMaxMs = 0
+  #over: ShedSignal | undefined
+  // the signal that shed the most recently shed class
+  #cause: ShedSignal = 'elu'
+  #reading: ShedReading | undefined
+  #shed = 0
+  #closed = false
+
+  constructor(options: ShedderOptions) {
+    this.#name = checkName(options.name)
+    this.#mode = checkMode(options.mode)
+    this.#intervalMs = parseDuration(options.interval ?? 1000, 'interval', MAX_TIMER_MS)
+    this.#ladder = new Ladder(numberIn(options.recovery, 'recovery', 5, 1, 1_000_000, true))
+    this.#limits = limitsOf(options.thresholds)
+    const hooks = hooksOf(options)
+    const adaptive = checkAdaptive(options.adaptive)
+    this.#adaptive =
+      adaptive === undefined
+        ? undefined
+        : createAdaptiveLimit({
+            name: this.#name,
+            ...adaptive,
+            [SHED_HOOKS]: hooks,
+          } as AdaptiveOptions)
+    this.#now = hooks.now ?? (() => performance.now())
+    this.#source = hooks.signals ?? processSignals(this.#limits.heap !== undefined)
+    if (hooks.manual === true) {
+      ticks.set(this, () => this.#tick())
+    } else {
+      this.#timer = setInterval(() => this.#tick(), this.#intervalMs)
+      this.#timer.unref()
+    }
+  }
+
+  #tick(): void {
+    if (this.#closed) return
+    const now = this.#now()
+    const oldest = this.#entries.values().next()
+    const waitingMs = oldest.done === true ? 0 : now - oldest.value.startMs
+    const reading: ShedReading = {
+      ...this.#source.read(),
+      inflight: this.#entries.size,
+      queueMs: Math.max(this.#doneMaxMs, waitingMs),
+    }
+    this.#doneMaxMs = 0
+    this.#reading = reading
+    this.#over = overOf(this.#limits, reading)
+    const before = this.#ladder.cutoff
+    this.#ladder.step(this.#over !== undefined)
+    if (this.#over !== undefined && this.#ladder.cutoff !== before) this.#cause = this.#over
+  }
+
+  admit(priority?: Priority): ShedAdmitted | ShedRefused {
+    const rank = priorityRank(priority)
+    this.#ladder.see(rank)
+    const shadow = this.#mode === 'shadow'
+    let signal: ShedSignal | undefined
+    let retryAfterMs = this.#intervalMs
+    if (this.#ladder.sheds(rank)) {
+      signal = this.#cause
+      retryAfterMs = this.#ladder.intervalsUntilAdmitted(rank) * this.#intervalMs
+    }
+    let lease: AdaptiveLease | undefined
+    const adaptive = this.#adaptive
+    if (adaptive !== undefined && (signal === undefined || shadow)) {
+      // critical (rank 0) passes the adaptive limit, and counts in it
+      lease = adaptive.tryAcquire(rank === 0)
+      if (lease === undefined) {
+        signal ??= 'inflight'
+        // in shadow mode what is admitted anyway counts, and its latency teaches the limit
+        if (shadow) lease = adaptive.tryAcquire(true)
+      }
+    }
+    if (signal !== undefined) {
+      this.#shed++
+      const refused: ShedRefused = {
+        admitted: false,
+        retryAfterMs,
+        signal,
+        priority: priorityName(rank),
+      }
+      publishShed(this.#name, refused.priority, signal, shadow)
+      if (!shadow) return refused
+    }
+    return this.#enter(lease)
+  }
+
+  #enter(lease: AdaptiveLease | undefined): ShedAdmitted {
+    const entry: Entry = { startMs: this.#now() }
+    this.#entries.add(entry)
+    let open = true
+    return {
+      admitted: true,
+      done: () => {
+        if (!open) return
+        open = false
+        this.#entries.delete(entry)
+        const tookMs = this.#now() - entry.startMs
+        if (tookMs > this.#doneMaxMs) this.#doneMaxMs = tookMs
+        lease?.done()
+      },
+    }
+  }
+
+  state(): ShedderState {
+    return {
+      name: this.#name,
+      mode: this.#mode,
+      shedding: this.#ladder.shed().map(priorityName),
+      over: this.#over ?? null,
+      reading: this.#reading,
+      quietIntervals: this.#ladder.quiet,
+      inflight: this.#entries.size,
+      shed: this.#shed,
+      adaptive: this.#adaptive?.state(),
+    }
+  }
+
+  close(): void {
+    if (this.#closed) return
+    this.#closed = true
+    if (this.#timer !== undefined) clearInterval(this.#timer)
+    this.#source.close()
+    this.#ladder.cutoff = Number.POSITIVE_INFINITY
+  }
+}
+
+/**
+ * A process shedder: once per `interval` it reads event-loop utilization and p99 delay over
+ * that interval (and, when given thresholds, in-flight requests, the longest a request has been
+ * in the process, and heap in use). For each interval a signal is over, it sheds the least
+ * important class still admitted, one class per interval; a shed class comes back only after
+ * `recovery` intervals in a row with every signal under, one class per quiet period.
+ * `'critical'` is never shed. With `adaptive`, in-flight is also capped at a limit learned from
+ * the round trips of what it admits (critical requests pass, and count).
+ *
+ * @example
+ * const shedder = createShedder({ thresholds: { elu: 0.9, delay: '200ms' } })
+ * const admission = shedder.admit('low')
+ * if (!admission.admitted) return respond503(admission.retryAfterMs)
+ * res.on('close', admission.done)
+ */
+export function createShedder(options: ShedderOptions = {}): Shedder {
+  if (typeof options !== 'object' || options === null)
+    throw new LimiterTypeError('options', options, 'an object of shedder options')
+  return new ProcessShedder(options)
+}

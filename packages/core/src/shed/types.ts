@@ -1,0 +1,84 @@
+// The shedder's public types: options, decisions, state.
+import type { Duration } from '../duration.js'
+import type { AdaptiveOptions, AdaptiveState } from './adaptive.js'
+import type { Priority } from './priority.js'
+import type { ProcessReading, ShedSignal } from './signals.js'
+
+/** Where each signal turns to overload (over the value, not at it); `false` ignores it. */
+export interface ShedThresholds {
+  /** Event-loop utilization over the interval, 0 to 1 (default 0.9). */
+  readonly elu?: number | false
+  /** The interval's p99 event-loop delay (default `'200ms'`). */
+  readonly delay?: Duration | false
+  /** Requests admitted and not yet done (default `false`). */
+  readonly inflight?: number | false
+  /** The longest a request has been in this process since `admit` (default `false`). */
+  readonly queue?: Duration | false
+  /** Heap in use, in bytes (default `false`). */
+  readonly heap?: number | false
+}
+
+/** Options of {@link createShedder}. */
+export interface ShedderOptions {
+  /** The name events and state report (default `'shedder'`). */
+  readonly name?: string
+  /** How often the signals are read, each over the interval just ended (default `'1s'`). */
+  readonly interval?: Duration
+  /** Intervals in a row with every signal under before one shed class comes back (default 5). */
+  readonly recovery?: number
+  readonly thresholds?: ShedThresholds
+  /** `'shadow'` counts and publishes what it would shed, and admits it (default `'enforce'`). */
+  readonly mode?: 'enforce' | 'shadow'
+  /** Also cap in-flight at a limit learned from latency (see `createAdaptiveLimit`). */
+  readonly adaptive?: AdaptiveOptions | false
+}
+
+/** An admitted request: call `done()` when its work ends (idempotent). */
+export interface ShedAdmitted {
+  readonly admitted: true
+  done(): void
+}
+
+/** A refused request: answer 503 with `Retry-After`. */
+export interface ShedRefused {
+  readonly admitted: false
+  /** When the class may be admitted again if the load drops now, in ms. */
+  readonly retryAfterMs: number
+  /** What is over: the signal that shed the class, or `'inflight'` for the adaptive limit. */
+  readonly signal: ShedSignal
+  readonly priority: Priority
+}
+
+/** What the shedder last read: the process's signals and its own in-flight requests. */
+export interface ShedReading extends ProcessReading {
+  readonly inflight: number
+  /** The longest a request took or has been taking since `admit`, over the interval, in ms. */
+  readonly queueMs: number
+}
+
+/** What a shedder shows of itself. */
+export interface ShedderState {
+  readonly name: string
+  readonly mode: 'enforce' | 'shadow'
+  /** The classes refused now, most important first. */
+  readonly shedding: readonly Priority[]
+  /** The signal over at the last interval, or `null`. */
+  readonly over: ShedSignal | null
+  /** The last interval's reading (undefined before the first interval ends). */
+  readonly reading: ShedReading | undefined
+  /** Intervals in a row with every signal under. */
+  readonly quietIntervals: number
+  readonly inflight: number
+  /** Requests refused since the start (in shadow mode: that would have been). */
+  readonly shed: number
+  readonly adaptive: AdaptiveState | undefined
+}
+
+/** Keeps the process up under overload: see {@link createShedder}. */
+export interface Shedder {
+  /** Admits or refuses one request of class `priority` (default `'normal'`). */
+  admit(priority?: Priority): ShedAdmitted | ShedRefused
+  state(): ShedderState
+  /** Stops reading signals (a closed shedder sheds nothing). Idempotent. */
+  close(): void
+}

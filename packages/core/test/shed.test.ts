@@ -1,0 +1,203 @@
+// The process shedder, driven by injected signal readings and manual intervals.
+import { subscribe, unsubscribe } from 'node:diagnostics_channel'
+import { describe, expect, it } from 'vitest'
+import { SHED_HOOKS } from '../src/shed/hooks.js'
+import {
+  createShedder,
+  type Priority,
+  priorityRank,
+  SHED_CHANNEL,
+  type Shedder,
+  type ShedderOptions,
+  type ShedEvent,
+} from '../src/shed/index.js'
+import { tickShedder } from '../src/shed/shedder.js'
+import type { ProcessReading } from '../src/shed/signals.js'
+
+const quiet: ProcessReading = { elu: 0.2, delayMs: 5, heapUsedBytes: 1e8 }
+
+// A shedder whose signals and clock the test sets, and whose intervals pass on tick().
+function fixture(options: ShedderOptions = {}) {
+  const world = { now: 0, reading: quiet, closed: false }
+  const shedder = createShedder({
+    ...options,
+    [SHED_HOOKS]: {
+      manual: true,
+      now: () => world.now,
+      signals: {
+        read: () => world.reading,
+        close: () => {
+          world.closed = true
+        },
+      },
+    },
+  } as ShedderOptions)
+  const tick = (reading: Partial<ProcessReading> = {}, times = 1) => {
+    world.reading = { ...quiet, ...reading }
+    for (let i = 0; i < times; i++) {
+      world.now += 1000
+      tickShedder(shedder)
+    }
+  }
+  return { shedder, world, tick }
+}
+
+const CLASSES: readonly Priority[] = ['critical', 'high', 'normal', 'low']
+
+function admittedOf(shedder: Shedder, classes = CLASSES): Priority[] {
+  return classes.filter((p) => {
+    const a = shedder.admit(p)
+    if (a.admitted) a.done()
+    return a.admitted
+  })
+}
+
+describe('priorities', () => {
+  it('ranks the named classes and whole numbers, and refuses anything else', () => {
+    expect(CLASSES.map((p) => priorityRank(p))).toEqual([0, 1, 2, 3])
+    expect(priorityRank(undefined)).toBe(2)
+    expect(priorityRank(7)).toBe(7)
+    expect(() => priorityRank('urgent' as never)).toThrow(TypeError)
+    expect(() => priorityRank('toString' as never)).toThrow(TypeError)
+    expect(() => priorityRank(-1)).toThrow(RangeError)
+    expect(() => priorityRank(1.5)).toThrow(expect.objectContaining({ code: 'ERR_LIMITER_OPTION' }))
+  })
+})
+
+describe('createShedder', () => {
+  it('sheds the lowest class first, one more class per interval while a signal is over', () => {
+    const { shedder, tick } = fixture()
+    expect(admittedOf(shedder)).toEqual(CLASSES)
+    tick({ elu: 0.95 })
+    expect(admittedOf(shedder)).toEqual(['critical', 'high', 'normal'])
+    const refused = shedder.admit('low')
+    expect(refused).toEqual({ admitted: false, signal: 'elu', priority: 'low', retryAfterMs: 5000 })
+    tick({ delayMs: 450 })
+    expect(admittedOf(shedder)).toEqual(['critical', 'high'])
+    expect(shedder.admit('normal')).toMatchObject({ signal: 'delay', retryAfterMs: 5000 })
+    // low comes back only after normal: two quiet periods
+    expect(shedder.admit('low')).toMatchObject({ retryAfterMs: 10_000 })
+    tick({ elu: 1 })
+    expect(admittedOf(shedder)).toEqual(['critical'])
+    tick({ elu: 1 }, 20)
+    expect(admittedOf(shedder)).toEqual(['critical'])
+    expect(shedder.state()).toMatchObject({ shedding: ['high', 'normal', 'low'], over: 'elu' })
+  })
+
+  it('admits a class again only after `recovery` quiet intervals, one class per period', () => {
+    const { shedder, tick } = fixture({ recovery: 3 })
+    tick({ elu: 0.99 }, 2)
+    expect(admittedOf(shedder)).toEqual(['critical', 'high'])
+    tick({}, 2)
+    expect(admittedOf(shedder)).toEqual(['critical', 'high'])
+    expect(shedder.state().quietIntervals).toBe(2)
+    tick()
+    expect(admittedOf(shedder)).toEqual(['critical', 'high', 'normal'])
+    tick({}, 2)
+    expect(admittedOf(shedder)).toEqual(['critical', 'high', 'normal'])
+    tick()
+    expect(admittedOf(shedder)).toEqual(CLASSES)
+    expect(shedder.state().shedding).toEqual([])
+  })
+
+  it('never readmits a class while a signal oscillates around its threshold', () => {
+    const { shedder, tick } = fixture({ recovery: 3, thresholds: { elu: 0.8 } })
+    const admitted: number[] = []
+    for (let i = 0; i < 40; i++) {
+      tick({ elu: i % 2 === 0 ? 0.81 : 0.79 })
+      admitted.push(admittedOf(shedder).length)
+    }
+    // each over interval sheds one more class until only critical is left; none comes back
+    for (let i = 1; i < admitted.length; i++)
+      expect(admitted[i]).toBeLessThanOrEqual(admitted[i - 1] as number)
+    expect(admitted.at(-1)).toBe(1)
+  })
+
+  it('never sheds critical (rank 0), and sheds numeric ranks below low first', () => {
+    const { shedder, tick } = fixture()
+    const all: Priority[] = [0, 'critical', 'high', 'normal', 'low', 9]
+    expect(admittedOf(shedder, all)).toEqual(all)
+    tick({ heapUsedBytes: 1e12, elu: 1, delayMs: 10_000 })
+    expect(admittedOf(shedder, all)).toEqual([0, 'critical', 'high', 'normal', 'low'])
+    expect(shedder.admit(9)).toMatchObject({ admitted: false, priority: 9 })
+    tick({ elu: 1 }, 50)
+    expect(admittedOf(shedder, all)).toEqual([0, 'critical'])
+  })
+
+  it('reads in-flight, queue time from its own entry stamp, and heap, when given thresholds', () => {
+    const inflight = fixture({ thresholds: { elu: false, delay: false, inflight: 2 } })
+    const held = [1, 2, 3].map(() => inflight.shedder.admit('critical'))
+    inflight.tick({ elu: 1, delayMs: 10_000 })
+    expect(inflight.shedder.admit('low')).toMatchObject({ signal: 'inflight' })
+    expect(inflight.shedder.state().reading).toMatchObject({ inflight: 3 })
+    for (const a of held) if (a.admitted) a.done()
+    expect(inflight.shedder.state().inflight).toBe(0)
+
+    const queue = fixture({ thresholds: { queue: '2s' } })
+    const slow = queue.shedder.admit()
+    queue.tick() // 1 s in flight
+    expect(queue.shedder.state().over).toBe(null)
+    queue.tick({}, 2) // 3 s in flight
+    expect(queue.shedder.admit('low')).toMatchObject({ signal: 'queue' })
+    expect(queue.shedder.state().reading?.queueMs).toBe(3000)
+    if (slow.admitted) slow.done()
+
+    const heap = fixture({ thresholds: { heap: 2e9 } })
+    heap.tick({ heapUsedBytes: 3e9 })
+    expect(heap.shedder.admit('low')).toMatchObject({ signal: 'heap' })
+  })
+
+  it('in shadow mode admits what it would shed, counts it and publishes it', () => {
+    const events: ShedEvent[] = []
+    const listen = (m: unknown) => events.push(m as ShedEvent)
+    subscribe(SHED_CHANNEL, listen)
+    try {
+      const shadow = fixture({ mode: 'shadow', name: 'api' })
+      shadow.tick({ elu: 1 })
+      expect(admittedOf(shadow.shedder)).toEqual(CLASSES)
+      expect(shadow.shedder.state()).toMatchObject({ shed: 1, mode: 'shadow', shedding: ['low'] })
+      const enforce = fixture()
+      enforce.tick({ delayMs: 1000 })
+      enforce.shedder.admit('low')
+      expect(events).toEqual([
+        { shedder: 'api', priority: 'low', signal: 'elu', shadow: true },
+        { shedder: 'shedder', priority: 'low', signal: 'delay', shadow: false },
+      ])
+    } finally {
+      unsubscribe(SHED_CHANNEL, listen)
+    }
+  })
+
+  it('done() ends a request once; close() stops reading and sheds nothing', () => {
+    const { shedder, tick, world } = fixture()
+    const a = shedder.admit()
+    if (!a.admitted) throw new Error('admitted')
+    expect(shedder.state().inflight).toBe(1)
+    a.done()
+    a.done()
+    expect(shedder.state().inflight).toBe(0)
+    tick({ elu: 1 }, 3)
+    shedder.close()
+    shedder.close()
+    expect(world.closed).toBe(true)
+    expect(admittedOf(shedder)).toEqual(CLASSES)
+  })
+
+  it('refuses bad options at construction, naming the option', () => {
+    const bad: [ShedderOptions, string][] = [
+      [{ interval: 0 }, 'interval'],
+      [{ recovery: 0 }, 'recovery'],
+      [{ thresholds: { elu: 2 } }, 'thresholds.elu'],
+      [{ thresholds: { delay: 'soon' } }, 'thresholds.delay'],
+      [{ thresholds: { inflight: 1.5 } }, 'thresholds.inflight'],
+      [{ mode: 'off' as never }, 'mode'],
+      [{ adaptive: { min: 10, max: 5 } }, 'adaptive.max'],
+    ]
+    for (const [options, option] of bad)
+      expect(() => createShedder(options)).toThrow(
+        expect.objectContaining({ code: 'ERR_LIMITER_OPTION', option }),
+      )
+    const { shedder } = fixture()
+    expect(() => shedder.admit('urgent' as never)).toThrow(TypeError)
+  })
+})
