@@ -131,7 +131,7 @@ const a = await limit.handle(new Request('http://x/'), ok, { ip: '1.2.3.4' })
 const b = await limit.handle(new Request('http://x/'), ok, { ip: '1.2.3.4' })
 console.log(JSON.stringify([a.status, b.status, a.headers.get('ratelimit-policy')]))
 `
-    const expected = [200, 429, '"sw1/1m";q=1;w=60']
+    const expected = [200, 429, '"gc1/1m";q=1;w=60']
     const esm = await scratch.run(
       'fetch.mjs',
       `import * as fetch from '@limiter/core/fetch'\n${check}`,
