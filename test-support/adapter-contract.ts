@@ -3,64 +3,11 @@
 // status, headers and body). Framework vocabulary (route scopes, onLimited's signature, error
 // events) stays in each adapter's own tests.
 import { describe, expect, it } from 'vitest'
-import { countingStore, type StoreLike, warningsDuring } from './adapter-helpers.js'
+import { countingStore, warningsDuring } from './adapter-helpers.js'
+import type { AdapterHarness, ContractOptions, Reply } from './harness.js'
 import { describeOperatorCases } from './operator-contract.js'
 
-/** Limiter options as the contract writes them; each harness casts them to its own type. */
-export type ContractOptions = { readonly [option: string]: unknown }
-
-/** What came back from one request. */
-export interface Reply {
-  readonly status: number
-  readonly headers: Record<string, string | string[] | number | undefined>
-  readonly body: string
-}
-
-/** Sends `GET path` (with `headers`) to an app. */
-export type Send = (path: string, headers?: Record<string, string>) => Promise<Reply>
-
-/** A listening server: the base URL, how many `/slow` responses it finished, and how to stop it. */
-export interface Listening {
-  readonly url: string
-  finishedCount(): number
-  /** When each handler started (`performance.now()`), in order, whatever the route. */
-  handlerStarts(): readonly number[]
-  /** The most `/slow` handlers that ran at once (from their start to their answer). */
-  peakRunning(): number
-  close(): Promise<void>
-}
-
-/** What an adapter supplies to run the contract. */
-export interface AdapterHarness {
-  /**
-   * An app with one limiter (`options`) in front of a handler that answers `{ ok, rateLimit }` as
-   * JSON with status 200 (or `?status=`), where `rateLimit` is the decision the adapter hands on;
-   * errors from the limiter answer 500 with `{ message, code }` as JSON.
-   */
-  app(options: ContractOptions): Send | Promise<Send>
-  /**
-   * A server listening on 127.0.0.1 with one limiter (`options`) in front of `GET /` answering
-   * `ok`, `GET /slow` answering `late` 400 ms later (long enough for the
-   * next requests to be decided while it runs, on a busy machine too), and `GET /fail` whose handler throws (the
-   * framework answers 500).
-   */
-  listen(options: ContractOptions): Promise<Listening>
-  /** A fresh MemoryStore. */
-  store(): StoreLike
-  /** The errors that setting up a limiter with `options` gives, one per way the app can start. */
-  optionErrors(options: ContractOptions): unknown[] | Promise<unknown[]>
-  /** Option callbacks that read the request, in the adapter's vocabulary. */
-  readonly callbacks: {
-    /** `skip`: true when the `x-internal` header is `yes`. */
-    readonly skipInternal: unknown
-    /** `deny`: true when the `x-banned` header is `yes`. */
-    readonly denyBanned: unknown
-    /** `cost`: the `cost` query parameter, 1 without one. */
-    readonly costFromQuery: unknown
-    /** `message`: `{ path }` with the request's path. */
-    readonly pathMessage: unknown
-  }
-}
+export type { AdapterHarness, ContractOptions, Listening, Reply, Send } from './harness.js'
 
 /** The errors `create()` throws synchronously: `[error]`, or `[undefined]` if it throws none. */
 export function thrownBy(create: () => unknown): unknown[] {

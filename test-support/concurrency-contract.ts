@@ -6,8 +6,8 @@
 import { connect } from 'node:net'
 import { parseList } from 'structured-headers'
 import { describe, expect, it } from 'vitest'
-import type { AdapterHarness, ContractOptions, Listening } from './adapter-contract.js'
 import { countGiveBacks, freshPrefix, type StoreLike, until } from './adapter-helpers.js'
+import type { AdapterHarness, ContractOptions, Listening } from './harness.js'
 import { eventually, watchLoad } from './load.js'
 
 /** What the contract reads of a limiter from @limiter/core's `createLimiter`. */

@@ -2,7 +2,7 @@
 // every adapter, with the harness of the adapter contract.
 import { parseList } from 'structured-headers'
 import { describe, expect, it } from 'vitest'
-import type { AdapterHarness, ContractOptions, Reply } from './adapter-contract.js'
+import type { AdapterHarness, ContractOptions, Reply } from './harness.js'
 
 const QUOTA_EXCEEDED = 'https://iana.org/assignments/http-problem-types#quota-exceeded'
 

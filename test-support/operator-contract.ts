@@ -1,8 +1,8 @@
 // Test support: the operator options every adapter shares (`deny` and shadow mode), run by
 // the adapter contract on each harness.
 import { describe, expect, it } from 'vitest'
-import type { AdapterHarness, ContractOptions, Reply, Send } from './adapter-contract.js'
 import { countingStore } from './adapter-helpers.js'
+import type { AdapterHarness, ContractOptions, Reply, Send } from './harness.js'
 
 const json = (reply: Reply) => JSON.parse(reply.body)
 

@@ -1,7 +1,7 @@
 // Test support: the shared adapter behaviour on a real Redis (see adapter-contract.ts).
 import { describe, expect, it, vi } from 'vitest'
-import type { AdapterHarness } from './adapter-contract.js'
 import { countingStore, freshPrefix, type StoreLike, until } from './adapter-helpers.js'
+import type { AdapterHarness } from './harness.js'
 import { watchLoad } from './load.js'
 
 /** Runs the shared behaviour on a real Redis: `redis.client()` is a client, `redis.store()` a RedisStore on it. */

@@ -1,8 +1,7 @@
 // A limiter's `maxDelay` and `delayAfter`: validated, and set on the policies that reserve.
 import { MAX_TIMER_MS, parseDuration } from './duration.js'
 import { LimiterRangeError, LimiterTypeError } from './errors.js'
-import type { NamedPolicy } from './limits.js'
-import { MAX_UNITS, RESERVING } from './policy.js'
+import { MAX_UNITS, type NamedPolicy, RESERVING } from './policy.js'
 
 /** What {@link withDelays} reads. */
 export interface DelayOptions {

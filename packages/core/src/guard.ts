@@ -194,6 +194,14 @@ function createCircuits(breaker: BreakerOptions, listener: CircuitListener | und
   }
 }
 
+// What a call that got no answer within `timeoutMs` rejects with.
+function timeoutError(call: StoreCall, timeoutMs: number): LimiterError {
+  return new LimiterError(
+    'ERR_LIMITER_TIMEOUT',
+    `Rate limit store did not answer within ${timeoutMs} ms (key ${JSON.stringify(call.key.slice(0, 60))})`,
+  )
+}
+
 // The calls in flight, in deadline order, with one timer for the head of the queue.
 function createDeadlines(timeoutMs: number) {
   // Every call has the same timeout, so deadlines arrive in call order: one FIFO queue and one
@@ -223,12 +231,7 @@ function createDeadlines(timeoutMs: number) {
       const waiter = waiting[head] as Waiter<unknown>
       if (waiter.deadlineMs > now) break
       head++
-      waiter.reject(
-        new LimiterError(
-          'ERR_LIMITER_TIMEOUT',
-          `Rate limit store did not answer within ${timeoutMs} ms (key ${JSON.stringify(waiter.call.key.slice(0, 60))})`,
-        ),
-      )
+      waiter.reject(timeoutError(waiter.call, timeoutMs))
     }
     arm()
   }

@@ -39,7 +39,7 @@ export type {
   SeveralPolicies,
   WaitingOptions,
 } from './limiter-types.js'
-export { MAX_LIMITS, type NamedPolicy } from './limits.js'
+export { MAX_LIMITS } from './limits.js'
 export { defaultName } from './naming.js'
 export { closeLimiters } from './owed.js'
 export {
@@ -51,6 +51,7 @@ export {
   MAX_CONCURRENCY_LIMIT,
   MAX_LOG_LIMIT,
   MAX_UNITS,
+  type NamedPolicy,
   type NotAnOption,
   type Policy,
   type PolicyOptions,

@@ -10,7 +10,8 @@ import {
 } from './decision.js'
 import type { LimiterError } from './errors.js'
 import type { Handlers } from './guard.js'
-import { combineDecisions, type NamedPolicy, type PolicySet } from './limits.js'
+import { combineDecisions, type PolicySet } from './limits.js'
+import type { NamedPolicy } from './policy.js'
 import type { StoreCall, StoreDecision } from './stores/store.js'
 
 /** The decisions of one limiter. */

@@ -3,12 +3,12 @@
 import type { Decision } from './decision.js'
 import type { Duration } from './duration.js'
 import type { LimiterError } from './errors.js'
-import type { NamedPolicy } from './limits.js'
 import type {
   Algorithm,
   DefaultAlgorithm,
   Defaulted,
   LimitSpec,
+  NamedPolicy,
   NotAnOption,
   Policy,
   PolicyOptionsOf,

@@ -10,17 +10,13 @@ import {
   capacityArg,
   definePolicy,
   type LimitSpec,
+  type NamedPolicy,
   type Policy,
   RESERVING,
 } from './policy.js'
 
 /** The most policies one limiter holds. */
 export const MAX_LIMITS = 8
-
-/** A validated policy with its name. */
-export interface NamedPolicy extends Policy {
-  readonly name: string
-}
 
 /** A limiter's policies, with where each one's counters live. */
 export interface PolicySet {

@@ -10,7 +10,8 @@ import {
   type FailureEvent,
 } from './events.js'
 import type { Limiter } from './limiter-types.js'
-import { LimiterTallies } from './otel/attributes.js'
+import { type BridgeTallies, LimiterTallies } from './otel/attributes.js'
+import type { Instruments } from './otel/instruments.js'
 import { sharedBy } from './otel/meters.js'
 import { recordShedding } from './otel/shed.js'
 
@@ -73,55 +74,12 @@ export function instrumentLimiters(options: InstrumentOptions = {}): LimiterInst
   const meter =
     options.meter ?? (options.meterProvider ?? metrics.getMeterProvider()).getMeter('@limiter/core')
   const { instruments, tallies } = sharedBy(meter)
-  const accept = options.limiters
-  const durations = options.durations !== false
-  // Per limiter: its tallies, or `null` when the filter leaves it out.
-  const seen = new WeakMap<Limiter, LimiterTallies | null>()
-  const talliesOf = (limiter: Limiter): LimiterTallies | null => {
-    let mine = seen.get(limiter)
-    if (mine === undefined) {
-      mine = accept === undefined || accept(limiter) ? new LimiterTallies(limiter, tallies) : null
-      seen.set(limiter, mine)
-    }
-    return mine
-  }
-
+  const talliesOf = talliesFilter(options.limiters, tallies)
   // The limiters whose circuits this bridge counted open: it forgets them on stop().
   const opened = new Set<LimiterTallies>()
-
-  // A subscriber that throws would surface as an uncaught exception: never let one escape.
-  const onDecision = (message: unknown) => {
-    try {
-      const event = message as DecisionEvent
-      if (event.cost === 0) return
-      const mine = talliesOf(event.limiter)
-      if (mine === null) return
-      mine.decision(event.decision, event.store, event.shadow).value++
-      if (durations && event.source === 'store' && event.store !== 'memory')
-        instruments.storeDuration.record(event.durationMs / 1000, mine.duration(event.store))
-    } catch {}
-  }
-  const onFailure = (message: unknown) => {
-    try {
-      const event = message as FailureEvent
-      const mine = talliesOf(event.limiter)
-      if (mine !== null) mine.failure(event.error.code).value++
-    } catch {}
-  }
-  const onCircuit = (message: unknown) => {
-    try {
-      const event = message as CircuitEvent
-      const mine = talliesOf(event.limiter)
-      if (mine === null) return
-      // each domain counted once while open; a close we never saw open changes nothing
-      if (event.state === 'open') {
-        if (mine.openDomains.has(event.domain)) return
-        mine.openDomains.add(event.domain)
-        opened.add(mine)
-        mine.circuit().value++
-      } else if (mine.openDomains.delete(event.domain)) mine.circuit().value--
-    } catch {}
-  }
+  const onDecision = decisionListener(talliesOf, instruments, options.durations !== false)
+  const onFailure = failureListener(talliesOf)
+  const onCircuit = circuitListener(talliesOf, opened)
 
   subscribe(DECISION_CHANNEL, onDecision)
   subscribe(FAILURE_CHANNEL, onFailure)
@@ -136,12 +94,85 @@ export function instrumentLimiters(options: InstrumentOptions = {}): LimiterInst
       unsubscribe(FAILURE_CHANNEL, onFailure)
       unsubscribe(CIRCUIT_CHANNEL, onCircuit)
       stopShedding()
-      // circuits it can no longer see close are no longer counted open
-      for (const mine of opened) {
-        mine.circuit().value -= mine.openDomains.size
-        mine.openDomains.clear()
-      }
-      opened.clear()
+      forgetOpen(opened)
     },
   }
+}
+
+/** A limiter's tallies, or `null` when the filter leaves it out. */
+type TalliesOf = (limiter: Limiter) => LimiterTallies | null
+
+// Per limiter: its tallies, or `null` when the filter leaves it out (asked once per limiter).
+function talliesFilter(
+  accept: ((limiter: Limiter) => boolean) | undefined,
+  tallies: BridgeTallies,
+): TalliesOf {
+  const seen = new WeakMap<Limiter, LimiterTallies | null>()
+  return (limiter: Limiter): LimiterTallies | null => {
+    let mine = seen.get(limiter)
+    if (mine === undefined) {
+      mine = accept === undefined || accept(limiter) ? new LimiterTallies(limiter, tallies) : null
+      seen.set(limiter, mine)
+    }
+    return mine
+  }
+}
+
+// A subscriber that throws would surface as an uncaught exception: the listeners below never let
+// one escape.
+function decisionListener(
+  talliesOf: TalliesOf,
+  instruments: Instruments,
+  durations: boolean,
+): (message: unknown) => void {
+  return (message: unknown) => {
+    try {
+      const event = message as DecisionEvent
+      if (event.cost === 0) return
+      const mine = talliesOf(event.limiter)
+      if (mine === null) return
+      mine.decision(event.decision, event.store, event.shadow).value++
+      if (durations && event.source === 'store' && event.store !== 'memory')
+        instruments.storeDuration.record(event.durationMs / 1000, mine.duration(event.store))
+    } catch {}
+  }
+}
+
+function failureListener(talliesOf: TalliesOf): (message: unknown) => void {
+  return (message: unknown) => {
+    try {
+      const event = message as FailureEvent
+      const mine = talliesOf(event.limiter)
+      if (mine !== null) mine.failure(event.error.code).value++
+    } catch {}
+  }
+}
+
+function circuitListener(
+  talliesOf: TalliesOf,
+  opened: Set<LimiterTallies>,
+): (message: unknown) => void {
+  return (message: unknown) => {
+    try {
+      const event = message as CircuitEvent
+      const mine = talliesOf(event.limiter)
+      if (mine === null) return
+      // each domain counted once while open; a close we never saw open changes nothing
+      if (event.state === 'open') {
+        if (mine.openDomains.has(event.domain)) return
+        mine.openDomains.add(event.domain)
+        opened.add(mine)
+        mine.circuit().value++
+      } else if (mine.openDomains.delete(event.domain)) mine.circuit().value--
+    } catch {}
+  }
+}
+
+// On stop(): circuits this bridge can no longer see close are no longer counted open.
+function forgetOpen(opened: Set<LimiterTallies>): void {
+  for (const mine of opened) {
+    mine.circuit().value -= mine.openDomains.size
+    mine.openDomains.clear()
+  }
+  opened.clear()
 }

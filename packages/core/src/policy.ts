@@ -163,6 +163,11 @@ export interface Policy {
   readonly waitUnits?: number | undefined
 }
 
+/** A validated policy with its name. */
+export interface NamedPolicy extends Policy {
+  readonly name: string
+}
+
 /** Whether `cost` is a cost `policy` can take: an integer from `min` (1, or 0 for a peek) to `burst`. */
 export function isCost(cost: unknown, min: 0 | 1, burst: number): cost is number {
   return typeof cost === 'number' && Number.isInteger(cost) && cost >= min && cost <= burst

@@ -2,7 +2,7 @@
 // Web-standard host (Hono, srvx, Bun, Deno, Workers, Next.js route handlers).
 import type { Decision } from '../decision.js'
 import { LimiterTypeError } from '../errors.js'
-import { beginCheck, type RateLimitCheck } from '../http/check.js'
+import { beginCheck } from '../http/check.js'
 import { limitedResponse } from '../http/handle.js'
 import {
   type Awaitable,
@@ -11,6 +11,7 @@ import {
   resolveRateLimitOptions,
 } from '../http/options.js'
 import { giveBackReservation, owedOnce } from '../http/owed.js'
+import type { RateLimitCheck } from '../http/types.js'
 import type { RequestAddresses } from '../http/warnings.js'
 import { checkTrustProxy, clientAddress, noAddress, type TrustProxy } from './client-ip.js'
 import { keepAlive, settleOnAbort, settleWithBody, type WaitUntil, waitOut } from './lifecycle.js'

@@ -1,10 +1,9 @@
 // Headers onto a Fetch `Response`, whose headers may be immutable (from `fetch()`, or
 // `Response.redirect()`): a copy is made then, never an error.
 import { nowMs } from '../clock.js'
-import type { RateLimitCheck } from '../http/check.js'
-import type { LimitedResponse } from '../http/handle.js'
 import { formatHeaders, type HeaderPair } from '../http/headers.js'
 import { mergeHeaders } from '../http/merge-headers.js'
+import type { LimitedResponse, RateLimitCheck } from '../http/types.js'
 
 // The pairs to set: the check's own, merged with what the response holds (several limiters
 // append list members; single values keep the strictest).

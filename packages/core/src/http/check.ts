@@ -5,51 +5,12 @@ import { nowMs } from '../clock.js'
 import type { Decision } from '../decision.js'
 import { describeValue } from '../errors.js'
 import { decideNow, maxCostOf } from '../limiter.js'
-import type { Limiter } from '../limiter-types.js'
 import { isCost } from '../policy.js'
 import { invoke, isThenable, type MaybePromise, misbehaved } from './callbacks.js'
-import type { LimitedResponse } from './handle.js'
-import { formatHeaders, type HeaderPair, type HeaderPolicy } from './headers.js'
+import { formatHeaders } from './headers.js'
 import type { LimitSet } from './limit-sets.js'
 import type { ResolvedRateLimit } from './options.js'
-
-/** The outcome of {@link checkRequest} for a request that was counted. */
-export interface RateLimitCheck {
-  readonly decision: Decision
-  /** The limiter that decided (for a refund): the fixed one, or the one `limits` chose. */
-  readonly limiter: Limiter
-  /**
-   * The limiter holds a concurrency policy: an admission holds a lease until
-   * the response is over (`settleCheck` arms its release).
-   */
-  readonly leases: boolean
-  /** The store key (the route scope included). */
-  readonly key: string
-  readonly cost: number
-  /** The policy as clients see it (name, limit, window). */
-  readonly policy: HeaderPolicy
-  /** Header pairs to merge into the response (`Retry-After` included on a denial). */
-  readonly headers: HeaderPair[]
-  /**
-   * The limiter is in shadow mode: a refusal is not enforced (the adapter goes on, nothing
-   * waits) and no rate-limit headers are sent.
-   */
-  readonly shadow: boolean
-  /** Not refused by `deny` (see {@link DeniedCheck}). */
-  readonly denied?: undefined
-}
-
-/**
- * The outcome for a request that the adapter's `deny` refused: nothing was counted; the adapter
- * sends `response` (403 and a problem document) and stops.
- */
-export interface DeniedCheck {
-  readonly denied: true
-  readonly response: LimitedResponse
-}
-
-/** What a request's check comes to: counted, refused by `deny`, or skipped (`undefined`). */
-export type CheckResult = RateLimitCheck | DeniedCheck | undefined
+import type { CheckResult, RateLimitCheck } from './types.js'
 
 /**
  * Runs the shared flow for one request: `skip`, then `key` and `cost` (a callback that throws or

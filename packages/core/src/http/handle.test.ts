@@ -4,14 +4,7 @@ import { countGiveBacks } from '../../../../test-support/adapter-helpers.js'
 import { LimiterError } from '../errors.js'
 import { MemoryStore } from '../stores/memory-store.js'
 import type { Store, StoreCall } from '../stores/store.js'
-import {
-  beginCheck,
-  type CheckResult,
-  checkRequest as checkAny,
-  isThenable,
-  type RateLimitCheck,
-  withCheck,
-} from './check.js'
+import { beginCheck, checkRequest as checkAny, isThenable, withCheck } from './check.js'
 import { applyHeaders, limitedResponse, refundOnce, refundWhenDone, whenDue } from './handle.js'
 import type { HeaderValue } from './merge-headers.js'
 import {
@@ -21,6 +14,7 @@ import {
   resolveRateLimitOptions,
 } from './options.js'
 import { QUOTA_EXCEEDED_TYPE } from './problem.js'
+import type { CheckResult, RateLimitCheck } from './types.js'
 
 interface Req {
   readonly ip?: string | undefined

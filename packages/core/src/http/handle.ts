@@ -3,7 +3,6 @@ import { nowMs } from '../clock.js'
 import { describeValue } from '../errors.js'
 import { failureOf } from '../failure.js'
 import { invoke, misbehaved } from './callbacks.js'
-import type { DeniedCheck, RateLimitCheck } from './check.js'
 import { formatHeaders, type HeaderPair } from './headers.js'
 import { type HeaderValue, mergeHeaders } from './merge-headers.js'
 import {
@@ -13,12 +12,8 @@ import {
   settleWhenOver,
 } from './node-lifecycle.js'
 import type { LimitedBody, MessageBody, ResolvedRateLimit } from './options.js'
-import { forbiddenBody, messageBodyOf, problemBody, unavailableBody } from './problem.js'
-
-/** A limited response: status, content type and body text. */
-export interface LimitedResponse extends LimitedBody {
-  readonly status: number
-}
+import { messageBodyOf, problemBody, unavailableBody } from './problem.js'
+import type { LimitedResponse, RateLimitCheck } from './types.js'
 
 /** Where {@link applyHeaders} writes: Node's `ServerResponse` (and Express's) has this shape. */
 export interface HeaderTarget {
@@ -96,12 +91,6 @@ export async function limitedResponse<Req>(
   }
   return { status, ...(rl.messageBody ?? problemBody(status, check.policy, check.decision)) }
 }
-
-/** What a request that `deny` refused comes to: 403 and a problem document. */
-export const DENIED: DeniedCheck = Object.freeze({
-  denied: true,
-  response: Object.freeze({ status: 403, ...forbiddenBody() }),
-})
 
 // Store failures are reported through onError by the limiter: nothing is left to handle here.
 const ignore = (): void => {}

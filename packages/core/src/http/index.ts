@@ -3,12 +3,9 @@
 // adapters and for any other framework's.
 export {
   beginCheck,
-  type CheckResult,
   checkRequest,
-  type DeniedCheck,
   isThenable,
   type MaybePromise,
-  type RateLimitCheck,
   withCheck,
 } from './check.js'
 export { optionsObject, type PartialOptions, probeOf, withDefaults } from './defaults.js'
@@ -16,10 +13,8 @@ export {
   applyHeaders,
   type CheckOutcome,
   type CloseTarget,
-  DENIED,
   type FinishTarget,
   type HeaderTarget,
-  type LimitedResponse,
   limitedResponse,
   owesWhenOver,
   refundOnce,
@@ -89,3 +84,10 @@ export {
   unavailableBody,
   windowText,
 } from './problem.js'
+export {
+  type CheckResult,
+  DENIED,
+  type DeniedCheck,
+  type LimitedResponse,
+  type RateLimitCheck,
+} from './types.js'

@@ -15,8 +15,6 @@ import { ownOptions } from '../option-names.js'
 import type { LimitSpec, NotAnOption } from '../policy.js'
 import type { RedisStoreClient } from '../stores/redis-store.js'
 import type { Store } from '../stores/store.js'
-import type { DeniedCheck } from './check.js'
-import { DENIED } from './handle.js'
 import type { HeaderStandard } from './headers.js'
 import { ipKey } from './key-helpers.js'
 import { type LimitSet, type LimitsFunction, limitSet, limitsPerRequest } from './limit-sets.js'
@@ -31,6 +29,7 @@ import {
   optionalFunction,
   storeOf,
 } from './option-checks.js'
+import { DENIED, type DeniedCheck } from './types.js'
 import { type RequestAddresses, requestWatch } from './warnings.js'
 
 export type { LimitSet } from './limit-sets.js'

@@ -1,7 +1,7 @@
 // What an admitted request owes back once it is over, as a promise: for hosts that hand the
 // promise to the runtime (a Fetch host's `waitUntil`) instead of letting it run unobserved.
-import type { RateLimitCheck } from './check.js'
 import type { ResolvedRateLimit } from './options.js'
+import type { RateLimitCheck } from './types.js'
 
 // Store failures are reported through onError by the limiter: nothing is left to handle here.
 const ignore = (): void => {}
