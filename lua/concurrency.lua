@@ -45,7 +45,7 @@ do
         args = {}
       end
     end
-    redis.call('PEXPIREAT', key, last_ms + offset_ms)
+    redis.call('PEXPIREAT', key, int(last_ms + offset_ms))
   end
 
   local function release(key, lease)

@@ -43,10 +43,10 @@ do
       -- a window refunded to zero is deleted: its key must not outlive an empty state
       redis.call('DEL', key)
     elseif was_end_ms == end_ms then
-      if count ~= was_count then redis.call('INCRBY', key, count - was_count) end
+      if count ~= was_count then redis.call('INCRBY', key, int(count - was_count)) end
     else
       -- a new window, or one a policy change shortened
-      redis.call('SET', key, count, 'PXAT', end_ms + offset_ms)
+      redis.call('SET', key, int(count), 'PXAT', int(end_ms + offset_ms))
     end
   end
 

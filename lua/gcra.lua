@@ -76,12 +76,12 @@ do
     local frac = ahead % limit
     if frac == 0 then
       if raw == '0' then
-        redis.call('PEXPIREAT', key, ms + offset_ms)
+        redis.call('PEXPIREAT', key, int(ms + offset_ms))
       else
-        redis.call('SET', key, '0', 'PXAT', ms + offset_ms)
+        redis.call('SET', key, '0', 'PXAT', int(ms + offset_ms))
       end
     else
-      redis.call('SET', key, string.format('%d %d', frac, limit), 'PXAT', ms + 1 + offset_ms)
+      redis.call('SET', key, string.format('%d %d', frac, limit), 'PXAT', int(ms + 1 + offset_ms))
     end
   end
 

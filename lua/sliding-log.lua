@@ -75,7 +75,7 @@ do
     local newest = list[n]
     local size = (n - 1) * REC_LEN + TRAIL_LEN
     parts[n] = pack(TRAIL, sum, 1, list[1][1], newest[1], newest[2], size)
-    redis.call('SET', key, table.concat(parts), 'PXAT', newest[1] + window_ms + offset_ms)
+    redis.call('SET', key, table.concat(parts), 'PXAT', int(newest[1] + window_ms + offset_ms))
   end
 
   -- The log: sum, start, oldest, newest, newest_c, size, with the records that left the window
@@ -183,7 +183,7 @@ do
   local function commit(key, need, held, sum, start, oldest, newest, newest_c, size)
     if not sum then
       redis.call('SET', key, pack(TRAIL, need, 1, now_ms, now_ms, need, TRAIL_LEN), 'PXAT',
-        now_ms + window_ms + offset_ms)
+        int(now_ms + window_ms + offset_ms))
       if repeated then hold(key, need, 1, now_ms, now_ms, need, TRAIL_LEN, false) end
       return now_ms
     end
@@ -211,7 +211,7 @@ do
     -- the trailer's record joins the others; a new trailer follows it
     redis.call('SETRANGE', key, size - TRAIL_LEN,
       pack(REC_TRAIL, newest, newest_c, held, start, oldest, now_ms, need, size + REC_LEN))
-    redis.call('PEXPIREAT', key, now_ms + window_ms + offset_ms)
+    redis.call('PEXPIREAT', key, int(now_ms + window_ms + offset_ms))
     if repeated then hold(key, held, start, oldest, now_ms, need, size + REC_LEN, false) end
     return now_ms
   end

@@ -56,7 +56,7 @@ do
       held_until[key] = expires_ms or false
     elseif state_start then
       redis.call('SET', key, string.format('%d %d %d', state_start, count, previous), 'PXAT',
-        expires_ms + offset_ms)
+        int(expires_ms + offset_ms))
     else
       redis.call('DEL', key)
     end

@@ -13,3 +13,10 @@ else
   now_ms = tonumber(ARGV[1])
 end
 local offset_ms = tonumber(ARGV[2])
+
+-- An integer as a command argument. Redis turns a Lua number argument into text with "%.17g",
+-- a floating-point conversion that costs as much as a GET; "%d" is an integer's (callgrind: about
+-- 3,000 instructions less per SET ... PXAT). Exact for every integer below 2^53.
+local function int(n)
+  return string.format('%d', n)
+end
