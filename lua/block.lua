@@ -10,5 +10,5 @@ Reply: the ms the block has left (the later of the two ends).
 local ends_ms = now_ms + tonumber(ARGV[3])
 local held_ms = redis.call('PEXPIRETIME', KEYS[1])
 if held_ms > 0 and held_ms - offset_ms >= ends_ms then return held_ms - offset_ms - now_ms end
-redis.call('SET', KEYS[1], '1', 'PXAT', ends_ms + offset_ms)
+redis.call('SET', KEYS[1], '1', 'PXAT', int(ends_ms + offset_ms))
 return ends_ms - now_ms

@@ -25,7 +25,7 @@ do
 
   -- The members of lease "<cost>:<id>".
   local function members_of(lease)
-    local c, id = string.match(lease, '^(%d+):(.+)$')
+    local c, id = match(lease, '^(%d+):(.+)$')
     if not c then return {} end
     local out = { id }
     for i = 2, tonumber(c) do out[i] = id .. '#' .. i end
@@ -45,13 +45,13 @@ do
         args = {}
       end
     end
-    redis.call('PEXPIREAT', key, last_ms + offset_ms)
+    redis.call('PEXPIREAT', key, int(last_ms + offset_ms))
   end
 
   local function release(key, lease)
     local members = members_of(lease)
     for from = 1, #members, CHUNK do
-      redis.pcall('ZREM', key, unpack(members, from, math.min(from + CHUNK - 1, #members)))
+      redis.pcall('ZREM', key, unpack(members, from, min(from + CHUNK - 1, #members)))
     end
   end
 
@@ -89,10 +89,10 @@ do
     if not allowed then
       -- the slot whose expiry makes room for `need`: the (held + need - limit)-th earliest
       local at = redis.call('ZRANGE', key, held + need - limit - 1, held + need - limit - 1, 'WITHSCORES')
-      local retry_after_ms = math.min(retry_ms, tonumber(at[2]) - now_ms)
+      local retry_after_ms = min(retry_ms, tonumber(at[2]) - now_ms)
       local reset_ms = 0
       if held > 0 then reset_ms = last_ms - now_ms end
-      return 0, math.max(0, limit - held), reset_ms, retry_after_ms, -1, false, 0
+      return 0, max(0, limit - held), reset_ms, retry_after_ms, -1, false, 0
     end
     local taken = -1
     local pending = false

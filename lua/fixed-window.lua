@@ -43,10 +43,10 @@ do
       -- a window refunded to zero is deleted: its key must not outlive an empty state
       redis.call('DEL', key)
     elseif was_end_ms == end_ms then
-      if count ~= was_count then redis.call('INCRBY', key, count - was_count) end
+      if count ~= was_count then redis.call('INCRBY', key, int(count - was_count)) end
     else
       -- a new window, or one a policy change shortened
-      redis.call('SET', key, count, 'PXAT', end_ms + offset_ms)
+      redis.call('SET', key, int(count), 'PXAT', int(end_ms + offset_ms))
     end
   end
 
@@ -85,7 +85,7 @@ do
         local expires_ms = redis.call('PEXPIRETIME', key) - offset_ms
         -- a window shortened by a policy change ends no later than the new length from now (the
         -- first request that sees the change stores that end)
-        local e = math.min(expires_ms, end_ms)
+        local e = min(expires_ms, end_ms)
         if n and now_ms < e then
           end_ms = e
           count = n
@@ -108,7 +108,7 @@ do
       return 0, 0, 0, 0, -1
     end
     if op == 'r' then
-      count = math.max(0, count - cost)
+      count = max(0, count - cost)
       write(key, count, end_ms, was_count, was_end_ms)
       return 0, 0, 0, 0, -1
     end
@@ -137,7 +137,7 @@ do
 
     local reset_ms = 0
     if count > 0 then reset_ms = window_left_ms end
-    if allowed then return 1, math.max(0, limit - count), reset_ms, 0, -1, pending end
-    return 0, math.max(0, limit - count), reset_ms, window_left_ms, -1, false
+    if allowed then return 1, max(0, limit - count), reset_ms, 0, -1, pending end
+    return 0, max(0, limit - count), reset_ms, window_left_ms, -1, false
   end
 end

@@ -72,16 +72,16 @@ do
       redis.call('DEL', key)
       return
     end
-    local ms = now_ms + math.floor(ahead / limit)
+    local ms = now_ms + floor(ahead / limit)
     local frac = ahead % limit
     if frac == 0 then
       if raw == '0' then
-        redis.call('PEXPIREAT', key, ms + offset_ms)
+        redis.call('PEXPIREAT', key, int(ms + offset_ms))
       else
-        redis.call('SET', key, '0', 'PXAT', ms + offset_ms)
+        redis.call('SET', key, '0', 'PXAT', int(ms + offset_ms))
       end
     else
-      redis.call('SET', key, string.format('%d %d', frac, limit), 'PXAT', ms + 1 + offset_ms)
+      redis.call('SET', key, format('%d %d', frac, limit), 'PXAT', int(ms + 1 + offset_ms))
     end
   end
 
@@ -97,7 +97,7 @@ do
   -- A reservation's ticket: the TAT it left, as whole ms (Redis time) and the fraction in units
   -- of 1/limit ms, and how far it moved the TAT, in those units (lib/reply.lua sends it).
   local function ticket_of(limit, ahead, moved)
-    return { now_ms + math.floor(ahead / limit), ahead % limit, moved }
+    return { now_ms + floor(ahead / limit), ahead % limit, moved }
   end
 
   -- What a refund of `units` (its cost x T) gives back, the TAT `ahead` units from now. With a
@@ -109,11 +109,11 @@ do
   local function refundable(ticket, limit, tat_ms, tat_frac, ahead, units, after, w)
     if ahead <= 0 then return 0 end
     if ticket and ticket ~= '' then
-      local l, ms, frac, moved = string.match(ticket, '^(%d+):(%d+):(%d+):(%d+)$')
+      local l, ms, frac, moved = match(ticket, '^(%d+):(%d+):(%d+):(%d+)$')
       if not l or tonumber(l) ~= limit or tonumber(ms) ~= tat_ms or tonumber(frac) ~= tat_frac then
         return 0
       end
-      return math.min(units, tonumber(moved))
+      return min(units, tonumber(moved))
     end
     if after and ahead > after * w then return 0 end
     return units
@@ -126,14 +126,14 @@ do
     local limit, ahead = pending_limit[slot], pending_ahead[slot]
     local delay_ms = pending_delay[slot]
     if hold and hold > delay_ms then
-      ahead = math.max(pending_before[slot], hold * limit) + pending_step[slot]
+      ahead = max(pending_before[slot], hold * limit) + pending_step[slot]
       delay_ms = hold
     end
     write(pending_key[slot], limit, ahead, pending_raw[slot])
     local w = pending_w[slot]
     local ticket = -1
     if delay_ms > 0 then ticket = ticket_of(limit, ahead, ahead - pending_before[slot]) end
-    return math.max(0, math.floor((pending_tolerance[slot] - ahead) / w)), math.ceil(ahead / limit),
+    return max(0, floor((pending_tolerance[slot] - ahead) / w)), ceil(ahead / limit),
       delay_ms, ticket
   end
 
@@ -147,7 +147,7 @@ do
     if held then
       raw = held_raw[key]
       if held > 0 then
-        tat_ms = now_ms + math.floor(held / limit)
+        tat_ms = now_ms + floor(held / limit)
         tat_frac = held % limit
       end
     else
@@ -160,7 +160,7 @@ do
         local frac = 0
         local den = limit
         if raw ~= '0' then
-          local b, c = string.match(raw, '^(%d+) (%d+)$')
+          local b, c = match(raw, '^(%d+) (%d+)$')
           if b then
             ms = expires_ms - 1
             frac = tonumber(b)
@@ -173,7 +173,7 @@ do
         if ms >= now_ms then
           if den ~= limit then
             -- a changed limit re-expresses the fraction, rounding the TAT later
-            frac = math.ceil(frac * limit / den)
+            frac = ceil(frac * limit / den)
             if frac >= limit then
               ms = ms + 1
               frac = frac - limit
@@ -201,7 +201,7 @@ do
       local before = (tat_ms - now_ms) * limit + tat_frac
       local ahead = before + cost * w
       local most = tolerance + limit * w
-      if ahead > most then ahead = math.max(before, most) end
+      if ahead > most then ahead = max(before, most) end
       write(key, limit, ahead, raw)
       return 0, 0, 0, 0, -1
     end
@@ -211,7 +211,7 @@ do
     local need = cost
     if peek then need = 1 end
     local sum = tat_frac + need * w
-    local next_ms = tat_ms + math.floor(sum / limit)
+    local next_ms = tat_ms + floor(sum / limit)
     local next_frac = sum % limit
     local ahead = (next_ms - now_ms) * limit + next_frac
     local before = (tat_ms - now_ms) * limit + tat_frac
@@ -223,7 +223,7 @@ do
       allowed = late <= wait
     end
     local delay_ms = 0
-    if late > 0 then delay_ms = math.ceil(late / limit) end
+    if late > 0 then delay_ms = ceil(late / limit) end
 
     -- commit
     local used = before
@@ -232,7 +232,7 @@ do
     if allowed and not peek then
       used = ahead
       -- admitted when its wait ends: `late` units from now, exactly (delay_ms is rounded up)
-      if wait and delay_ms > 0 then used = math.max(before, late) + need * w end
+      if wait and delay_ms > 0 then used = max(before, late) + need * w end
       if op == 'k' then
         if not pending_key then
           pending_key, pending_limit, pending_ahead, pending_raw = {}, {}, {}, {}
@@ -248,8 +248,8 @@ do
       end
     end
 
-    local remaining = math.max(0, math.floor((tolerance - used) / w))
-    if allowed then return 1, remaining, math.ceil(used / limit), 0, ticket_out, pending, delay_ms end
-    return 0, remaining, math.ceil(used / limit), delay_ms, -1, false, 0
+    local remaining = max(0, floor((tolerance - used) / w))
+    if allowed then return 1, remaining, ceil(used / limit), 0, ticket_out, pending, delay_ms end
+    return 0, remaining, ceil(used / limit), delay_ms, -1, false, 0
   end
 end

@@ -48,7 +48,7 @@ do
   -- it returns true; returns the offset of the record it stopped at (or stop + 1).
   local function walk(key, from, stop, visit)
     while from < stop do
-      local chunk = redis.call('GETRANGE', key, from - 1, math.min(from + CHUNK - 1, stop) - 1)
+      local chunk = redis.call('GETRANGE', key, from - 1, min(from + CHUNK - 1, stop) - 1)
       if #chunk < REC_LEN then return from end
       for j = 1, #chunk - REC_LEN + 1, REC_LEN do
         local t, c = unpack(REC, chunk, j)
@@ -75,7 +75,7 @@ do
     local newest = list[n]
     local size = (n - 1) * REC_LEN + TRAIL_LEN
     parts[n] = pack(TRAIL, sum, 1, list[1][1], newest[1], newest[2], size)
-    redis.call('SET', key, table.concat(parts), 'PXAT', newest[1] + window_ms + offset_ms)
+    redis.call('SET', key, table.concat(parts), 'PXAT', int(newest[1] + window_ms + offset_ms))
   end
 
   -- The log: sum, start, oldest, newest, newest_c, size, with the records that left the window
@@ -121,13 +121,13 @@ do
 
   local function refund(key, list, cost, ticket)
     if ticket ~= '' then
-      local t, c = string.match(ticket, '^(%d+):(%d+)$')
+      local t, c = match(ticket, '^(%d+):(%d+)$')
       t = tonumber(t) or -1
       c = tonumber(c) or 0
       for i = #list, 1, -1 do
         local r = list[i]
         if r[1] == t then
-          r[2] = r[2] - math.min(c, r[2])
+          r[2] = r[2] - min(c, r[2])
           break
         end
         if r[1] < t then break end
@@ -137,7 +137,7 @@ do
       for i = #list, 1, -1 do
         if left == 0 then break end
         local r = list[i]
-        local take = math.min(left, r[2])
+        local take = min(left, r[2])
         r[2] = r[2] - take
         left = left - take
       end
@@ -183,7 +183,7 @@ do
   local function commit(key, need, held, sum, start, oldest, newest, newest_c, size)
     if not sum then
       redis.call('SET', key, pack(TRAIL, need, 1, now_ms, now_ms, need, TRAIL_LEN), 'PXAT',
-        now_ms + window_ms + offset_ms)
+        int(now_ms + window_ms + offset_ms))
       if repeated then hold(key, need, 1, now_ms, now_ms, need, TRAIL_LEN, false) end
       return now_ms
     end
@@ -211,7 +211,7 @@ do
     -- the trailer's record joins the others; a new trailer follows it
     redis.call('SETRANGE', key, size - TRAIL_LEN,
       pack(REC_TRAIL, newest, newest_c, held, start, oldest, now_ms, need, size + REC_LEN))
-    redis.call('PEXPIREAT', key, now_ms + window_ms + offset_ms)
+    redis.call('PEXPIREAT', key, int(now_ms + window_ms + offset_ms))
     if repeated then hold(key, held, start, oldest, now_ms, need, size + REC_LEN, false) end
     return now_ms
   end
@@ -253,7 +253,7 @@ do
     if op == 'p' then
       -- a penalty: an admission of `cost` recorded past the limit (the total held stays within
       -- the 4 bytes the trailer gives it)
-      local c = math.min(cost, 4294967295 - held)
+      local c = min(cost, 4294967295 - held)
       if c > 0 then commit(key, c, held + c, sum, start, oldest, newest, newest_c, size) end
       return 0, 0, 0, 0, -1
     end
@@ -305,8 +305,8 @@ do
 
     local reset_ms = 0
     if held > 0 then reset_ms = newest_ms + window_ms - now_ms end
-    if allowed then return 1, math.max(0, limit - held), reset_ms, 0, at_ms, pending end
-    return 0, math.max(0, limit - held), reset_ms, retry_after_ms, at_ms, false
+    if allowed then return 1, max(0, limit - held), reset_ms, 0, at_ms, pending end
+    return 0, max(0, limit - held), reset_ms, retry_after_ms, at_ms, false
   end
 
   function sliding_log.finish()

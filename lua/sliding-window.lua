@@ -19,13 +19,13 @@ do
     -- later in this window: previous * (w - e) <= (limit - current - need) * w
     local room = limit - current - need
     if room >= 0 and previous > 0 then
-      local most = math.floor(room * w / previous)
+      local most = floor(room * w / previous)
       if most >= 1 then return w - most - elapsed end
     end
     -- in the next window `current` becomes the previous count and the new count starts at 0
     if current == 0 then return w - elapsed end
-    local most = math.floor((limit - need) * w / current)
-    if most >= 1 then return w - elapsed + math.max(0, w - most) end
+    local most = floor((limit - need) * w / current)
+    if most >= 1 then return w - elapsed + max(0, w - most) end
     -- the window after that: both counts are gone
     return 2 * w - elapsed
   end
@@ -55,8 +55,8 @@ do
       held_previous[key] = previous
       held_until[key] = expires_ms or false
     elseif state_start then
-      redis.call('SET', key, string.format('%d %d %d', state_start, count, previous), 'PXAT',
-        expires_ms + offset_ms)
+      redis.call('SET', key, format('%d %d %d', state_start, count, previous), 'PXAT',
+        int(expires_ms + offset_ms))
     else
       redis.call('DEL', key)
     end
@@ -86,7 +86,7 @@ do
       -- a key of another type (an error reply) reads as empty, like a value of another shape
       local raw = redis.pcall('GET', key)
       local a, b, c
-      if type(raw) == 'string' then a, b, c = string.match(raw, '^(%d+) (%d+) (%d+)$') end
+      if type(raw) == 'string' then a, b, c = match(raw, '^(%d+) (%d+) (%d+)$') end
       -- another shape reads as empty, replaced by the next write
       if a then state_start, state_count, state_previous = tonumber(a), tonumber(b), tonumber(c) end
       if repeated and repeated[key] then
@@ -98,7 +98,7 @@ do
       local count = 0
       local previous = 0
       if state_start and state_start >= start_ms - w then
-        count = math.max(0, state_count - cost)
+        count = max(0, state_count - cost)
         if state_start >= start_ms then previous = state_previous end
       end
       if count == 0 and previous == 0 then
@@ -160,7 +160,7 @@ do
     elseif previous > 0 then
       reset_ms = window_left_ms
     end
-    local remaining = math.max(0, math.floor((limit * w - used) / w))
+    local remaining = max(0, floor((limit * w - used) / w))
     if allowed then return 1, remaining, reset_ms, 0, -1, pending end
     return 0, remaining, reset_ms, retry_after_ms, -1, false
   end

@@ -27,5 +27,5 @@ end
 -- A blocked request's decision from what its policy holds now (a peek): refused, nothing
 -- remaining, and no Retry-After or reset before the block ends (nor before the policy's own).
 local function blocked_decision(remaining, reset_ms, retry_after_ms, left_ms)
-  return 0, 0, math.max(reset_ms, left_ms), math.max(retry_after_ms, left_ms)
+  return 0, 0, max(reset_ms, left_ms), max(retry_after_ms, left_ms)
 end

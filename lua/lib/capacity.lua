@@ -5,7 +5,7 @@ waiting GCRA policy's `after` and `wait`; see their modules). Returns burst, a, 
 absent).
 ]]
 local function capacity_of(text)
-  local burst, a, b = string.match(text, '^(%d+)/(%d+)/?(%d*)$')
+  local burst, a, b = match(text, '^(%d+)/(%d+)/?(%d*)$')
   if not burst then return tonumber(text) end
   return tonumber(burst), tonumber(a), tonumber(b)
 end

@@ -43,6 +43,32 @@ for p = 1, policies do
 end
 local base = 3 + 4 * policies
 local plain = #ARGV == base
+-- When every other policy admits, one policy can decide as a consume ('c', writing what it
+-- admits at once) instead of a check whose write waits for a commit: the same decision and the
+-- same state, without the pending write's bookkeeping (callgrind: ~6,000 instructions per
+-- decision for gcra, a fifth of a one-policy decision). `direct` is that policy, checked after
+-- all the others (each policy reads only its own key, so the order changes nothing else): a
+-- gcra one if any, else fixed-window or sliding-window (which write on 'c' exactly what 'k' then
+-- commit would); none when a policy waits (waiting ones all reserve at the longest wait, known
+-- only after every check). `order` is the order of the checks.
+local direct = false
+for p = 1, policies do
+  if decide[p] == gcra.decide then
+    if extra_a[p] then
+      direct = false
+      break
+    end
+    direct = p
+  elseif not (direct and decide[direct] == gcra.decide)
+    and (decide[p] == fixed_window.decide or decide[p] == sliding_window.decide) then
+    direct = p
+  end
+end
+local order = {}
+for p = 1, policies do
+  if p ~= direct then order[#order + 1] = p end
+end
+if direct then order[policies] = direct end
 
 -- The refund ticket of each policy, from "t1,t2,...".
 local function tickets_of(text)
@@ -115,9 +141,12 @@ for i = 1, #KEYS / policies do
     -- check every policy, writing nothing
     local all = true
     local hold = 0
-    for p = 1, policies do
+    for j = 1, policies do
+      local p = order[j]
+      local op = 'k'
+      if p == direct and all then op = 'c' end
       allowed[p], remaining[p], reset_ms[p], retry_after_ms[p], at_ms[p], pending[p], delay_ms[p] =
-        decide[p](KEYS[first + p], limit[p], window_ms[p], burst[p], cost, 'k', given[p] or '', p,
+        decide[p](KEYS[first + p], limit[p], window_ms[p], burst[p], cost, op, given[p] or '', p,
           extra_a[p], extra_b[p])
       if allowed[p] ~= 1 then all = false
       elseif delay_ms[p] and delay_ms[p] > hold then hold = delay_ms[p] end

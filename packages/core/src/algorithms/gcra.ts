@@ -24,7 +24,7 @@ export interface GcraState {
  * How far the TAT is ahead of now, in units of 1/`limit` ms (0 when it is not ahead), with the
  * TAT in the current denominator (`limit`).
  */
-function aheadOf(state: GcraState | undefined, nowMs: number, limit: number): number {
+export function aheadOf(state: GcraState | undefined, nowMs: number, limit: number): number {
   if (state === undefined || state.ms < nowMs) return 0
   let { ms, frac } = state
   if (state.den !== limit) {
@@ -38,8 +38,8 @@ function aheadOf(state: GcraState | undefined, nowMs: number, limit: number): nu
   return (ms - nowMs) * limit + frac
 }
 
-// The state for a TAT `ahead` units after now, written into `reuse` when given.
-function stateAt(nowMs: number, ahead: number, limit: number, reuse?: GcraState): GcraState {
+/** The state for a TAT `ahead` units after now, written into `reuse` when given. */
+export function stateAt(nowMs: number, ahead: number, limit: number, reuse?: GcraState): GcraState {
   const ms = nowMs + floorDiv(ahead, limit)
   const frac = ahead % limit
   if (reuse === undefined) return { ms, frac, den: limit }

@@ -1,6 +1,8 @@
 // MemoryStore: the embedded default. Runs each algorithm's TypeScript twin in process.
+
+import { aheadOf, type GcraState, stateAt } from '../algorithms/gcra.js'
 import { TWINS } from '../algorithms/index.js'
-import type { AlgorithmTwin, Outcome } from '../algorithms/outcome.js'
+import { type AlgorithmTwin, ceilDiv, floorDiv, type Outcome } from '../algorithms/outcome.js'
 import { nowMs } from '../clock.js'
 import { MAX_TIMER_MS } from '../duration.js'
 import { LimiterRangeError } from '../errors.js'
@@ -18,7 +20,10 @@ import { DECIDES_SETS, type Store, type StoreCall, type StoreDecision } from './
  */
 export const BIND: unique symbol = Symbol('@limiter/core.bind') as never
 
-/** What {@link BIND} returns: decides `cost` for `key` at `nowMs` (or the store's clock). */
+/**
+ * What {@link BIND} returns: decides `cost` for `key` at `nowMs` (or the store's clock). The
+ * decision object may be reused by the next call: read it at once.
+ */
 export type BoundConsume = (key: string, cost: number, nowMs: number | undefined) => StoreDecision
 
 /** Internal: a limiter's several policies bound to a store (see {@link MemoryStore}'s `BIND_SET`). */
@@ -153,11 +158,54 @@ export class MemoryStore implements Store {
     const space = this.#space(namespace)
     const leases = policy.algorithm === 'concurrency'
     const blocks = namespace
-    return (key, cost, at) => {
+    const general: BoundConsume = (key, cost, at) => {
       const now = at ?? nowMs()
       if (now > this.#latestMs) this.#latestMs = now
       const lease = leases && cost > 0 ? newLease(cost) : undefined
       return this.#check(space, twin, policy, boundedKey(key), cost, now, lease, blocks)
+    }
+    return twin === TWINS.gcra && policy.waitUnits === undefined
+      ? this.#gcraOne(space, policy, general)
+      : general
+  }
+
+  // The common consume, a GCRA policy (or bucket) that does not wait, at cost 1, while no key
+  // is blocked: exactly `general`'s decision (gcra.check with cost 1; a property test compares
+  // them), without its branches or the outcome object. Anything else goes to `general`.
+  #gcraOne(space: Map<string, Entry>, policy: Policy, general: BoundConsume): BoundConsume {
+    const { limit, windowMs: w, burst } = policy
+    const tolerance = burst * w
+    // the answer, reused from call to call: BoundConsume's callers read it at once
+    const out = { allowed: true, remaining: 0, resetMs: 0, retryAfterMs: 0, ticket: undefined }
+    return (key, cost, at) => {
+      if (cost !== 1 || this.#blocks.size !== 0) return general(key, cost, at)
+      const now = at ?? nowMs()
+      if (now > this.#latestMs) this.#latestMs = now
+      const held = boundedKey(key)
+      const entry = space.get(held)
+      const before =
+        entry !== undefined && entry.expiresAtMs > now
+          ? aheadOf(entry.state as GcraState, now, limit)
+          : 0
+      const ahead = before + w
+      if (ahead > tolerance) {
+        out.allowed = false
+        out.remaining = Math.max(0, floorDiv(tolerance - before, w))
+        out.resetMs = ceilDiv(before, limit)
+        out.retryAfterMs = ceilDiv(ahead - tolerance, limit)
+        return out
+      }
+      const ttlMs = ceilDiv(ahead, limit)
+      const state = stateAt(now, ahead, limit, entry?.state as GcraState | undefined)
+      if (entry !== undefined) {
+        entry.state = state
+        entry.expiresAtMs = now + ttlMs
+      } else this.#write(space, held, undefined, state, now + ttlMs)
+      out.allowed = true
+      out.remaining = Math.max(0, floorDiv(tolerance - ahead, w))
+      out.resetMs = ttlMs
+      out.retryAfterMs = 0
+      return out
     }
   }
 

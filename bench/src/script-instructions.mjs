@@ -1,0 +1,44 @@
+// Dev helper: drives one decision script on a Redis (a redis-server run under
+//   valgrind --tool=callgrind --toggle-collect=evalShaCommand redis-server --port <port> --save ''
+// counts only the instructions inside EVALSHA): 350 + `calls` EVALSHA of `batch` requests each
+// over 10,000 user keys, as RedisStore sends them (KEYS, '' for Redis TIME, offset 0, then the
+// script's ARGV). Divide the callgrind total by (350 + calls) x batch: instructions per decision.
+//   node src/script-instructions.mjs <script.lua> <policies> [calls] [batch] [port]
+// <policies>: `one:<limit>:<window_ms>:<capacity>` for a one-policy script, or the limits
+// script's policies, e.g. `gc:100:1000:100,fw:10000:86400000:10000`. The scripts are in
+// lua/build/ after `pnpm --filter @limiter/core generate`.
+import { readFileSync } from 'node:fs'
+import Redis from 'ioredis'
+
+const [file, policyArg, callsArg = '300', batchArg = '32', portArg = '6379'] = process.argv.slice(2)
+const client = new Redis({ port: Number(portArg) })
+const sha = await client.script('LOAD', readFileSync(file, 'utf8'))
+const policies = policyArg.split(',').map((p) => p.split(':'))
+const one = policies[0][0] === 'one'
+const batch = Number(batchArg)
+let user = 0
+
+function call() {
+  const keys = []
+  for (let i = 0; i < batch; i++) {
+    const u = user++ % 10_000
+    const tag = `{10.0.${u >> 8}.${u & 255}}`
+    if (one) keys.push(`rl:a:${tag}`)
+    else for (let j = 0; j < policies.length; j++) keys.push(`rl:p${j}:${tag}`)
+  }
+  const args = one ? policies[0].slice(1) : [policies.length, ...policies.flat()]
+  return client.evalsha(sha, keys.length, ...keys, '', 0, ...args)
+}
+
+async function run(n) {
+  const inFlight = []
+  for (let i = 0; i < n; i++) {
+    inFlight.push(call())
+    if (inFlight.length >= 8) await inFlight.shift()
+  }
+  await Promise.all(inFlight)
+}
+
+await run(350)
+await run(Number(callsArg))
+client.disconnect()
