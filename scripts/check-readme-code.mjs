@@ -37,6 +37,7 @@ function hostOf(code) {
   if (uses('@opentelemetry/exporter-prometheus')) return 'examples/metrics'
   if (uses('@limiter/nest|@nestjs/[a-z-]+')) return 'packages/nest'
   if (uses('@limiter/hono|hono|hono/[a-z-]+|@hono/node-server')) return 'packages/hono'
+  if (uses('next|next/[a-z-]+')) return 'examples/next'
   if (uses('@limiter/fastify|fastify')) return 'packages/fastify'
   if (uses('@limiter/koa|koa|@koa/router|@koa/bodyparser')) return 'packages/koa'
   if (uses('@limiter/express|express')) return 'packages/express'

@@ -4,7 +4,13 @@ import { spawnSync } from 'node:child_process'
 import { fileURLToPath } from 'node:url'
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url))
-const ADAPTERS = ['@limiter/express', '@limiter/koa', '@limiter/fastify', '@limiter/nest']
+const ADAPTERS = [
+  '@limiter/express',
+  '@limiter/koa',
+  '@limiter/fastify',
+  '@limiter/hono',
+  '@limiter/nest',
+]
 
 function turboBuild(filters) {
   const args = [

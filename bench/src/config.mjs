@@ -139,6 +139,7 @@ export const PROFILES = {
         'express-rate-limit/redis',
         'koa-ratelimit/redis',
         '@fastify/rate-limit/redis',
+        'hono-rate-limiter/redis',
         '@nestjs/throttler/memory',
         '@nestjs/throttler/redis',
       ],

@@ -1,6 +1,7 @@
 // `pnpm bench` / `pnpm bench:quick`: starts a private Redis, runs every section, writes
 // bench/results/ and prints the headline. Options: --quick, --only=decisions,two-limits,concurrency,waiters,clients,events,memory,http,
-// --http-algorithm=<algorithm> (our adapters' default otherwise), --no-build (measure the
+// --http-algorithm=<algorithm> (our adapters' default otherwise), --http-frameworks=hono,express
+// (the HTTP section on those frameworks only), --no-build (measure the
 // packages' dist as it is instead of building core and the adapters first), and for short
 // checks --run-ms=<ms> (each timed Redis and in-memory run), --reps=<n>, --out=<dir> (instead
 // of bench/results/), --events-base=<dir> (another build's packages/core, measured with nobody
@@ -48,6 +49,8 @@ if (unknown.length > 0) {
 }
 const outDir = option('out')
 const httpAlgorithm = option('http-algorithm')
+const httpFrameworks = option('http-frameworks')?.split(',')
+if (httpFrameworks !== undefined) profile.http = { ...profile.http, frameworks: httpFrameworks }
 const eventsBase = option('events-base')
 if (eventsBase !== undefined && !existsSync(`${eventsBase}/dist/index.mjs`)) {
   console.error(`--events-base: no built core at ${eventsBase} (expected dist/index.mjs there)`)
@@ -171,6 +174,9 @@ async function main() {
       'express',
       'koa',
       'fastify',
+      'hono',
+      '@hono/node-server',
+      'hono-rate-limiter',
       '@nestjs/core',
       '@nestjs/throttler',
       '@nest-lab/throttler-storage-redis',

@@ -70,6 +70,7 @@ function load(port, { connections, durationS }) {
 function plan(profile) {
   const runs = []
   for (const [framework, variants] of Object.entries(VARIANTS)) {
+    if (profile.http.frameworks && !profile.http.frameworks.includes(framework)) continue
     for (const variant of Object.keys(variants)) {
       const limits = limitsRequests(variant)
       const peer = limits && !variant.startsWith('ours/')

@@ -39,6 +39,15 @@ async function fastify(limiter) {
   listening(app.server.address().port)
 }
 
+async function hono(limiter) {
+  const { Hono } = await import('hono')
+  const { serve } = await import('@hono/node-server')
+  const app = new Hono()
+  if (limiter) app.use(limiter)
+  app.get('/', (c) => c.text('ok'))
+  serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, (info) => listening(info.port))
+}
+
 // Nest on its Express platform; the controller's decorators applied by hand (plain JavaScript).
 async function nest(limiter) {
   await import('reflect-metadata')
@@ -62,7 +71,7 @@ async function nest(limiter) {
   listening(app.getHttpServer().address().port)
 }
 
-const SERVERS = { express, koa, fastify, nest }
+const SERVERS = { express, koa, fastify, hono, nest }
 
 async function main() {
   const make = VARIANTS[framework][variant]

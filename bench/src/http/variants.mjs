@@ -88,6 +88,26 @@ async function fastifyPlugin(store, { limit, windowMs, redis }) {
   return { plugin, options }
 }
 
+// hono-rate-limiter 0.5 on @hono/node-server, keyed by the socket's address as ours is. Its
+// RedisStore takes an Upstash-style client (scriptLoad, evalsha, decr, del): ioredis behind four
+// one-line methods.
+async function honoRateLimiter(store, { limit, windowMs, redis }) {
+  const { rateLimiter, RedisStore } = await import('hono-rate-limiter')
+  const { getConnInfo } = await import('@hono/node-server/conninfo')
+  const options = { windowMs, limit, keyGenerator: (c) => getConnInfo(c).remote.address ?? '' }
+  if (store === 'redis') {
+    options.store = new RedisStore({
+      client: {
+        scriptLoad: (script) => redis.script('LOAD', script),
+        evalsha: (sha, keys, args) => redis.evalsha(sha, keys.length, ...keys, ...args),
+        decr: (key) => redis.decr(key),
+        del: (key) => redis.del(key),
+      },
+    })
+  }
+  return rateLimiter(options)
+}
+
 // The floor under any limiter that sends headers: read the client's IP and set two header fields
 // the size of ours (draft-10 `RateLimit-Policy` and `RateLimit`, a number changing per request),
 // limiting nothing. What a variant costs over it is the limiter's own work.
@@ -106,6 +126,14 @@ const floor = {
     ctx.res.setHeader('RateLimit-Policy', POLICY)
     ctx.res.setHeader('RateLimit', floorFields(ctx.ip))
     return next()
+  },
+  hono: async () => {
+    const { getConnInfo } = await import('@hono/node-server/conninfo')
+    return async (c, next) => {
+      c.header('RateLimit-Policy', POLICY)
+      c.header('RateLimit', floorFields(getConnInfo(c).remote.address ?? ''))
+      await next()
+    }
   },
   // a global guard that sets the fields: the floor under any limiter that is a Nest guard
   nest: async () => {
@@ -171,6 +199,15 @@ export const VARIANTS = {
     'ours/redis': (o) => ours('fastify', o),
     '@fastify/rate-limit/memory': (o) => fastifyPlugin('memory', o),
     '@fastify/rate-limit/redis': (o) => fastifyPlugin('redis', o),
+  },
+  // Hono 4 on @hono/node-server
+  hono: {
+    bare: null,
+    'reference/floor': floor.hono,
+    'ours/memory': (o) => ours('hono', o),
+    'ours/redis': (o) => ours('hono', o),
+    'hono-rate-limiter/memory': (o) => honoRateLimiter('memory', o),
+    'hono-rate-limiter/redis': (o) => honoRateLimiter('redis', o),
   },
   // Nest 12 on its Express platform
   nest: {

@@ -106,11 +106,30 @@ const PEER_DURATIONS: ReadonlyMap<string, (value: unknown) => string> = new Map(
   ],
 ])
 
+// Peer names with no option here, and what to do instead (express-rate-limit, hono-rate-limiter).
+const WHERE_DECISION =
+  "the decision is always at `rateLimit`: `req.rateLimit` (Express, Fastify), `ctx.state.rateLimit` (Koa), `c.get('rateLimit')` (Hono)"
+const PEER_NOTES: ReadonlyMap<string, string> = new Map([
+  ['requestPropertyName', `there is no such option: ${WHERE_DECISION}`],
+  ['requestStorePropertyName', `there is no such option: ${WHERE_DECISION}`],
+])
+
+/**
+ * The hint for a `limit` that is a function (express-rate-limit's and hono-rate-limiter's
+ * `limit: (req) => n`): here a limit per request is a plan from `limits`.
+ */
+export function limitValueHint(option: string, value: unknown): string {
+  if (option !== 'limit' || typeof value !== 'function') return ''
+  return " (a limit that depends on the request is `limits: (req) => ({ limit: n, window: '1m' })`, each plan with its own counters)"
+}
+
 /**
  * What to tell a user who passed the unknown option `name` with `value`: the option meant, and
  * for a peer library's duration the peer's unit and the replacement with `value` converted.
  */
 export function optionHint(name: string, value: unknown, known: Iterable<string>): string {
+  const note = PEER_NOTES.get(name)
+  if (note !== undefined) return ` (${note})`
   const meant = suggestOption(name, known)
   if (meant === undefined) return ''
   const units = PEER_DURATIONS.get(name)

@@ -1,6 +1,7 @@
 // Policy: an algorithm plus its numbers, validated once and frozen.
 import { type Duration, parseDuration, warnBareMilliseconds } from './duration.js'
 import { LimiterRangeError, LimiterTypeError } from './errors.js'
+import { limitValueHint } from './option-names.js'
 
 /**
  * The algorithms: six rate algorithms, and `'concurrency'`, which caps the requests a key has in
@@ -175,7 +176,7 @@ export function isCost(cost: unknown, min: 0 | 1, burst: number): cost is number
 
 function positiveInteger(option: string, value: unknown): number {
   if (typeof value !== 'number' || Number.isNaN(value))
-    throw new LimiterTypeError(option, value, 'a positive integer')
+    throw new LimiterTypeError(option, value, `a positive integer${limitValueHint(option, value)}`)
   if (!Number.isInteger(value) || value < 1)
     throw new LimiterRangeError(option, value, 'must be a positive integer')
   return value

@@ -19,3 +19,4 @@ export {
   type FetchLimiterOptions,
 } from './limiter.js'
 export { mutableCopy, withHeaders } from './response.js'
+export { type RouteHandler, withRateLimit } from './route.js'

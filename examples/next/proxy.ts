@@ -1,0 +1,14 @@
+// Next 16's proxy (formerly middleware), on the Node runtime: 2 requests a minute per client for
+// everything under /api/limited. The handler runs after the proxy has answered, so a concurrency
+// limit here would be released at once: limit rates here, concurrency in the route handler.
+import { createFetchLimiter } from '@limiter/core/fetch'
+import { type NextRequest, NextResponse } from 'next/server'
+
+// one per server process; pass `redis` to share the counters between processes
+const limit = createFetchLimiter({ limit: 2, window: '1m', trustProxy: 1 })
+
+export function proxy(request: NextRequest): Promise<Response> {
+  return limit.handle(request, async () => NextResponse.next())
+}
+
+export const config = { matcher: '/api/limited/:path*' }

@@ -1,0 +1,82 @@
+// withRateLimit: a route handler (Next.js App Router style) behind a Fetch limiter, through the
+// public subpath. The client address defaults to the right-most X-Forwarded-For entry.
+import { describe, expect, it } from 'vitest'
+import { createFetchLimiter, withRateLimit } from '../src/fetch/index.js'
+import { MemoryStore } from '../src/index.js'
+
+const get = (xff?: string) =>
+  new Request(
+    'http://app.test/api',
+    xff === undefined ? {} : { headers: { 'x-forwarded-for': xff } },
+  )
+
+describe('withRateLimit', () => {
+  it('passes the request and the rest through, adds headers, refuses past the limit', async () => {
+    const seen: unknown[] = []
+    const GET = withRateLimit(
+      async (request: Request, context: { params: Promise<{ id: string }> }) => {
+        seen.push((await context.params).id, new URL(request.url).pathname)
+        return new Response('ok')
+      },
+      { limit: 2, window: '1m', store: new MemoryStore() },
+    )
+    const context = { params: Promise.resolve({ id: '7' }) }
+    const first = await GET(get('203.0.113.1'), context)
+    expect(first.status).toBe(200)
+    expect(first.headers.get('ratelimit')).toBe('"gc2/1m";r=1;t=30')
+    expect((await GET(get('203.0.113.1'), context)).status).toBe(200)
+    const refused = await GET(get('203.0.113.1'), context)
+    expect(refused.status).toBe(429)
+    expect(refused.headers.get('retry-after')).not.toBeNull()
+    expect(seen).toEqual(['7', '/api', '7', '/api'])
+  })
+
+  it('keys by the right-most X-Forwarded-For entry by default (trustProxy: 1)', async () => {
+    const GET = withRateLimit(async () => new Response('ok'), { limit: 1, window: '1m' })
+    expect((await GET(get('10.1.1.1, 203.0.113.5'))).status).toBe(200)
+    // a different left-most entry, the same right-most: the same client
+    expect((await GET(get('10.2.2.2, 203.0.113.5'))).status).toBe(429)
+    expect((await GET(get('203.0.113.6'))).status).toBe(200)
+  })
+
+  it('without an address it rejects with ERR_LIMITER_KEY, never one shared counter', async () => {
+    const GET = withRateLimit(async () => new Response('ok'), { limit: 1, window: '1m' })
+    await expect(GET(get())).rejects.toMatchObject({ code: 'ERR_LIMITER_KEY' })
+  })
+
+  it('an explicit ip or trustProxy wins over the default', async () => {
+    const byIp = withRateLimit(async () => new Response('ok'), {
+      limit: 1,
+      window: '1m',
+      ip: (request) => request.headers.get('x-real-ip'),
+      warnings: false,
+    })
+    const real = (ip: string) =>
+      new Request('http://app.test/', {
+        headers: { 'x-real-ip': ip, 'x-forwarded-for': '1.1.1.1' },
+      })
+    expect((await byIp(real('192.0.2.1'))).status).toBe(200)
+    expect((await byIp(real('192.0.2.2'))).status).toBe(200)
+    const untrusted = withRateLimit(async () => new Response('ok'), {
+      limit: 1,
+      window: '1m',
+      trustProxy: false,
+    })
+    await expect(untrusted(get('203.0.113.1'))).rejects.toMatchObject({ code: 'ERR_LIMITER_KEY' })
+  })
+
+  it('one FetchLimiter shared by two handlers is one budget', async () => {
+    const limit = createFetchLimiter({ limit: 2, window: '1m', trustProxy: 1 })
+    const GET = withRateLimit(async () => new Response('get'), limit)
+    const POST = withRateLimit(async () => new Response('post'), limit)
+    expect((await GET(get('203.0.113.1'))).status).toBe(200)
+    expect((await POST(get('203.0.113.1'))).status).toBe(200)
+    expect((await GET(get('203.0.113.1'))).status).toBe(429)
+  })
+
+  it('bad options throw at construction', () => {
+    expect(() => withRateLimit(async () => new Response(), { limit: -1, window: '1m' })).toThrow(
+      RangeError,
+    )
+  })
+})
