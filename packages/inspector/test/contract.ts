@@ -1,0 +1,124 @@
+// The page's contract, run on each host: mounted at the root and under a prefix, 401/403 without
+// authorization, a POST without its CSRF token refused, the JSON API, refused keys after a burst,
+// and block then unblock changing the next request's status.
+import { createLimiter, type Limiter } from '@limiter/core'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { hashKey, type Inspector, type InspectorState, inspector } from '../src/index.js'
+
+/** A running app: `hit(key)` consumes from the limiter; the page is under `prefix`. */
+export interface Host {
+  readonly url: string
+  close(): Promise<void>
+}
+
+/** Who the test says it is, in `x-user`: 'admin' may, 'guest' may not, nobody is unauthenticated. */
+export function whoIs(request: Request): boolean | undefined {
+  const user = request.headers.get('x-user')
+  return user === null ? undefined : user === 'admin'
+}
+
+export type Mount = (page: Inspector, limiter: Limiter, prefix: string) => Promise<Host>
+
+const admin = { 'x-user': 'admin' }
+
+async function csrf(base: string): Promise<{ cookie: string; token: string }> {
+  const response = await fetch(`${base}/`, { headers: admin })
+  const cookie = (response.headers.get('set-cookie') ?? '').split(';')[0] as string
+  const html = await response.text()
+  const token = /name="csrf" value="([^"]+)"/.exec(html)?.[1] ?? ''
+  return { cookie, token }
+}
+
+function post(base: string, action: string, fields: Record<string, string>, cookie = '') {
+  return fetch(`${base}/api/${action}`, {
+    method: 'POST',
+    headers: { ...admin, cookie, 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams(fields).toString(),
+  })
+}
+
+export function describeInspectorContract(name: string, mount: Mount): void {
+  for (const prefix of ['', '/ops/limits']) {
+    describe(`${name}: the inspector mounted at ${prefix === '' ? 'the root' : prefix}`, () => {
+      let host: Host
+      let page: Inspector
+      let base: string
+      const limiter = createLimiter({ name: `api-${name}${prefix.length}`, limit: 3, window: '1m' })
+      beforeAll(async () => {
+        page = inspector({ limiters: [limiter], authorize: whoIs, actions: true })
+        host = await mount(page, limiter, prefix)
+        base = `${host.url}${prefix}`
+      })
+      afterAll(async () => {
+        page.close()
+        await host.close()
+      })
+
+      it('answers 401 without credentials and 403 when authorize says no', async () => {
+        expect((await fetch(`${base}/`)).status).toBe(401)
+        expect((await fetch(`${base}/api/state`)).status).toBe(401)
+        const guest = await fetch(`${base}/api/state`, { headers: { 'x-user': 'guest' } })
+        expect(guest.status).toBe(403)
+      })
+
+      it('serves the page, under 100 kB, with its policies', async () => {
+        const response = await fetch(`${base}/`, { headers: admin })
+        expect(response.status).toBe(200)
+        expect(response.headers.get('content-type')).toMatch(/text\/html/)
+        expect(response.headers.get('content-security-policy')).toMatch(/default-src 'none'/)
+        const html = await response.text()
+        expect(html).toContain(limiter.name)
+        expect(html).toContain(`action="${prefix}/api/block"`)
+        expect(Buffer.byteLength(html)).toBeLessThan(100_000)
+      })
+
+      it('shows every policy in the JSON API', async () => {
+        const response = await fetch(`${base}/api/state`, { headers: admin })
+        expect(response.status).toBe(200)
+        const state = (await response.json()) as InspectorState
+        expect(state.policies).toHaveLength(1)
+        expect(state.policies[0]).toMatchObject({
+          limiter: limiter.name,
+          limit: 3,
+          windowMs: 60_000,
+        })
+      })
+
+      it('refuses a POST without its CSRF token, or with a wrong one', async () => {
+        const { cookie } = await csrf(base)
+        expect((await post(base, 'block', { key: 'x' })).status).toBe(403)
+        expect((await post(base, 'block', { key: 'x' }, cookie)).status).toBe(403)
+        const wrong = await post(base, 'block', { key: 'x', csrf: 'A'.repeat(32) }, cookie)
+        expect(wrong.status).toBe(403)
+        expect((await limiter.peek('x')).allowed).toBe(true)
+      })
+
+      it('lists the refused keys after a burst, masked', async () => {
+        for (let i = 0; i < 10; i++) await fetch(`${host.url}/hit?key=noisy-client-7`)
+        const response = await fetch(`${base}/api/state`, { headers: admin })
+        const state = (await response.json()) as InspectorState
+        const policy = state.policies[0] as InspectorState['policies'][number]
+        const top = policy.top['1m']
+        expect(top[0]).toEqual({ key: hashKey('noisy-client-7'), count: 7, error: 0 })
+        expect(JSON.stringify(state)).not.toContain('noisy-client-7')
+        expect(policy.rates.refused.reduce((a, b) => a + b, 0)).toBeGreaterThan(0)
+      })
+
+      it('blocks a key, then unblocks it: the next request follows', async () => {
+        const { cookie, token } = await csrf(base)
+        expect((await fetch(`${host.url}/hit?key=victim`)).status).toBe(200)
+        const blocked = await post(
+          base,
+          'block',
+          { key: 'victim', duration: '1h', csrf: token },
+          cookie,
+        )
+        expect(blocked.status).toBe(200)
+        expect((await fetch(`${host.url}/hit?key=victim`)).status).toBe(429)
+        const reset = await post(base, 'reset', { key: 'victim', csrf: token }, cookie)
+        expect(reset.status).toBe(200)
+        expect((await fetch(`${host.url}/hit?key=victim`)).status).toBe(200)
+      })
+    })
+  }
+}

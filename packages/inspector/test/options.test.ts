@@ -1,0 +1,67 @@
+import { createLimiter } from '@limiter/core'
+import { describe, expect, it, vi } from 'vitest'
+import { inspector } from '../src/index.js'
+
+const limiter = createLimiter({ name: 'options-test', limit: 1, window: '1m' })
+
+describe('inspector options', () => {
+  it('refuses to start without authorize', () => {
+    expect(() => inspector({ limiters: [limiter] })).toThrow(
+      expect.objectContaining({
+        name: 'LimiterTypeError',
+        code: 'ERR_LIMITER_OPTION',
+        option: 'authorize',
+      }),
+    )
+  })
+
+  it('serves anyone with unsafe: true, warning once', async () => {
+    const warn = vi.spyOn(process, 'emitWarning').mockImplementation(() => {})
+    const a = inspector({ limiters: [limiter], unsafe: true })
+    const b = inspector({ limiters: [limiter], unsafe: true })
+    expect(warn).toHaveBeenCalledTimes(1)
+    expect(warn.mock.calls[0]?.[1]).toMatchObject({ code: 'LIMITER_INSPECTOR_UNSAFE' })
+    warn.mockRestore()
+    const response = await a.handle(new Request('http://x/api/state'), {
+      mountPath: '',
+      hostRequest: undefined,
+    })
+    expect(response.status).toBe(200)
+    a.close()
+    b.close()
+  })
+
+  it('is read-only unless actions: true', async () => {
+    const page = inspector({ limiters: [limiter], authorize: () => true })
+    const response = await page.handle(
+      new Request('http://x/api/block', { method: 'POST', body: 'key=a' }),
+      { mountPath: '', hostRequest: undefined },
+    )
+    expect(response.status).toBe(403)
+    expect(await response.text()).toMatch(/actions: true/)
+    page.close()
+  })
+
+  it('rejects bad options with their name and value', () => {
+    const authorize = () => true
+    expect(() => inspector({ limiters: [], authorize })).toThrow(/`limiters`/)
+    expect(() => inspector({ limiters: [limiter], authorize, topK: 3 })).toThrow(RangeError)
+    expect(() => inspector({ limiters: [limiter], authorize, store: {} })).toThrow(/`store`/)
+  })
+
+  it('shows raw keys with maskKey: false, or a function of its own', async () => {
+    const raw = inspector({ limiters: [limiter], authorize: () => true, maskKey: false })
+    const mine = inspector({
+      limiters: [limiter],
+      authorize: () => true,
+      maskKey: (k) => `<${k.length}>`,
+    })
+    await limiter.consume('someone')
+    await limiter.consume('someone')
+    const top = async (page: typeof raw) => (await page.state()).policies[0]?.top['1m'][0]?.key
+    expect(await top(raw)).toBe('someone')
+    expect(await top(mine)).toBe('<7>')
+    raw.close()
+    mine.close()
+  })
+})
