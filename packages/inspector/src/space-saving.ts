@@ -21,6 +21,8 @@ interface Slot {
   key: string
   count: number
   error: number
+  /** Its place in the heap. */
+  at: number
 }
 
 /** The k heaviest keys of a stream, in k counters. */
@@ -28,7 +30,7 @@ export class SpaceSaving {
   readonly k: number
   #n = 0
   readonly #heap: Slot[] = []
-  readonly #index = new Map<string, number>()
+  readonly #index = new Map<string, Slot>()
 
   constructor(k: number) {
     this.k = k
@@ -46,22 +48,22 @@ export class SpaceSaving {
 
   add(key: string, weight = 1): void {
     this.#n += weight
-    const at = this.#index.get(key)
-    if (at !== undefined) {
-      const slot = this.#heap[at] as Slot
+    const slot = this.#index.get(key)
+    if (slot !== undefined) {
       slot.count += weight
-      this.#down(at)
+      this.#down(slot.at)
       return
     }
     if (this.#heap.length < this.k) {
-      this.#heap.push({ key, count: weight, error: 0 })
-      this.#index.set(key, this.#heap.length - 1)
-      this.#up(this.#heap.length - 1)
+      const added = { key, count: weight, error: 0, at: this.#heap.length }
+      this.#heap.push(added)
+      this.#index.set(key, added)
+      this.#up(added.at)
       return
     }
     const min = this.#heap[0] as Slot
     this.#index.delete(min.key)
-    this.#index.set(key, 0)
+    this.#index.set(key, min)
     min.key = key
     min.error = min.count
     min.count += weight
@@ -112,8 +114,8 @@ export class SpaceSaving {
     const slotB = heap[b] as Slot
     heap[a] = slotB
     heap[b] = slotA
-    this.#index.set(slotB.key, a)
-    this.#index.set(slotA.key, b)
+    slotB.at = a
+    slotA.at = b
   }
 }
 
