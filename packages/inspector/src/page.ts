@@ -42,7 +42,7 @@ export function renderPage(
   const message = parts.message === undefined ? '' : `<p class="msg">${esc(parts.message)}</p>`
   const lookup = parts.lookup === undefined ? '' : parts.lookup.html
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">
-<title>Rate limits</title><style nonce="${parts.nonce}">${STYLE}</style>
+<title>Rate limits</title><link rel="icon" href="data:,"><style nonce="${parts.nonce}">${STYLE}</style>
 <noscript><meta http-equiv="refresh" content="15"></noscript></head><body>
 <h1>Rate limits</h1>${message}
 <form method="get" action="${esc(parts.selfPath)}"><input name="key" placeholder="a key, as the limiter sees it" size="40" value="${esc(parts.lookup?.key ?? '')}"> <button>Look up (peek, counts nothing)</button></form>
