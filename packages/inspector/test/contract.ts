@@ -1,9 +1,16 @@
 // The page's contract, run on each host: mounted at the root and under a prefix, 401/403 without
 // authorization, a POST without its CSRF token refused, the JSON API, refused keys after a burst,
 // and block then unblock changing the next request's status.
+import { subscribe, unsubscribe } from 'node:diagnostics_channel'
 import { createLimiter, type Limiter } from '@limiter/core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { hashKey, type Inspector, type InspectorState, inspector } from '../src/index.js'
+import {
+  type AuditEvent,
+  hashKey,
+  type Inspector,
+  type InspectorState,
+  inspector,
+} from '../src/index.js'
 
 /** A running app: `hit(key)` consumes from the limiter; the page is under `prefix`. */
 export interface Host {
@@ -104,7 +111,10 @@ export function describeInspectorContract(name: string, mount: Mount): void {
         expect(policy.rates.refused.reduce((a, b) => a + b, 0)).toBeGreaterThan(0)
       })
 
-      it('blocks a key, then unblocks it: the next request follows', async () => {
+      it('blocks a key, then unblocks it: the next request follows, each audited', async () => {
+        const audits: AuditEvent[] = []
+        const listen = (message: unknown) => audits.push(message as AuditEvent)
+        subscribe('limiter:audit', listen)
         const { cookie, token } = await csrf(base)
         expect((await fetch(`${host.url}/hit?key=victim`)).status).toBe(200)
         const blocked = await post(
@@ -118,6 +128,30 @@ export function describeInspectorContract(name: string, mount: Mount): void {
         const reset = await post(base, 'reset', { key: 'victim', csrf: token }, cookie)
         expect(reset.status).toBe(200)
         expect((await fetch(`${host.url}/hit?key=victim`)).status).toBe(200)
+        unsubscribe('limiter:audit', listen)
+        expect(audits.map((a) => [a.action, a.limiter, a.key, a.durationMs])).toEqual([
+          ['block', limiter.name, 'victim', 3_600_000],
+          ['reset', limiter.name, 'victim', undefined],
+        ])
+        expect(audits[0]?.hostRequest).toBeDefined()
+      })
+
+      it('previews a threshold from the summaries, changing nothing', async () => {
+        const { cookie, token } = await csrf(base)
+        const response = await fetch(`${base}/api/preview`, {
+          method: 'POST',
+          headers: { ...admin, cookie, 'x-csrf-token': token, 'content-type': 'application/json' },
+          body: JSON.stringify({ limit: 100 }),
+        })
+        expect(response.status).toBe(200)
+        const body = (await response.json()) as { policies: Array<{ keys: number; of: number }> }
+        // noisy-client-7 (7 refusals at a limit of 3) and victim (refused once while blocked)
+        // would both pass a limit of 100, and both be refused by a limit of 2.
+        expect(body.policies[0]).toMatchObject({ keys: 0, of: 2 })
+        const strict = await post(base, 'preview', { limit: '2', csrf: token }, cookie)
+        const refused = (await strict.json()) as { policies: Array<{ keys: number }> }
+        expect(refused.policies[0]?.keys).toBe(2)
+        expect((await limiter.peek('someone-new')).allowed).toBe(true)
       })
     })
   }
