@@ -38,25 +38,35 @@ function limiterOf(limiters: readonly Limiter[], fields: Fields): Limiter | unde
   return limiters.find((l) => l.name === fields.limiter)
 }
 
+/** What the actions work with. */
+export interface ActionContext {
+  readonly limiters: readonly Limiter[]
+  readonly state: () => Promise<InspectorState>
+  /** The raw key of a label the page shows (`k:3f9a0c12…`), or the text as typed. */
+  readonly resolveKey: (typed: string) => Promise<string>
+  readonly audit: { request: Request; hostRequest: unknown }
+}
+
 export async function runAction(
   action: string,
   fields: Fields,
-  limiters: readonly Limiter[],
-  state: () => Promise<InspectorState>,
-  audit: { request: Request; hostRequest: unknown },
+  context: ActionContext,
 ): Promise<ActionResult | undefined> {
-  if (action === 'preview') return preview(fields, await state(), audit)
+  const { audit } = context
+  if (action === 'preview') return preview(fields, await context.state(), audit)
   if (action !== 'block' && action !== 'reset') return undefined
-  const limiter = limiterOf(limiters, fields)
+  const limiter = limiterOf(context.limiters, fields)
   if (limiter === undefined) return fail(`no limiter named ${JSON.stringify(fields.limiter ?? '')}`)
-  const key = fields.key ?? ''
-  if (key === '') return fail('a key is required')
+  const typed = fields.key ?? ''
+  if (typed === '') return fail('a key is required')
+  // Messages name the key as typed (a label stays a label); the audit event has the raw key.
+  const key = await context.resolveKey(typed)
   if (action === 'reset') {
     await limiter.reset(key)
     publish({ action, limiter: limiter.name, key, ...audit })
     return {
       status: 200,
-      message: `Reset ${key} in ${limiter.name} (any block lifted).`,
+      message: `Reset ${typed} in ${limiter.name} (any block lifted).`,
       body: { ok: true },
     }
   }
@@ -70,7 +80,7 @@ export async function runAction(
   publish({ action, limiter: limiter.name, key, durationMs, ...audit })
   return {
     status: 200,
-    message: `Blocked ${key} in ${limiter.name} for ${durationMs} ms.`,
+    message: `Blocked ${typed} in ${limiter.name} for ${durationMs} ms.`,
     body: { ok: true, durationMs },
   }
 }

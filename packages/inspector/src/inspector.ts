@@ -9,7 +9,14 @@ import { type InspectorOptions, type ResolvedOptions, resolveOptions } from './o
 import { pagePolicy, renderPage } from './page.js'
 import { Recorder } from './recorder.js'
 import { processId } from './redis-sync.js'
-import { buildState, type InspectorState, localSource, redisSource, writeOwn } from './state.js'
+import {
+  buildState,
+  type InspectorState,
+  keyOfLabel,
+  localSource,
+  redisSource,
+  writeOwn,
+} from './state.js'
 
 /** Per request: where the page is mounted (`''` or `'/ops'`) and the framework's own request. */
 export interface HandleContext<H = unknown> {
@@ -24,6 +31,12 @@ export interface Inspector<H = unknown> {
   state(): Promise<InspectorState>
   /** Stops recording (unsubscribes from the channels, stops writing to Redis). */
   close(): void
+}
+
+/** The page's two ways into the recordings. */
+interface Views {
+  state(): Promise<InspectorState>
+  resolveKey(typed: string): Promise<string>
 }
 
 let warned = false
@@ -52,9 +65,13 @@ export function inspector<H = unknown>(options: InspectorOptions<H>): Inspector<
           for (const records of recorder.policies.values())
             for (const record of records) writeOwn(record, shared, pid, minute).catch(() => {})
         }, 5000).unref()
-  const state = () => buildState(recorder, resolved as ResolvedOptions<unknown>, source, Date.now())
+  const state = () => buildState(recorder, shared, source, Date.now())
+  const views: Views = {
+    state,
+    resolveKey: (typed) => keyOfLabel(recorder, shared, source, typed, Date.now()),
+  }
   return {
-    handle: (request, context) => handle(request, context, resolved, state),
+    handle: (request, context) => handle(request, context, resolved, views),
     state,
     close: () => {
       clearInterval(timer)
@@ -67,7 +84,7 @@ async function handle<H>(
   request: Request,
   context: HandleContext<H>,
   options: ResolvedOptions<H>,
-  state: () => Promise<InspectorState>,
+  views: Views,
 ): Promise<Response> {
   const mountPath = context.mountPath.replace(/\/+$/, '')
   const url = new URL(request.url)
@@ -80,10 +97,12 @@ async function handle<H>(
   }
   const api = `${mountPath}/api`
   if (request.method === 'GET' || request.method === 'HEAD') {
-    if (path === '/') return page(request, url, mountPath, options, state)
-    if (path === '/api/state') return json(200, await state())
-    if (path === '/api/key')
-      return json(200, await lookupKey(options.limiters, url.searchParams.get('key') ?? ''))
+    if (path === '/') return page(request, url, mountPath, options, views)
+    if (path === '/api/state') return json(200, await views.state())
+    if (path === '/api/key') {
+      const typed = url.searchParams.get('key') ?? ''
+      return json(200, await lookupKey(options.limiters, await views.resolveKey(typed), typed))
+    }
     return text(404, 'Not found')
   }
   if (request.method !== 'POST' || !path.startsWith('/api/')) return text(405, 'Method not allowed')
@@ -92,9 +111,11 @@ async function handle<H>(
   if (!csrfValid(request, request.headers.get('x-csrf-token') ?? fields.csrf))
     return text(403, 'Missing or wrong CSRF token')
   const hostRequest: unknown = context.hostRequest
-  const result = await runAction(path.slice('/api/'.length), fields, options.limiters, state, {
-    request,
-    hostRequest,
+  const result = await runAction(path.slice('/api/'.length), fields, {
+    limiters: options.limiters,
+    state: views.state,
+    resolveKey: views.resolveKey,
+    audit: { request, hostRequest },
   })
   if (result === undefined) return text(404, 'Not found')
   if (wantsHtml(request))
@@ -110,7 +131,7 @@ async function page<H>(
   url: URL,
   mountPath: string,
   options: ResolvedOptions<H>,
-  state: () => Promise<InspectorState>,
+  views: Views,
 ): Promise<Response> {
   const existing = cookieToken(request)
   const csrf = existing ?? newToken()
@@ -119,10 +140,13 @@ async function page<H>(
   const lookup =
     key === null || key === ''
       ? undefined
-      : { key, html: lookupHtml(await lookupKey(options.limiters, key)) }
+      : {
+          key,
+          html: lookupHtml(await lookupKey(options.limiters, await views.resolveKey(key), key)),
+        }
   const names = options.limiters.map((l: Limiter) => l.name)
   const html = renderPage(
-    await state(),
+    await views.state(),
     {
       apiPath: `${mountPath}/api`,
       selfPath: `${mountPath}/`,

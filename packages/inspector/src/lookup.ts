@@ -19,8 +19,13 @@ export interface KeyState {
   }>
 }
 
-export async function lookupKey(limiters: readonly Limiter[], key: string): Promise<KeyState> {
-  if (key === '') return { key, limiters: [] }
+/** `shown`: the key as typed (a label stays a label in the answer). */
+export async function lookupKey(
+  limiters: readonly Limiter[],
+  key: string,
+  shown = key,
+): Promise<KeyState> {
+  if (key === '') return { key: shown, limiters: [] }
   const out: KeyState['limiters'] = []
   for (const limiter of limiters) {
     try {
@@ -41,7 +46,7 @@ export async function lookupKey(limiters: readonly Limiter[], key: string): Prom
       out.push({ limiter: limiter.name, error: String(error), policies: [] })
     }
   }
-  return { key, limiters: out }
+  return { key: shown, limiters: out }
 }
 
 export function lookupHtml(state: KeyState): string {

@@ -186,3 +186,28 @@ export function previewThreshold(
   }
   return { keys, of: state.top['15m'].length, refusedPerMinute: refused / 15 }
 }
+
+/**
+ * The raw key behind `label`: the one key of the last 15 minutes' summaries (any policy) that
+ * `mask` labels so; `label` itself when none or several do, or when keys are not masked.
+ */
+export async function keyOfLabel(
+  recorder: Recorder,
+  options: ResolvedOptions<unknown>,
+  source: SummarySource,
+  label: string,
+  nowMs: number,
+): Promise<string> {
+  const { mask } = options
+  if (mask === undefined) return label
+  const minute = Math.floor(nowMs / 60_000)
+  const found = new Set<string>()
+  for (const records of recorder.policies.values()) {
+    for (const record of records) {
+      const perMinute = await source.summaries(record, minute).catch(() => [])
+      for (const summary of perMinute.flat())
+        for (const item of summary.items) if (mask(item.key) === label) found.add(item.key)
+    }
+  }
+  return found.size === 1 ? ([...found][0] as string) : label
+}

@@ -111,6 +111,24 @@ export function describeInspectorContract(name: string, mount: Mount): void {
         expect(policy.rates.refused.reduce((a, b) => a + b, 0)).toBeGreaterThan(0)
       })
 
+      it('acts on a listed key by the label the page shows, never showing the raw key', async () => {
+        const label = hashKey('noisy-client-7')
+        const lookup = await fetch(`${base}/api/key?key=${encodeURIComponent(label)}`, {
+          headers: admin,
+        })
+        const answer = (await lookup.json()) as {
+          key: string
+          limiters: Array<{ allowed: boolean }>
+        }
+        expect(answer.key).toBe(label)
+        expect(answer.limiters[0]?.allowed).toBe(false) // the noisy client's state, by its label
+        expect((await fetch(`${host.url}/hit?key=noisy-client-7`)).status).toBe(429)
+        const { cookie, token } = await csrf(base)
+        const reset = await post(base, 'reset', { key: label, csrf: token }, cookie)
+        expect(reset.status).toBe(200)
+        expect((await fetch(`${host.url}/hit?key=noisy-client-7`)).status).toBe(200)
+      })
+
       it('blocks a key, then unblocks it: the next request follows, each audited', async () => {
         const audits: AuditEvent[] = []
         const listen = (message: unknown) => audits.push(message as AuditEvent)
