@@ -34,7 +34,7 @@ export function chartSvg(rates: PolicyState['rates'], stepSeconds: number): stri
     if (!points.some((v) => v > 0)) continue
     const step = width / Math.max(1, points.length - 1)
     const d = points
-      .map((v, i) => `${(i * step).toFixed(1)},${(height - (v / max) * height).toFixed(1)}`)
+      .map((v, i) => `${Math.round(i * step)},${Math.round(height - (v / max) * height)}`)
       .join(' ')
     lines.push(
       `<polyline fill="none" stroke="${colors[name]}" stroke-width="1.5" points="${d}"><title>${name}</title></polyline>`,
@@ -46,7 +46,7 @@ export function chartSvg(rates: PolicyState['rates'], stepSeconds: number): stri
         `<text x="${4 + i * 110}" y="${height + 16}" fill="${colors[name]}">${name}</text>`,
     )
     .join('')
-  return `<svg class="chart" viewBox="0 0 ${width} ${height + 22}" width="${width}" height="${height + 22}" role="img" aria-label="decisions per second, last 15 minutes (${stepSeconds} s steps, peak ${max.toFixed(1)}/s)"><rect width="${width}" height="${height}" fill="#fafafa" stroke="#ddd"/><text x="${width - 4}" y="12" text-anchor="end" fill="#555">${max.toFixed(1)}/s</text>${lines.join('')}${legend}</svg>`
+  return `<svg class="chart" viewBox="0 0 ${width} ${height + 22}" width="${width}" height="${height + 22}" role="img" aria-label="decisions per second, last 15 minutes (${stepSeconds} s steps, peak ${max.toFixed(1)}/s)"><rect width="${width}" height="${height}" fill="#fafafa" stroke="#ddd"/><text x="${width - 4}" y="12" text-anchor="end" fill="#555">${max.toFixed(1)}/s</text><text x="4" y="12" fill="#555">15 min ago</text><text x="${width - 4}" y="${height - 4}" text-anchor="end" fill="#555">now</text>${lines.join('')}${legend}</svg>`
 }
 
 export function topTable(policy: PolicyState): string {

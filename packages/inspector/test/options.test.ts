@@ -65,3 +65,25 @@ describe('inspector options', () => {
     mine.close()
   })
 })
+
+describe('the page size', () => {
+  it('stays under 100 kB with 8 limiters of 2 policies, every series drawn', async () => {
+    const limiters = Array.from({ length: 8 }, (_, i) =>
+      createLimiter({
+        name: `size-${i}`,
+        limits: [
+          { name: 'a', limit: 1, window: '1m' },
+          { name: 'b', limit: 2, window: '1h' },
+        ],
+      }),
+    )
+    const page = inspector({ limiters, authorize: () => true })
+    for (const limiter of limiters)
+      for (let k = 0; k < 30; k++) await limiter.consume(`some-rather-long-client-key:${k % 12}`)
+    const response = await page.handle(new Request('http://x/'), { mountPath: '', hostRequest: 0 })
+    const html = await response.text()
+    expect((html.match(/<polyline/g) ?? []).length).toBeGreaterThanOrEqual(16)
+    expect(Buffer.byteLength(html)).toBeLessThan(100_000)
+    page.close()
+  })
+})
