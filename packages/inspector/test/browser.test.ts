@@ -111,7 +111,7 @@ describe('the inspector in chromium', () => {
     expect((await fetch(`${base}/hit?key=user:9`)).status).toBe(200)
     expect(problems).toEqual([])
     await ctx.close()
-  })
+  }, 90_000)
 
   it('works without JavaScript: look-up by peek and the threshold preview', async () => {
     const ctx = await context(false)
@@ -128,5 +128,5 @@ describe('the inspector in chromium', () => {
     await tab.waitForURL(/message=/)
     expect(await tab.locator('.msg').textContent()).toMatch(/A limit of 2 would have refused/)
     await ctx.close()
-  })
+  }, 60_000)
 })
