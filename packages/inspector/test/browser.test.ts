@@ -1,6 +1,6 @@
 // The page in a real browser (Debian's chromium, headless): it renders, its script refreshes the
 // live part under the page's CSP, the forms block and unblock a key (with and without
-// JavaScript), and a screenshot goes to docs/inspector.png for the README.
+// JavaScript), and `UPDATE_SCREENSHOT=1` saves the README's screenshot to docs/inspector.png.
 import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
 import { createLimiter } from '@limiter/core'
@@ -92,10 +92,13 @@ describe('the inspector in chromium', () => {
       updated,
       { timeout: 20_000 },
     )
-    await tab.screenshot({
-      path: join(import.meta.dirname, '../docs/inspector.png'),
+    // UPDATE_SCREENSHOT=1 rewrites the README's picture; otherwise the shot is only checked.
+    const path = join(import.meta.dirname, '../docs/inspector.png')
+    const shot = await tab.screenshot({
       fullPage: true,
+      ...(process.env.UPDATE_SCREENSHOT === '1' ? { path } : {}),
     })
+    expect(shot.subarray(1, 4).toString()).toBe('PNG')
     const block = tab.locator('form[action$="/api/block"]')
     await block.locator('select').selectOption('api')
     await block.locator('input[name="key"]').fill('user:9')
