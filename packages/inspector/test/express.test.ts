@@ -10,7 +10,9 @@ for (const [name, express] of [
 ] as const) {
   describeInspectorContract(name, async (page, limiter, prefix) => {
     const app = express()
-    app.use(express.urlencoded({ extended: false })) // the app's own parser: the mount copes
+    // The app's own parsers: the mount re-encodes what they read.
+    app.use(express.urlencoded({ extended: false }))
+    app.use(express.json())
     app.get('/hit', async (req, res) => {
       const decision = await limiter.consume(String(req.query.key))
       res.status(decision.allowed ? 200 : 429).end()
