@@ -107,6 +107,7 @@ async function handle<H>(
   }
   if (request.method !== 'POST' || !path.startsWith('/api/')) return text(405, 'Method not allowed')
   if (!options.actions) return text(403, 'Actions are disabled (`actions: true` enables them)')
+  if (crossOrigin(request, url)) return text(403, 'Cross-origin POST refused')
   const fields = await readFields(request)
   if (!csrfValid(request, request.headers.get('x-csrf-token') ?? fields.csrf))
     return text(403, 'Missing or wrong CSRF token')
@@ -163,7 +164,7 @@ async function page<H>(
     'content-security-policy': pagePolicy(nonce),
     'cache-control': 'no-store',
     'x-content-type-options': 'nosniff',
-    'referrer-policy': 'no-referrer',
+    'referrer-policy': 'same-origin',
   })
   if (existing === undefined)
     headers.append('set-cookie', tokenCookie(csrf, mountPath, url.protocol === 'https:'))
@@ -183,6 +184,19 @@ async function readFields(request: Request): Promise<Fields> {
     }
   }
   return Object.fromEntries(new URLSearchParams(body))
+}
+
+// Defence in depth beside the token: a browser's POST from another site names that site in
+// `Origin` (hosts compared: a TLS proxy in front makes the schemes differ).
+function crossOrigin(request: Request, url: URL): boolean {
+  const origin = request.headers.get('origin')
+  // Absent, or 'null' (privacy settings, sandboxed frames): the token decides alone.
+  if (origin === null || origin === 'null') return false
+  try {
+    return new URL(origin).host !== url.host
+  } catch {
+    return true
+  }
 }
 
 function wantsHtml(request: Request): boolean {

@@ -91,12 +91,18 @@ export function describeInspectorContract(name: string, mount: Mount): void {
         })
       })
 
-      it('refuses a POST without its CSRF token, or with a wrong one', async () => {
-        const { cookie } = await csrf(base)
+      it('refuses a POST without its CSRF token, with a wrong one, or from another origin', async () => {
+        const { cookie, token } = await csrf(base)
         expect((await post(base, 'block', { key: 'x' })).status).toBe(403)
         expect((await post(base, 'block', { key: 'x' }, cookie)).status).toBe(403)
         const wrong = await post(base, 'block', { key: 'x', csrf: 'A'.repeat(32) }, cookie)
         expect(wrong.status).toBe(403)
+        const evil = await fetch(`${base}/api/block`, {
+          method: 'POST',
+          headers: { ...admin, cookie, origin: 'http://evil.example', 'x-csrf-token': token },
+          body: 'key=x',
+        })
+        expect(evil.status).toBe(403)
         expect((await limiter.peek('x')).allowed).toBe(true)
       })
 
