@@ -95,7 +95,6 @@ async function handle<H>(
     if (allowed === null || allowed === undefined) return text(401, 'Unauthorized')
     if (allowed !== true) return text(403, 'Forbidden')
   }
-  const api = `${mountPath}/api`
   if (request.method === 'GET' || request.method === 'HEAD') {
     if (path === '/') return page(request, url, mountPath, options, views)
     if (path === '/api/state') return json(200, await views.state())
@@ -117,12 +116,16 @@ async function handle<H>(
     state: views.state,
     resolveKey: views.resolveKey,
     audit: { request, hostRequest },
+  }).catch((error: unknown) => {
+    // A store that fails or cannot block (ERR_LIMITER_UNSUPPORTED): say so, do not throw.
+    const message = `The action failed: ${error instanceof Error ? error.message : String(error)}`
+    return { status: 502, message, body: { error: message } }
   })
   if (result === undefined) return text(404, 'Not found')
   if (wantsHtml(request))
     return new Response(null, {
       status: 303,
-      headers: { location: `${api.slice(0, -4)}/?message=${encodeURIComponent(result.message)}` },
+      headers: { location: `${mountPath}/?message=${encodeURIComponent(result.message)}` },
     })
   return json(result.status, result.body)
 }

@@ -1,4 +1,4 @@
-import { createLimiter } from '@limiter/core'
+import { createLimiter, type Store } from '@limiter/core'
 import { describe, expect, it, vi } from 'vitest'
 import { inspector } from '../src/index.js'
 
@@ -84,6 +84,33 @@ describe('the page size', () => {
     const html = await response.text()
     expect((html.match(/<polyline/g) ?? []).length).toBeGreaterThanOrEqual(16)
     expect(Buffer.byteLength(html)).toBeLessThan(100_000)
+    page.close()
+  })
+})
+
+describe('a failing action', () => {
+  it('answers 502 with the reason when the store cannot block', async () => {
+    const store: Store = {
+      consume: () => Promise.reject(new Error('unused')),
+      refund: () => Promise.resolve(),
+      reset: () => Promise.resolve(),
+      local: true,
+    }
+    const limiter = createLimiter({ name: 'no-blocks', limit: 1, window: '1m', store })
+    const page = inspector({ limiters: [limiter], authorize: () => true, actions: true })
+    const token = 'T'.repeat(32)
+    const response = await page.handle(
+      new Request('http://x/api/block', {
+        method: 'POST',
+        headers: { cookie: `limiter_inspector_csrf=${token}`, 'x-csrf-token': token },
+        body: 'key=a',
+      }),
+      { mountPath: '', hostRequest: undefined },
+    )
+    expect(response.status).toBe(502)
+    expect(await response.json()).toEqual({
+      error: expect.stringMatching(/The action failed: .*block/),
+    })
     page.close()
   })
 })
