@@ -1,0 +1,182 @@
+// The page's contract, run on each host: mounted at the root and under a prefix, 401/403 without
+// authorization, a POST without its CSRF token refused, the JSON API, refused keys after a burst,
+// and block then unblock changing the next request's status.
+import { subscribe, unsubscribe } from 'node:diagnostics_channel'
+import { createLimiter, type Limiter } from '@limiter/core'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import {
+  type AuditEvent,
+  hashKey,
+  type Inspector,
+  type InspectorState,
+  inspector,
+} from '../src/index.js'
+
+/** A running app: `hit(key)` consumes from the limiter; the page is under `prefix`. */
+export interface Host {
+  readonly url: string
+  close(): Promise<void>
+}
+
+/** Who the test says it is, in `x-user`: 'admin' may, 'guest' may not, nobody is unauthenticated. */
+export function whoIs(request: Request): boolean | undefined {
+  const user = request.headers.get('x-user')
+  return user === null ? undefined : user === 'admin'
+}
+
+export type Mount = (page: Inspector, limiter: Limiter, prefix: string) => Promise<Host>
+
+const admin = { 'x-user': 'admin' }
+
+async function csrf(base: string): Promise<{ cookie: string; token: string }> {
+  const response = await fetch(`${base}/`, { headers: admin })
+  const cookie = (response.headers.get('set-cookie') ?? '').split(';')[0] as string
+  const html = await response.text()
+  const token = /name="csrf" value="([^"]+)"/.exec(html)?.[1] ?? ''
+  return { cookie, token }
+}
+
+function post(base: string, action: string, fields: Record<string, string>, cookie = '') {
+  return fetch(`${base}/api/${action}`, {
+    method: 'POST',
+    headers: { ...admin, cookie, 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams(fields).toString(),
+  })
+}
+
+export function describeInspectorContract(name: string, mount: Mount): void {
+  for (const prefix of ['', '/ops/limits']) {
+    describe(`${name}: the inspector mounted at ${prefix === '' ? 'the root' : prefix}`, () => {
+      let host: Host
+      let page: Inspector
+      let base: string
+      const limiter = createLimiter({ name: `api-${name}${prefix.length}`, limit: 3, window: '1m' })
+      beforeAll(async () => {
+        page = inspector({ limiters: [limiter], authorize: whoIs, actions: true })
+        host = await mount(page, limiter, prefix)
+        base = `${host.url}${prefix}`
+      })
+      afterAll(async () => {
+        page.close()
+        await host.close()
+      })
+
+      it('answers 401 without credentials and 403 when authorize says no', async () => {
+        expect((await fetch(`${base}/`)).status).toBe(401)
+        expect((await fetch(`${base}/api/state`)).status).toBe(401)
+        const guest = await fetch(`${base}/api/state`, { headers: { 'x-user': 'guest' } })
+        expect(guest.status).toBe(403)
+      })
+
+      it('serves the page, under 100 kB, with its policies', async () => {
+        const response = await fetch(`${base}/`, { headers: admin })
+        expect(response.status).toBe(200)
+        expect(response.headers.get('content-type')).toMatch(/text\/html/)
+        expect(response.headers.get('content-security-policy')).toMatch(/default-src 'none'/)
+        const html = await response.text()
+        expect(html).toContain(limiter.name)
+        expect(html).toContain(`action="${prefix}/api/block"`)
+        expect(Buffer.byteLength(html)).toBeLessThan(100_000)
+      })
+
+      it('shows every policy in the JSON API', async () => {
+        const response = await fetch(`${base}/api/state`, { headers: admin })
+        expect(response.status).toBe(200)
+        const state = (await response.json()) as InspectorState
+        expect(state.policies).toHaveLength(1)
+        expect(state.policies[0]).toMatchObject({
+          limiter: limiter.name,
+          limit: 3,
+          windowMs: 60_000,
+        })
+      })
+
+      it('refuses a POST without its CSRF token, with a wrong one, or from another origin', async () => {
+        const { cookie, token } = await csrf(base)
+        expect((await post(base, 'block', { key: 'x' })).status).toBe(403)
+        expect((await post(base, 'block', { key: 'x' }, cookie)).status).toBe(403)
+        const wrong = await post(base, 'block', { key: 'x', csrf: 'A'.repeat(32) }, cookie)
+        expect(wrong.status).toBe(403)
+        const evil = await fetch(`${base}/api/block`, {
+          method: 'POST',
+          headers: { ...admin, cookie, origin: 'http://evil.example', 'x-csrf-token': token },
+          body: 'key=x',
+        })
+        expect(evil.status).toBe(403)
+        expect((await limiter.peek('x')).allowed).toBe(true)
+      })
+
+      it('lists the refused keys after a burst, masked', async () => {
+        for (let i = 0; i < 10; i++) await fetch(`${host.url}/hit?key=noisy-client-7`)
+        const response = await fetch(`${base}/api/state`, { headers: admin })
+        const state = (await response.json()) as InspectorState
+        const policy = state.policies[0] as InspectorState['policies'][number]
+        const top = policy.top['1m']
+        expect(top[0]).toEqual({ key: hashKey('noisy-client-7'), count: 7, error: 0 })
+        expect(JSON.stringify(state)).not.toContain('noisy-client-7')
+        expect(policy.rates.refused.reduce((a, b) => a + b, 0)).toBeGreaterThan(0)
+      })
+
+      it('acts on a listed key by the label the page shows, never showing the raw key', async () => {
+        const label = hashKey('noisy-client-7')
+        const lookup = await fetch(`${base}/api/key?key=${encodeURIComponent(label)}`, {
+          headers: admin,
+        })
+        const answer = (await lookup.json()) as {
+          key: string
+          limiters: Array<{ allowed: boolean }>
+        }
+        expect(answer.key).toBe(label)
+        expect(answer.limiters[0]?.allowed).toBe(false) // the noisy client's state, by its label
+        expect((await fetch(`${host.url}/hit?key=noisy-client-7`)).status).toBe(429)
+        const { cookie, token } = await csrf(base)
+        const reset = await post(base, 'reset', { key: label, csrf: token }, cookie)
+        expect(reset.status).toBe(200)
+        expect((await fetch(`${host.url}/hit?key=noisy-client-7`)).status).toBe(200)
+      })
+
+      it('blocks a key, then unblocks it: the next request follows, each audited', async () => {
+        const audits: AuditEvent[] = []
+        const listen = (message: unknown) => audits.push(message as AuditEvent)
+        subscribe('limiter:audit', listen)
+        const { cookie, token } = await csrf(base)
+        expect((await fetch(`${host.url}/hit?key=victim`)).status).toBe(200)
+        const blocked = await post(
+          base,
+          'block',
+          { key: 'victim', duration: '1h', csrf: token },
+          cookie,
+        )
+        expect(blocked.status).toBe(200)
+        expect((await fetch(`${host.url}/hit?key=victim`)).status).toBe(429)
+        const reset = await post(base, 'reset', { key: 'victim', csrf: token }, cookie)
+        expect(reset.status).toBe(200)
+        expect((await fetch(`${host.url}/hit?key=victim`)).status).toBe(200)
+        unsubscribe('limiter:audit', listen)
+        expect(audits.map((a) => [a.action, a.limiter, a.key, a.durationMs])).toEqual([
+          ['block', limiter.name, 'victim', 3_600_000],
+          ['reset', limiter.name, 'victim', undefined],
+        ])
+        expect(audits[0]?.hostRequest).toBeDefined()
+      })
+
+      it('previews a threshold from the summaries, changing nothing', async () => {
+        const { cookie, token } = await csrf(base)
+        const response = await fetch(`${base}/api/preview`, {
+          method: 'POST',
+          headers: { ...admin, cookie, 'x-csrf-token': token, 'content-type': 'application/json' },
+          body: JSON.stringify({ limit: 100 }),
+        })
+        expect(response.status).toBe(200)
+        const body = (await response.json()) as { policies: Array<{ keys: number; of: number }> }
+        // noisy-client-7 (7 refusals at a limit of 3) and victim (refused once while blocked)
+        // would both pass a limit of 100, and both be refused by a limit of 2.
+        expect(body.policies[0]).toMatchObject({ keys: 0, of: 2 })
+        const strict = await post(base, 'preview', { limit: '2', csrf: token }, cookie)
+        const refused = (await strict.json()) as { policies: Array<{ keys: number }> }
+        expect(refused.policies[0]?.keys).toBe(2)
+        expect((await limiter.peek('someone-new')).allowed).toBe(true)
+      })
+    })
+  }
+}

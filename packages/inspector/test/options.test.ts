@@ -1,0 +1,116 @@
+import { createLimiter, type Store } from '@limiter/core'
+import { describe, expect, it, vi } from 'vitest'
+import { inspector } from '../src/index.js'
+
+const limiter = createLimiter({ name: 'options-test', limit: 1, window: '1m' })
+
+describe('inspector options', () => {
+  it('refuses to start without authorize', () => {
+    expect(() => inspector({ limiters: [limiter] })).toThrow(
+      expect.objectContaining({
+        name: 'LimiterTypeError',
+        code: 'ERR_LIMITER_OPTION',
+        option: 'authorize',
+      }),
+    )
+  })
+
+  it('serves anyone with unsafe: true, warning once', async () => {
+    const warn = vi.spyOn(process, 'emitWarning').mockImplementation(() => {})
+    const a = inspector({ limiters: [limiter], unsafe: true })
+    const b = inspector({ limiters: [limiter], unsafe: true })
+    expect(warn).toHaveBeenCalledTimes(1)
+    expect(warn.mock.calls[0]?.[1]).toMatchObject({ code: 'LIMITER_INSPECTOR_UNSAFE' })
+    warn.mockRestore()
+    const response = await a.handle(new Request('http://x/api/state'), {
+      mountPath: '',
+      hostRequest: undefined,
+    })
+    expect(response.status).toBe(200)
+    a.close()
+    b.close()
+  })
+
+  it('is read-only unless actions: true', async () => {
+    const page = inspector({ limiters: [limiter], authorize: () => true })
+    const response = await page.handle(
+      new Request('http://x/api/block', { method: 'POST', body: 'key=a' }),
+      { mountPath: '', hostRequest: undefined },
+    )
+    expect(response.status).toBe(403)
+    expect(await response.text()).toMatch(/actions: true/)
+    page.close()
+  })
+
+  it('rejects bad options with their name and value', () => {
+    const authorize = () => true
+    expect(() => inspector({ limiters: [], authorize })).toThrow(/`limiters`/)
+    expect(() => inspector({ limiters: [limiter], authorize, topK: 3 })).toThrow(RangeError)
+    expect(() => inspector({ limiters: [limiter], authorize, store: {} })).toThrow(/`store`/)
+  })
+
+  it('shows raw keys with maskKey: false, or a function of its own', async () => {
+    const raw = inspector({ limiters: [limiter], authorize: () => true, maskKey: false })
+    const mine = inspector({
+      limiters: [limiter],
+      authorize: () => true,
+      maskKey: (k) => `<${k.length}>`,
+    })
+    await limiter.consume('someone')
+    await limiter.consume('someone')
+    const top = async (page: typeof raw) => (await page.state()).policies[0]?.top['1m'][0]?.key
+    expect(await top(raw)).toBe('someone')
+    expect(await top(mine)).toBe('<7>')
+    raw.close()
+    mine.close()
+  })
+})
+
+describe('the page size', () => {
+  it('stays under 100 kB with 8 limiters of 2 policies, every series drawn', async () => {
+    const limiters = Array.from({ length: 8 }, (_, i) =>
+      createLimiter({
+        name: `size-${i}`,
+        limits: [
+          { name: 'a', limit: 1, window: '1m' },
+          { name: 'b', limit: 2, window: '1h' },
+        ],
+      }),
+    )
+    const page = inspector({ limiters, authorize: () => true })
+    for (const limiter of limiters)
+      for (let k = 0; k < 30; k++) await limiter.consume(`some-rather-long-client-key:${k % 12}`)
+    const response = await page.handle(new Request('http://x/'), { mountPath: '', hostRequest: 0 })
+    const html = await response.text()
+    expect((html.match(/<polyline/g) ?? []).length).toBeGreaterThanOrEqual(16)
+    expect(Buffer.byteLength(html)).toBeLessThan(100_000)
+    page.close()
+  })
+})
+
+describe('a failing action', () => {
+  it('answers 502 with the reason when the store cannot block', async () => {
+    const store: Store = {
+      consume: () => Promise.reject(new Error('unused')),
+      refund: () => Promise.resolve(),
+      reset: () => Promise.resolve(),
+      local: true,
+    }
+    const limiter = createLimiter({ name: 'no-blocks', limit: 1, window: '1m', store })
+    const page = inspector({ limiters: [limiter], authorize: () => true, actions: true })
+    const token = 'T'.repeat(32)
+    const response = await page.handle(
+      new Request('http://x/api/block', {
+        method: 'POST',
+        headers: { cookie: `limiter_inspector_csrf=${token}`, 'x-csrf-token': token },
+        body: 'key=a',
+      }),
+      { mountPath: '', hostRequest: undefined },
+    )
+    expect(response.status).toBe(502)
+    expect(await response.json()).toEqual({
+      error: expect.stringMatching(/The action failed: .*block/),
+    })
+    page.close()
+  })
+})

@@ -1,0 +1,72 @@
+// What the recorder takes from the channels: fail-open decisions, store errors and circuits from
+// a failing store, shadow refusals, and per-policy refusals of a several-policy limiter.
+import { createLimiter, type Store } from '@limiter/core'
+import { describe, expect, it } from 'vitest'
+import { inspector, type PolicyState } from '../src/index.js'
+
+const sum = (values: readonly number[]) => values.reduce((a, b) => a + b, 0)
+/** Decisions counted in a series (rates are per second over 5 s points). */
+const counted = (policy: PolicyState | undefined, series: keyof PolicyState['rates']) =>
+  Math.round(sum(policy?.rates[series] ?? []) * 5)
+
+describe('the recorder', () => {
+  it('counts store errors and fail-open decisions, and shows the circuit open', async () => {
+    const down: Store = {
+      consume: () => Promise.reject(new Error('store down')),
+      refund: () => Promise.resolve(),
+      reset: () => Promise.resolve(),
+    }
+    const limiter = createLimiter({
+      name: 'failing',
+      limit: 5,
+      window: '1m',
+      store: down,
+      failureMode: 'open',
+      circuitBreaker: { failureThreshold: 2, coolDown: '1m' },
+      onError: () => {},
+    })
+    const page = inspector({ limiters: [limiter], authorize: () => true })
+    for (let i = 0; i < 6; i++) expect((await limiter.consume('k')).source).toBe('fail-open')
+    const state = await page.state()
+    const policy = state.policies[0]
+    expect(counted(policy, 'failOpen')).toBe(6)
+    expect(counted(policy, 'storeErrors')).toBe(2) // then the circuit skips the store
+    expect(counted(policy, 'allowed')).toBe(0)
+    expect(state.circuits).toEqual([
+      { limiter: 'failing', domain: '', state: 'open', sinceMs: expect.any(Number) },
+    ])
+    page.close()
+  })
+
+  it('counts a shadow limiter refusals as shadow, and lists their keys', async () => {
+    const limiter = createLimiter({ name: 'shadowed', limit: 1, window: '1m', mode: 'shadow' })
+    const page = inspector({ limiters: [limiter], authorize: () => true, maskKey: false })
+    for (let i = 0; i < 4; i++) await limiter.consume('would-be-limited')
+    const policy = (await page.state()).policies[0]
+    expect([
+      counted(policy, 'allowed'),
+      counted(policy, 'shadow'),
+      counted(policy, 'refused'),
+    ]).toEqual([1, 3, 0])
+    expect(policy?.top['1m']).toEqual([{ key: 'would-be-limited', count: 3, error: 0 }])
+    page.close()
+  })
+
+  it('charges a refusal to the policies that refused it, and ignores peeks', async () => {
+    const limiter = createLimiter({
+      name: 'two-policies',
+      limits: [
+        { name: 'short', limit: 2, window: '10s', algorithm: 'fixed-window' },
+        { name: 'long', limit: 100, window: '1h', algorithm: 'fixed-window' },
+      ],
+    })
+    const page = inspector({ limiters: [limiter], authorize: () => true })
+    for (let i = 0; i < 5; i++) await limiter.consume('user')
+    for (let i = 0; i < 5; i++) await limiter.peek('user')
+    const [short, long] = (await page.state()).policies
+    expect([counted(short, 'allowed'), counted(short, 'refused')]).toEqual([2, 3])
+    expect([counted(long, 'allowed'), counted(long, 'refused')]).toEqual([2, 0])
+    expect(long?.top['15m']).toEqual([])
+    page.close()
+  })
+})
