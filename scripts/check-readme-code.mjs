@@ -35,6 +35,7 @@ const readmes = [
 function hostOf(code) {
   const uses = (names) => new RegExp(`(from |import\\()'(${names})'`).test(code)
   if (uses('@opentelemetry/exporter-prometheus')) return 'examples/metrics'
+  if (uses('@limiter/inspector')) return 'packages/inspector'
   if (uses('@limiter/nest|@nestjs/[a-z-]+')) return 'packages/nest'
   if (uses('@limiter/hono|hono|hono/[a-z-]+|@hono/node-server')) return 'packages/hono'
   if (uses('next|next/[a-z-]+')) return 'examples/next'
