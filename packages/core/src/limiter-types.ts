@@ -205,6 +205,7 @@ export interface SeveralPolicies extends WaitingOptions {
   readonly algorithm?: undefined
   readonly burst?: undefined
   readonly retryAfter?: undefined
+  readonly reserve?: undefined
 }
 
 /**

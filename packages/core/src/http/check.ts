@@ -7,6 +7,7 @@ import { describeValue } from '../errors.js'
 import { decideNow, maxCostOf } from '../limiter.js'
 import type { Limiter } from '../limiter-types.js'
 import { isCost } from '../policy.js'
+import { priorityRank } from '../shed/priority.js'
 import { invoke, isThenable, type MaybePromise, misbehaved } from './callbacks.js'
 import type { LimitedResponse } from './handle.js'
 import { formatHeaders, type HeaderPair, type HeaderPolicy } from './headers.js'
@@ -161,11 +162,33 @@ function costStep<Req>(
   set: LimitSet,
 ): MaybePromise<RateLimitCheck> {
   const { cost } = rl
-  if (typeof cost !== 'function') return consumeStep(rl, set, scope, key, checkedCost(set, cost))
+  if (typeof cost !== 'function')
+    return priorityStep(rl, req, set, scope, key, checkedCost(set, cost))
   const value: unknown = invoke('cost', 'ERR_LIMITER_COST', () => cost(req))
   if (isThenable(value))
-    return Promise.resolve(value).then((v) => consumeStep(rl, set, scope, key, checkedCost(set, v)))
-  return consumeStep(rl, set, scope, key, checkedCost(set, value))
+    return Promise.resolve(value).then((v) =>
+      priorityStep(rl, req, set, scope, key, checkedCost(set, v)),
+    )
+  return priorityStep(rl, req, set, scope, key, checkedCost(set, value))
+}
+
+// The request's priority rank (the `priority` option: fixed, or a callback), then its consume.
+function priorityStep<Req>(
+  rl: ResolvedRateLimit<Req, unknown>,
+  req: Req,
+  set: LimitSet,
+  scope: string,
+  key: string,
+  cost: number,
+): MaybePromise<RateLimitCheck> {
+  const { priority } = rl
+  if (typeof priority !== 'function') return consumeStep(rl, set, scope, key, cost, priority)
+  const value = invoke('priority', 'ERR_LIMITER_OPTION', () => priority(req))
+  if (isThenable(value))
+    return Promise.resolve(value).then((v) =>
+      consumeStep(rl, set, scope, key, cost, priorityRank(v)),
+    )
+  return consumeStep(rl, set, scope, key, cost, priorityRank(value))
 }
 
 // A key callback's value as the key: a non-empty string, or a finite number or bigint as its
@@ -202,11 +225,12 @@ function consumeStep(
   scope: string,
   userKey: string,
   cost: number,
+  rank?: number,
 ): MaybePromise<RateLimitCheck> {
   const scoped = rl.scoped && scope !== ''
   // '#' never occurs in a route pattern or mount path, so scoped keys cannot collide.
   const key = scoped ? `${scope}#${userKey}` : userKey
-  const decision = decideNow(set.limiter, key, cost)
+  const decision = decideNow(set.limiter, key, cost, rank)
   if (isThenable(decision)) return decision.then((d) => checked(rl, set, key, cost, d))
   return checked(rl, set, key, cost, decision)
 }

@@ -13,7 +13,13 @@ import {
   settleWhenOver,
 } from './node-lifecycle.js'
 import type { LimitedBody, MessageBody, ResolvedRateLimit } from './options.js'
-import { forbiddenBody, messageBodyOf, problemBody, unavailableBody } from './problem.js'
+import {
+  forbiddenBody,
+  messageBodyOf,
+  overloadedBody,
+  problemBody,
+  unavailableBody,
+} from './problem.js'
 
 /** A limited response: status, content type and body text. */
 export interface LimitedResponse extends LimitedBody {
@@ -86,6 +92,8 @@ export async function limitedResponse<Req>(
   // A denial because the store is down (failureMode 'closed') is the server's fault: 503.
   if (failureOf(check.decision) !== undefined)
     return { status: 503, ...unavailableBody(check.decision) }
+  // So is one by a fleet reserve alone: the slots left are kept for higher priorities.
+  if (check.decision.reason === 'reserve') return { status: 503, ...overloadedBody(check.decision) }
   const status = rl.statusCode
   const { message } = rl
   if (message !== undefined) {

@@ -13,6 +13,7 @@ import type {
 import { policySetOf } from '../limits.js'
 import { ownOptions } from '../option-names.js'
 import type { LimitSpec, NotAnOption } from '../policy.js'
+import { type Priority, priorityRank } from '../shed/priority.js'
 import type { RedisStoreClient } from '../stores/redis-store.js'
 import type { Store } from '../stores/store.js'
 import type { DeniedCheck } from './check.js'
@@ -75,6 +76,7 @@ export interface LimitsOptions<Req> extends WaitingOptions {
   readonly algorithm?: undefined
   readonly burst?: undefined
   readonly retryAfter?: undefined
+  readonly reserve?: undefined
 }
 
 /** The options of {@link RateLimitOptions} besides its policies and waiting. */
@@ -97,6 +99,12 @@ export interface RateLimitBaseOptions<Req, OnLimited = never> extends PeerOption
   readonly key?: ((req: Req) => Awaitable<string | number | bigint>) | undefined
   /** What a request costs: an integer from 1 to `burst`, or a callback. Default 1. */
   readonly cost?: number | ((req: Req) => Awaitable<number>) | undefined
+  /**
+   * The request's priority class (default `'normal'`), fixed or from a callback: a concurrency
+   * policy with `reserve` admits a class only below its ceiling (a refusal by the reserve alone
+   * is answered 503, not 429); it also travels in `limiter:decision` events.
+   */
+  readonly priority?: Priority | ((req: Req) => Awaitable<Priority>) | undefined
   /** Return true to let a request through uncounted and without headers. */
   readonly skip?: ((req: Req) => Awaitable<boolean | undefined>) | undefined
   /**
@@ -221,6 +229,8 @@ export interface ResolvedRateLimit<Req, OnLimited = never> {
   /** Checks each request for a likely mistake, warning once (see `warnings`); or undefined. */
   readonly watch: ((req: Req, key: string) => void) | undefined
   readonly cost: number | ((req: Req) => Awaitable<number>)
+  /** The `priority` option: a fixed rank (`undefined`: normal), or the callback. */
+  readonly priority: number | ((req: Req) => Awaitable<Priority>) | undefined
   readonly skip: ((req: Req) => Awaitable<boolean | undefined>) | undefined
   readonly deny: ((req: Req) => Awaitable<unknown>) | undefined
   /** What a request `deny` refused comes to. */
@@ -275,6 +285,7 @@ function fixedLimits(options: RateLimitOptions<never, unknown>): LimitSet {
             window: options.window as Duration,
             burst: options.burst,
             retryAfter: options.retryAfter,
+            reserve: options.reserve,
           } as LimiterOptions)
         : { ...shared, limits: limits as readonly LimitSpec[] },
     ),
@@ -305,6 +316,9 @@ export function resolveRateLimitOptions<Req, OnLimited>(
   if (typeof limits !== 'function') checkCost(cost, policySetOf(options, '', {}).maxCost)
   else if (typeof cost === 'number') checkCost(cost, Number.MAX_SAFE_INTEGER)
   checkStatusCode(statusCode)
+  const { priority } = options
+  const rank =
+    priority === undefined || typeof priority === 'function' ? undefined : priorityRank(priority)
   const body =
     message === undefined || typeof message === 'function' ? undefined : messageBody(message)
   const headers = headerStandards(options.headers)
@@ -328,6 +342,7 @@ export function resolveRateLimitOptions<Req, OnLimited>(
     defaultKey: !keyed,
     watch: warnings ? requestWatch(adapter, shownName, keyed) : undefined,
     cost,
+    priority: typeof priority === 'function' ? priority : rank,
     skip: options.skip,
     deny: options.deny,
     denied: DENIED,

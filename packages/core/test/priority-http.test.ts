@@ -1,0 +1,85 @@
+// The adapters' `priority` option through the kit (here the Fetch kit): a concurrency policy's
+// fleet reserve answers 503 with Retry-After to the classes it keeps out, never 429.
+import { describe, expect, it } from 'vitest'
+import { createFetchLimiter } from '../src/fetch/index.js'
+import type { Priority } from '../src/shed/index.js'
+
+const url = 'http://app.test/'
+const from = (ip: string) => ({ ip })
+
+// A handler whose responses end when `finish()` is called (the lease is held until then).
+function holding() {
+  const finishers: Array<() => void> = []
+  const handler = () =>
+    Promise.resolve(
+      new Response(
+        new ReadableStream<Uint8Array>({
+          start(c) {
+            c.enqueue(new TextEncoder().encode('a'))
+          },
+          pull(c) {
+            return new Promise<void>((resolve) => {
+              finishers.push(() => {
+                c.close()
+                resolve()
+              })
+            })
+          },
+        }),
+      ),
+    )
+  const finishAll = () => {
+    for (const f of finishers.splice(0)) f()
+  }
+  return { handler, finishAll }
+}
+
+const asked = (priority: string) => new Request(url, { headers: { 'x-priority': priority } })
+
+describe('priority and reserve through the kit', () => {
+  it('limit 2, reserve { critical: 0.5 }: a low request past 1 in flight gets 503, critical gets in', async () => {
+    const limit = createFetchLimiter({
+      algorithm: 'concurrency',
+      limit: 2,
+      window: '1m',
+      reserve: { critical: 0.5 },
+      key: () => 'one',
+      priority: (req: Request) => (req.headers.get('x-priority') ?? 'normal') as Priority,
+    })
+    const { handler, finishAll } = holding()
+    const first = await limit.handle(asked('low'), handler, from('203.0.113.1'))
+    expect(first.status).toBe(200)
+    let ran = false
+    const low = await limit.handle(
+      asked('low'),
+      () => {
+        ran = true
+        return handler()
+      },
+      from('203.0.113.1'),
+    )
+    expect(low.status).toBe(503)
+    expect(ran).toBe(false)
+    expect(Number(low.headers.get('retry-after'))).toBeGreaterThanOrEqual(1)
+    expect(low.headers.get('content-type')).toBe('application/problem+json')
+    expect(await low.json()).toMatchObject({ status: 503, title: 'Service Unavailable' })
+    const critical = await limit.handle(asked('critical'), handler, from('203.0.113.1'))
+    expect(critical.status).toBe(200)
+    // full: even critical is refused now, and that refusal is the client's own (429)
+    const over = await limit.handle(asked('critical'), handler, from('203.0.113.1'))
+    expect(over.status).toBe(429)
+    finishAll()
+    await Promise.all([first.text(), critical.text()])
+  })
+
+  it('validates a fixed priority at construction, naming the option', () => {
+    expect(() =>
+      createFetchLimiter({
+        algorithm: 'concurrency',
+        limit: 2,
+        window: '1m',
+        priority: 'urgent' as never,
+      }),
+    ).toThrow(/`priority`/)
+  })
+})
