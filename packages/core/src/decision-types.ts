@@ -31,7 +31,8 @@ export type DecisionSource = 'store' | 'blocked-cache' | 'local' | 'fail-open' |
  *   declared). After a refusal nothing was counted, and each entry reports what its policy holds.
  * - `reason`: absent, or `'reserve'` on a refusal made only by a concurrency policy's fleet
  *   `reserve`: the slots left are kept for higher priorities, the client is within its own
- *   limits (the adapters answer it 503, not 429).
+ *   limits (the adapters answer it 503, not 429); `'shed'` on an adapter's refusal by its `shed`
+ *   option's shedder (nothing was counted; 503 too).
  */
 export interface Decision {
   readonly allowed: boolean
@@ -46,7 +47,7 @@ export interface Decision {
 }
 
 /** Why a refusal that is not the client's doing was made: `'reserve'` (see {@link Decision}). */
-export type DecisionReason = 'reserve'
+export type DecisionReason = 'reserve' | 'shed'
 
 /** One policy's part of a {@link Decision}: the same fields, for that policy alone. */
 export interface PolicyDecision {

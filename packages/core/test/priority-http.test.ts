@@ -2,7 +2,10 @@
 // fleet reserve answers 503 with Retry-After to the classes it keeps out, never 429.
 import { describe, expect, it } from 'vitest'
 import { createFetchLimiter } from '../src/fetch/index.js'
-import type { Priority } from '../src/shed/index.js'
+import { MemoryStore } from '../src/index.js'
+import { SHED_HOOKS } from '../src/shed/hooks.js'
+import { createShedder, type Priority, type ShedderOptions } from '../src/shed/index.js'
+import { tickShedder } from '../src/shed/shedder.js'
 
 const url = 'http://app.test/'
 const from = (ip: string) => ({ ip })
@@ -81,5 +84,76 @@ describe('priority and reserve through the kit', () => {
         priority: 'urgent' as never,
       }),
     ).toThrow(/`priority`/)
+  })
+})
+
+// A shedder whose intervals pass on tick(), over its delay threshold while `hot` is set.
+function forcedShedder() {
+  const world = { now: 0, hot: false }
+  const shedder = createShedder({
+    adaptive: false,
+    [SHED_HOOKS]: {
+      manual: true,
+      now: () => world.now,
+      signals: {
+        read: () => ({ elu: 0.1, delayMs: world.hot ? 10_000 : 1, heapUsedBytes: 1e8 }),
+        close: () => {},
+      },
+    },
+  } as ShedderOptions)
+  const tick = () => {
+    world.now += 1000
+    tickShedder(shedder)
+  }
+  return { shedder, world, tick }
+}
+
+describe('the shed option through the kit', () => {
+  it('sheds low with 503 and Retry-After before counting; admitted requests end their admission', async () => {
+    const { shedder, world, tick } = forcedShedder()
+    world.hot = true
+    tick() // one interval over: low is shed
+    expect(shedder.state().shedding).toEqual(['low'])
+    const store = new MemoryStore()
+    const limit = createFetchLimiter({
+      limit: 5,
+      window: '1m',
+      store,
+      key: () => 'shed',
+      shed: shedder,
+      priority: (req: Request) => (req.headers.get('x-priority') ?? 'normal') as Priority,
+    })
+    let ran = 0
+    const shed = await limit.handle(
+      asked('low'),
+      () => {
+        ran++
+        return Promise.resolve(new Response('ok'))
+      },
+      from('203.0.113.2'),
+    )
+    expect(shed.status).toBe(503)
+    expect(ran).toBe(0)
+    expect(Number(shed.headers.get('retry-after'))).toBeGreaterThanOrEqual(1)
+    expect(shed.headers.get('ratelimit')).toBeNull()
+    expect(await shed.json()).toMatchObject({ status: 503 })
+    const ok = await limit.handle(
+      asked('normal'),
+      () => Promise.resolve(new Response('ok')),
+      from('203.0.113.2'),
+    )
+    expect(ok.status).toBe(200)
+    // the shed request counted nothing: this is the first of 5
+    expect(ok.headers.get('ratelimit')).toMatch(/;r=4;/)
+    expect(shedder.state().inflight).toBe(1)
+    await ok.text()
+    expect(shedder.state().inflight).toBe(0)
+    shedder.close()
+  })
+
+  it('refuses a shed option that is not a shedder, naming it', () => {
+    expect(() => createFetchLimiter({ limit: 1, window: '1s', shed: {} as never })).toThrow(
+      /`shed`/,
+    )
   })
 })

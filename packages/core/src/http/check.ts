@@ -13,6 +13,7 @@ import type { LimitedResponse } from './handle.js'
 import { formatHeaders, type HeaderPair, type HeaderPolicy } from './headers.js'
 import type { LimitSet } from './limit-sets.js'
 import type { ResolvedRateLimit } from './options.js'
+import { shedCheck, withAdmission } from './shed.js'
 
 /** The outcome of {@link checkRequest} for a request that was counted. */
 export interface RateLimitCheck {
@@ -38,6 +39,11 @@ export interface RateLimitCheck {
   readonly shadow: boolean
   /** Not refused by `deny` (see {@link DeniedCheck}). */
   readonly denied?: undefined
+  /**
+   * Admitted by the `shed` option's shedder: its `done`, to call once when the request is over
+   * (the lifecycle that releases leases calls it).
+   */
+  readonly over?: (() => void) | undefined
 }
 
 /**
@@ -182,13 +188,28 @@ function priorityStep<Req>(
   cost: number,
 ): MaybePromise<RateLimitCheck> {
   const { priority } = rl
-  if (typeof priority !== 'function') return consumeStep(rl, set, scope, key, cost, priority)
+  if (typeof priority !== 'function') return shedStep(rl, set, scope, key, cost, priority)
   const value = invoke('priority', 'ERR_LIMITER_OPTION', () => priority(req))
   if (isThenable(value))
-    return Promise.resolve(value).then((v) =>
-      consumeStep(rl, set, scope, key, cost, priorityRank(v)),
-    )
-  return consumeStep(rl, set, scope, key, cost, priorityRank(value))
+    return Promise.resolve(value).then((v) => shedStep(rl, set, scope, key, cost, priorityRank(v)))
+  return shedStep(rl, set, scope, key, cost, priorityRank(value))
+}
+
+// The `shed` option's shedder, before the limiter counts anything: a shed request spends no
+// client budget.
+function shedStep(
+  rl: ResolvedRateLimit<never, unknown>,
+  set: LimitSet,
+  scope: string,
+  key: string,
+  cost: number,
+  rank: number | undefined,
+): MaybePromise<RateLimitCheck> {
+  const { shed } = rl
+  if (shed === undefined) return consumeStep(rl, set, scope, key, cost, rank)
+  const admission = shed.admit(rank)
+  if (!admission.admitted) return shedCheck(set, key, admission)
+  return withAdmission(admission, () => consumeStep(rl, set, scope, key, cost, rank))
 }
 
 // A key callback's value as the key: a non-empty string, or a finite number or bigint as its
