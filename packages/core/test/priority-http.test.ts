@@ -2,6 +2,7 @@
 // fleet reserve answers 503 with Retry-After to the classes it keeps out, never 429.
 import { describe, expect, it } from 'vitest'
 import { createFetchLimiter } from '../src/fetch/index.js'
+import { probeOf, withDefaults } from '../src/http/defaults.js'
 import { MemoryStore } from '../src/index.js'
 import { SHED_HOOKS } from '../src/shed/hooks.js'
 import { createShedder, type Priority, type ShedderOptions } from '../src/shed/index.js'
@@ -155,5 +156,22 @@ describe('the shed option through the kit', () => {
     expect(() => createFetchLimiter({ limit: 1, window: '1s', shed: {} as never })).toThrow(
       /`shed`/,
     )
+  })
+})
+
+describe('reserve in app-wide defaults (Fastify, Nest)', () => {
+  it('stays with concurrency routes, and a probe of defaults with only a reserve is a concurrency policy', () => {
+    const defaults = {
+      algorithm: 'concurrency',
+      limit: 2,
+      window: '1m',
+      reserve: { critical: 0.5 },
+    }
+    expect(withDefaults(defaults as never, { algorithm: 'gcra', limit: 5 }).reserve).toBeUndefined()
+    expect(withDefaults(defaults as never, { limit: 4 }).reserve).toEqual({ critical: 0.5 })
+    expect(probeOf({ reserve: { critical: 0.5 } } as never).algorithm).toBe('concurrency')
+    expect(() =>
+      createFetchLimiter(probeOf({ reserve: { critical: 1.5 } } as never) as never),
+    ).toThrow(/`reserve.critical`/)
   })
 })
