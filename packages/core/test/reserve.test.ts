@@ -48,6 +48,12 @@ describe('reserve: validation at construction', () => {
       createLimiter({ limit: 5, window: '1s', reserve: { critical: 0.2 } } as never),
     ).toThrow(/`reserve`.*'concurrency' policies only/)
   })
+  it('is a compile error, and a runtime one, on a rate algorithm', () => {
+    expect(() =>
+      // @ts-expect-error `reserve` is for 'concurrency' policies
+      createLimiter({ algorithm: 'gcra', limit: 5, window: '1s', reserve: { critical: 0.2 } }),
+    ).toThrow(/`reserve`/)
+  })
   it('an unknown priority is refused by consume', async () => {
     const limiter = limiterOn(new MemoryStore(), { reserve: { critical: 0.2 } })
     await expect(limiter.consume('k', 1, { priority: 'urgent' as never })).rejects.toThrow(
