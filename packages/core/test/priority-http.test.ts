@@ -175,3 +175,25 @@ describe('reserve in app-wide defaults (Fastify, Nest)', () => {
     ).toThrow(/`reserve.critical`/)
   })
 })
+
+describe('a priority callback that misbehaves', () => {
+  it('fails the request with a LimiterError naming `priority`, counting nothing', async () => {
+    const limit = createFetchLimiter({
+      limit: 1,
+      window: '1m',
+      key: () => 'bad',
+      priority: () => 'urgent' as never,
+    })
+    await expect(
+      limit.handle(
+        new Request(url),
+        () => Promise.resolve(new Response('ok')),
+        from('203.0.113.3'),
+      ),
+    ).rejects.toMatchObject({
+      name: 'LimiterError',
+      code: 'ERR_LIMITER_OPTION',
+      message: expect.stringMatching(/`priority` returned .*urgent/),
+    })
+  })
+})

@@ -7,7 +7,7 @@ import { describeValue } from '../errors.js'
 import { decideNow, maxCostOf } from '../limiter.js'
 import type { Limiter } from '../limiter-types.js'
 import { isCost } from '../policy.js'
-import { priorityRank } from '../shed/priority.js'
+import { type Priority, priorityRank } from '../shed/priority.js'
 import { invoke, isThenable, type MaybePromise, misbehaved } from './callbacks.js'
 import type { LimitedResponse } from './handle.js'
 import { formatHeaders, type HeaderPair, type HeaderPolicy } from './headers.js'
@@ -191,8 +191,22 @@ function priorityStep<Req>(
   if (typeof priority !== 'function') return shedStep(rl, set, scope, key, cost, priority)
   const value = invoke('priority', 'ERR_LIMITER_OPTION', () => priority(req))
   if (isThenable(value))
-    return Promise.resolve(value).then((v) => shedStep(rl, set, scope, key, cost, priorityRank(v)))
-  return shedStep(rl, set, scope, key, cost, priorityRank(value))
+    return Promise.resolve(value).then((v) => shedStep(rl, set, scope, key, cost, rankOf(v)))
+  return shedStep(rl, set, scope, key, cost, rankOf(value))
+}
+
+// A priority callback's value as its rank, or a LimiterError naming the option.
+function rankOf(value: unknown): number {
+  try {
+    return priorityRank(value as Priority)
+  } catch (error) {
+    throw misbehaved(
+      'priority',
+      `returned ${describeValue(value, true)} (expected 'critical', 'high', 'normal', 'low' or a whole number rank)`,
+      'ERR_LIMITER_OPTION',
+      error,
+    )
+  }
 }
 
 // The `shed` option's shedder, before the limiter counts anything: a shed request spends no
