@@ -18,6 +18,13 @@ free slots; reset_ms the time until the last slot held expires; a refusal's retr
 the time until enough slots expire on their own, capped at `retry_ms` (the policy's estimate:
 a slot frees when a request ends, which nobody can know). A key holding anything else reads as
 empty and is replaced by the next admission.
+Fleet reserve: a ticket may start with "<ceiling>/" (a consume's lease "<ceiling>/<cost>:<id>",
+or "<ceiling>/" alone for a peek), the most slots in use, all classes together, that still
+admit this request's priority class (the caller computes it from the policy's `reserve`). The
+request is admitted when held + need <= ceiling; a refusal where held + need <= limit is the
+reserve's (the slots left are kept for higher classes): its fifth value is -2, and its
+retry_after_ms the time until held + need <= ceiling by expiries alone (capped at retry_ms).
+`remaining` stays the free slots of the key, whatever the class. A release strips the prefix.
 ]]
 local concurrency = { tickets = true }
 do
@@ -66,6 +73,12 @@ do
   end
 
   function concurrency.decide(key, limit, window_ms, burst, cost, op, ticket, slot, retry_ms)
+    local ceiling = limit
+    local cap, lease = string.match(ticket, '^(%d+)/(.*)$')
+    if cap then
+      ceiling = min(limit, tonumber(cap))
+      ticket = lease
+    end
     if op == 'r' then
       if ticket ~= '' then release(key, ticket) end
       return 0, 0, 0, 0, -1
@@ -85,14 +98,20 @@ do
     local peek = cost == 0
     local need = cost
     if peek then need = 1 end
-    local allowed = held + need <= limit
+    local allowed = held + need <= ceiling
     if not allowed then
-      -- the slot whose expiry makes room for `need`: the (held + need - limit)-th earliest
-      local at = redis.call('ZRANGE', key, held + need - limit - 1, held + need - limit - 1, 'WITHSCORES')
-      local retry_after_ms = min(retry_ms, tonumber(at[2]) - now_ms)
+      -- the slot whose expiry makes room for `need`: the (held + need - ceiling)-th earliest
+      -- (none when the class's ceiling is below `need`: expiries alone never make room)
+      local retry_after_ms = retry_ms
+      if held + need - ceiling <= held then
+        local at = redis.call('ZRANGE', key, held + need - ceiling - 1, held + need - ceiling - 1, 'WITHSCORES')
+        retry_after_ms = min(retry_ms, tonumber(at[2]) - now_ms)
+      end
       local reset_ms = 0
       if held > 0 then reset_ms = last_ms - now_ms end
-      return 0, max(0, limit - held), reset_ms, retry_after_ms, -1, false, 0
+      local why = -1
+      if held + need <= limit then why = -2 end
+      return 0, max(0, limit - held), reset_ms, retry_after_ms, why, false, 0
     end
     local taken = -1
     local pending = false

@@ -182,6 +182,8 @@ export function describeConcurrencyContract(
       maxDelay: _maxDelay,
       delayAfter: _delayAfter,
       skipAbortedRequests: _skipAbortedRequests,
+      priority: _priority,
+      shed: _shed,
       ...limiter
     } = definition
     return { options, counts, limiter: backend.createLimiter(limiter as never) }
@@ -243,6 +245,82 @@ export function describeConcurrencyContract(
 
     it('admits `limit` in flight, refuses the next with Retry-After, lets one in as soon as one ends', () =>
       withRetries(admitsLimitInFlight, 'the limiter lets a request in before a slot is free'))
+
+    // (a scenario for withRetries) limit 2, reserve { critical: 0.5 }: with one low request in
+    // flight, the next low one is refused 503 (the reserve's, not the client's fault) and a
+    // critical one gets in. The priority comes from a callback, in order of arrival.
+    const reserveKeepsCritical = async (): Promise<boolean> => {
+      const order = ['low', 'low', 'critical']
+      const { options, counts, limiter } = setup({
+        ...TWO,
+        reserve: { critical: 0.5 },
+        priority: () => order.shift() ?? 'normal',
+      } as ContractOptions)
+      const server = await harness.listen(options)
+      try {
+        const first = get(`${server.url}/slow`)
+        await until(() => server.handlerStarts().length === 1)
+        const low = await get(`${server.url}/`)
+        // the first handler (400 ms) ended before this one was decided: a busy machine
+        if (server.finishedCount() > 0) return false
+        expect(low.status).toBe(503)
+        expect(Number(low.headers.get('retry-after'))).toBeGreaterThanOrEqual(1)
+        expect(JSON.parse(low.body)).toMatchObject({ status: 503, title: 'Service Unavailable' })
+        expect(server.handlerStarts()).toHaveLength(1)
+        const critical = await get(`${server.url}/`)
+        expect(critical.status).toBe(200)
+        expect((await first).status).toBe(200)
+        await settled(counts, { releases: 2, refunds: 0 })
+        expect((await limiter.peek(KEY)).remaining).toBe(2)
+        return true
+      } finally {
+        await server.close()
+      }
+    }
+
+    it('a fleet reserve refuses a low request past its share with 503 and lets a critical one in', () =>
+      withRetries(reserveKeepsCritical, 'the reserve did not hold'))
+
+    it('a shed request is answered 503 with Retry-After, counts nothing, and an admitted one ends its admission', async () => {
+      // a shedder that sheds low (rank 3) and counts the admissions still open
+      const open = { admitted: 0, done: 0, shed: 0 }
+      const shedder = {
+        admit: (priority?: string | number) => {
+          if (priority === 3 || priority === 'low') {
+            open.shed++
+            return { admitted: false, retryAfterMs: 2000, signal: 'delay', priority: 'low' }
+          }
+          open.admitted++
+          let ended = false
+          return {
+            admitted: true,
+            done: () => {
+              if (!ended) open.done++
+              ended = true
+            },
+          }
+        },
+        state: () => ({}),
+        close: () => {},
+      }
+      const order = ['low', 'normal']
+      const { options, counts, limiter } = setup({
+        ...TWO,
+        shed: shedder,
+        priority: () => order.shift() ?? 'normal',
+      } as ContractOptions)
+      const send = await harness.app(options)
+      const shed = await send('/')
+      expect(shed.status).toBe(503)
+      expect(shed.headers['retry-after']).toBe('2')
+      expect(open.shed).toBe(1)
+      // nothing counted, nothing to give back
+      expect((await limiter.peek(KEY)).remaining).toBe(2)
+      expect((await send('/')).status).toBe(200)
+      await settled(counts, { releases: 1, refunds: 0 })
+      await until(() => open.done === 1)
+      expect(open).toEqual({ admitted: 1, done: 1, shed: 1 })
+    })
 
     it('a handler that throws releases its lease once', async () => {
       const { options, counts, limiter } = setup(TWO)

@@ -29,6 +29,10 @@ export type DecisionSource = 'store' | 'blocked-cache' | 'local' | 'fail-open' |
  *   admitted; `retryAfterMs` the longest of the refusing policies'; `limit`, `remaining` and
  *   `resetMs` those of the most constraining policy (the fewest remaining; on a tie, the first
  *   declared). After a refusal nothing was counted, and each entry reports what its policy holds.
+ * - `reason`: absent, or `'reserve'` on a refusal made only by a concurrency policy's fleet
+ *   `reserve`: the slots left are kept for higher priorities, the client is within its own
+ *   limits (the adapters answer it 503, not 429); `'shed'` on an adapter's refusal by its `shed`
+ *   option's shedder (nothing was counted; 503 too).
  */
 export interface Decision {
   readonly allowed: boolean
@@ -39,7 +43,11 @@ export interface Decision {
   readonly delayMs: number
   readonly source: DecisionSource
   readonly policies: readonly PolicyDecision[]
+  readonly reason?: DecisionReason | undefined
 }
+
+/** Why a refusal that is not the client's doing was made: `'reserve'` (see {@link Decision}). */
+export type DecisionReason = 'reserve' | 'shed'
 
 /** One policy's part of a {@link Decision}: the same fields, for that policy alone. */
 export interface PolicyDecision {

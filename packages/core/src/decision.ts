@@ -1,9 +1,9 @@
 // The Decision: what a limiter answers for one request.
 import type { LimiterError } from './errors.js'
 
-export type { Decision, DecisionSource, PolicyDecision } from './decision-types.js'
+export type { Decision, DecisionReason, DecisionSource, PolicyDecision } from './decision-types.js'
 
-import type { Decision, DecisionSource, PolicyDecision } from './decision-types.js'
+import type { Decision, DecisionReason, DecisionSource, PolicyDecision } from './decision-types.js'
 
 /**
  * The index of the most constraining of a limiter's policy decisions: the fewest `remaining`;
@@ -56,6 +56,7 @@ export class LimiterDecision implements Decision {
   readonly #ticket: Ticket
   readonly #owner: DecisionOwner
   #failure: LimiterError | undefined
+  #reason: DecisionReason | undefined
 
   constructor(
     owner: DecisionOwner,
@@ -95,10 +96,22 @@ export class LimiterDecision implements Decision {
     return this.#policies
   }
 
+  /** Why this refusal is not the client's doing (`'reserve'`), else `undefined`. */
+  get reason(): DecisionReason | undefined {
+    return this.#reason
+  }
+
   /** The plain fields, `policies` included (a getter `JSON.stringify` would skip). */
   toJSON(): Omit<Decision, never> {
     const { allowed, limit, remaining, resetMs, retryAfterMs, delayMs, source, policies } = this
-    return { allowed, limit, remaining, resetMs, retryAfterMs, delayMs, source, policies }
+    const plain = { allowed, limit, remaining, resetMs, retryAfterMs, delayMs, source, policies }
+    return this.#reason === undefined ? plain : { ...plain, reason: this.#reason }
+  }
+
+  /** Marks a refusal `reason` explains (a fleet reserve's). */
+  static because<D extends LimiterDecision>(decision: D, reason: DecisionReason): D {
+    decision.#reason = reason
+    return decision
   }
 
   /** Marks a decision `failureMode` answered with the store failure behind it. */

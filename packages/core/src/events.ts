@@ -4,6 +4,7 @@ import { channel } from 'node:diagnostics_channel'
 import type { Decision, DecisionSource } from './decision-types.js'
 import type { LimiterError } from './errors.js'
 import type { Limiter } from './limiter-types.js'
+import { type Priority, priorityName } from './shed/priority.js'
 import { RedisStore } from './stores/redis-store.js'
 import type { Store } from './stores/store.js'
 
@@ -36,6 +37,12 @@ export interface DecisionEvent {
   readonly durationMs: number
   /** The limiter runs in shadow mode: its adapters let a refused request through. */
   readonly shadow: boolean
+  /**
+   * The request's priority class (`consume`'s `priority`, the adapters' `priority` option):
+   * `'normal'` when none was given; a named class by name, another rank as its number. Always
+   * set by a limiter (optional in the type for events built by hand).
+   */
+  readonly priority?: Priority
 }
 
 /** Published on `limiter:failure` for every store failure (an open circuit's skips excepted). */
@@ -67,7 +74,7 @@ export function storeKindOf(store: Store): StoreKind {
   return store.local === true ? 'memory' : 'custom'
 }
 
-type Decide = (key: string, cost: number) => Decision | Promise<Decision>
+type Decide = (key: string, cost: number, rank?: number) => Decision | Promise<Decision>
 
 /**
  * `decide`, publishing each decision on `limiter:decision` with its duration. The limiter calls
@@ -80,7 +87,13 @@ export function publishedDecide(
   decide: Decide,
 ): Decide {
   const kind = storeKindOf(store)
-  const publish = (key: string, cost: number, decision: Decision, startMs: number): Decision => {
+  const publish = (
+    key: string,
+    cost: number,
+    rank: number | undefined,
+    decision: Decision,
+    startMs: number,
+  ): Decision => {
     const event: DecisionEvent = {
       limiter: limiter(),
       key,
@@ -90,16 +103,17 @@ export function publishedDecide(
       store: kind,
       durationMs: performance.now() - startMs,
       shadow,
+      priority: rank === undefined ? 'normal' : priorityName(rank),
     }
     decisionChannel.publish(event)
     return decision
   }
-  return (key, cost) => {
+  return (key, cost, rank) => {
     const startMs = performance.now()
-    const decision = decide(key, cost)
+    const decision = decide(key, cost, rank)
     return decision instanceof Promise
-      ? decision.then((d) => publish(key, cost, d, startMs))
-      : publish(key, cost, decision, startMs)
+      ? decision.then((d) => publish(key, cost, rank, d, startMs))
+      : publish(key, cost, rank, decision, startMs)
   }
 }
 

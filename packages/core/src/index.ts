@@ -1,6 +1,6 @@
 // @limiter/core public API, for users: the limiter, its stores, its errors and decisions, key
 // helpers. What framework adapters use lives on the `@limiter/core/http` subpath.
-export type { Decision, DecisionSource, PolicyDecision } from './decision.js'
+export type { Decision, DecisionReason, DecisionSource, PolicyDecision } from './decision.js'
 export { type Duration, parseDuration } from './duration.js'
 export {
   LimiterError,
@@ -23,6 +23,7 @@ export type { HeaderStandard } from './http/headers.js'
 export { type IpKeyOptions, ipKey, routeKey, userKey } from './http/key-helpers.js'
 export {
   type AcquireOptions,
+  type ConsumeOptions,
   createLimiter,
   type ErrorContext,
   type FailureMode,
@@ -58,6 +59,7 @@ export {
   type PolicyOptionsOf,
   RATE_ALGORITHMS,
   type RateAlgorithm,
+  type ReserveShares,
   type ReservingAlgorithm,
 } from './policy.js'
 export type { LuaScript } from './stores/lua-script.js'

@@ -14,7 +14,7 @@ import { MemoryStore } from './stores/memory-store.js'
 import { DECIDES_SETS, isStore, type Store } from './stores/store.js'
 
 const LIMITER_OPTIONS: ReadonlySet<string> = new Set(
-  'algorithm limit window burst retryAfter limits store name prefix timeout failureMode circuitBreaker blockedCache onError maxDelay delayAfter mode acquire'.split(
+  'algorithm limit window burst retryAfter reserve limits store name prefix timeout failureMode circuitBreaker blockedCache onError maxDelay delayAfter mode acquire'.split(
     ' ',
   ),
 )

@@ -28,7 +28,8 @@ import {
 
 /** What a limiter asks of its store, for a key and cost already validated. */
 export interface StorePath extends BlockPath {
-  decide(key: string, cost: number): Decision | Promise<Decision>
+  /** `rank`: the request's priority rank (a concurrency policy's `reserve` reads it). */
+  decide(key: string, cost: number, rank?: number): Decision | Promise<Decision>
   refund(key: string, cost: number, ticket: Ticket): Promise<void>
   /**
    * Gives back the leases `ticket` names (a limiter with a concurrency policy; never rejects),
@@ -67,11 +68,12 @@ export function storePathOf(
 function callMaker(settings: LimiterSettings) {
   const { set, policy, namespace, clock } = settings
   const several = set.policies.length > 1
-  return (key: string, cost: number, ticket?: Ticket): StoreCall => ({
+  return (key: string, cost: number, ticket?: Ticket, rank?: number): StoreCall => ({
     policy,
     namespace,
     key,
     cost,
+    rank,
     ticket: typeof ticket === 'string' ? ticket : undefined,
     tickets: several && Array.isArray(ticket) ? ticket : undefined,
     set: several ? set : undefined,
@@ -83,7 +85,12 @@ function callMaker(settings: LimiterSettings) {
 function boundDecide(
   store: MemoryStore,
   settings: LimiterSettings,
-): (key: string, cost: number, nowMs: number | undefined) => StoreDecision | StoreDecision[] {
+): (
+  key: string,
+  cost: number,
+  nowMs: number | undefined,
+  rank?: number,
+) => StoreDecision | StoreDecision[] {
   const { set } = settings
   return set.policies.length > 1
     ? store[BIND_SET](set).consume
@@ -101,8 +108,8 @@ function memoryPath(
   if (bound === undefined) {
     const consume = store[BIND](settings.namespace, settings.policy)
     return {
-      decide(key, cost) {
-        const d = consume(key, cost, clock?.())
+      decide(key, cost, rank) {
+        const d = consume(key, cost, clock?.(), rank)
         const { allowed, remaining, resetMs, retryAfterMs, ticket, delayMs } = d
         return decisions.one(allowed, remaining, resetMs, retryAfterMs, ticket, 'store', delayMs)
       },
@@ -113,7 +120,7 @@ function memoryPath(
     }
   }
   return {
-    decide: (key, cost) => decisions.of(bound.consume(key, cost, clock?.()), 'store'),
+    decide: (key, cost, rank) => decisions.of(bound.consume(key, cost, clock?.(), rank), 'store'),
     refund(key, cost, ticket) {
       bound.refund(key, cost, Array.isArray(ticket) ? ticket : [], clock?.())
       return Promise.resolve()
@@ -153,7 +160,7 @@ function failurePolicy(settings: LimiterSettings, decisions: Decisions, report: 
     if (failureMode !== 'local') return decisions.failed(failureMode, error)
     store ??= new MemoryStore()
     local ??= boundDecide(store, settings)
-    return Promise.resolve(decisions.of(local(call.key, call.cost, call.nowMs), 'local'))
+    return Promise.resolve(decisions.of(local(call.key, call.cost, call.nowMs, call.rank), 'local'))
   }
   let localPath: StorePath | undefined
   const releaseLocal = (key: string, ticket: Ticket): Promise<void> => {
@@ -201,8 +208,8 @@ function localPath(
   const reported = (key: string, operation: FailedOperation) => (error: unknown) =>
     report(storeFailure(error, settings), key, false, operation)
   return {
-    decide(key, cost) {
-      const c = call(key, cost)
+    decide(key, cost, rank) {
+      const c = call(key, cost, undefined, rank)
       return store.consume(c).then(
         (d) => decisions.of(d, 'store'),
         (error: unknown) => failed(error, c),
@@ -240,8 +247,8 @@ function remotePath(
   const handlers = remoteHandlers(settings, decisions, report, failed, blocked, circuitOpen)
 
   return {
-    decide(key, cost) {
-      const c = call(key, cost)
+    decide(key, cost, rank) {
+      const c = call(key, cost, undefined, rank)
       let sentAtMs = 0
       if (blocked !== undefined) {
         sentAtMs = c.nowMs ?? monotonicMs()

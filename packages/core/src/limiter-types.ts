@@ -15,6 +15,7 @@ import type {
   RateAlgorithm,
   ReservingAlgorithm,
 } from './policy.js'
+import type { Priority } from './shed/priority.js'
 import type { Store } from './stores/store.js'
 
 /**
@@ -36,9 +37,10 @@ export interface Limiter {
   readonly mode: LimiterMode
   /**
    * Counts `cost` (default 1) against `key` if every policy admits it; if one refuses, no
-   * policy counts it. `cost` 0 peeks.
+   * policy counts it. `cost` 0 peeks. `options.priority`: the request's class (default
+   * `'normal'`), which a concurrency policy's `reserve` admits only below its class's ceiling.
    */
-  consume(key: string, cost?: number): Promise<Decision>
+  consume(key: string, cost?: number, options?: ConsumeOptions): Promise<Decision>
   /** The decision a cost-1 request would get now; changes nothing. */
   peek(key: string): Promise<Decision>
   /** Forgets `key` in every policy: it is back to full capacity, and any `block` is lifted. */
@@ -138,6 +140,16 @@ export interface ErrorContext {
   readonly operation: FailedOperation
 }
 
+/** What {@link Limiter.consume} takes besides the key and cost. */
+export interface ConsumeOptions {
+  /**
+   * The request's priority class: `'critical'`, `'high'`, `'normal'` (the default), `'low'` or a
+   * whole number rank (0 critical, larger is lower). Only a concurrency policy with `reserve`
+   * reads it; it also travels in `limiter:decision` events.
+   */
+  readonly priority?: Priority | undefined
+}
+
 /** Which call of a limiter a store failure hit (see {@link ErrorContext}). */
 export type FailedOperation = 'decide' | 'release' | 'refund' | 'reset'
 
@@ -193,6 +205,7 @@ export interface SeveralPolicies extends WaitingOptions {
   readonly algorithm?: undefined
   readonly burst?: undefined
   readonly retryAfter?: undefined
+  readonly reserve?: undefined
 }
 
 /**

@@ -12,10 +12,12 @@ import type { FailureMode, Limiter, LimiterOptions } from './limiter-types.js'
 import type { PolicySet } from './limits.js'
 import { owedOf } from './owed.js'
 import { isCost } from './policy.js'
+import { rankOf, withReserve } from './reserve.js'
 import { checkKey } from './stores/redis-keys.js'
 
 export type {
   AcquireOptions,
+  ConsumeOptions,
   ErrorContext,
   FailureMode,
   Limiter,
@@ -28,16 +30,25 @@ export type {
  */
 export const DECIDE: unique symbol = Symbol('@limiter/core.decide') as never
 
-/** Counts `cost` against `key`: synchronously when the limiter's store allows, else a promise. */
+/**
+ * Counts `cost` against `key`: synchronously when the limiter's store allows, else a promise.
+ * `rank`: the request's priority rank, already validated (`undefined`: normal).
+ */
 export function decideNow(
   limiter: Limiter,
   key: string,
   cost: number,
+  rank?: number,
 ): Decision | Promise<Decision> {
   const decide = (
-    limiter as { [DECIDE]?: (key: string, cost: number) => Decision | Promise<Decision> }
+    limiter as {
+      [DECIDE]?: (key: string, cost: number, rank?: number) => Decision | Promise<Decision>
+    }
   )[DECIDE]
-  return decide === undefined ? limiter.consume(key, cost) : decide(key, cost)
+  if (decide !== undefined) return decide(key, cost, rank)
+  return rank === undefined
+    ? limiter.consume(key, cost)
+    : limiter.consume(key, cost, { priority: rank })
 }
 
 /** The largest cost `limiter` can ever admit: the smallest `burst` of its policies. */
@@ -155,18 +166,20 @@ export function createLimiter(options: LimiterOptions): Limiter {
     publishCircuit(limiter, domain, state),
   )
   const shadow = settings.mode === 'shadow'
+  // a fleet reserve's refusals marked `reason: 'reserve'` (a limiter with one)
+  const decideIn = withReserve(set, path.decide)
   // the same decisions, published on `limiter:decision`: used only while someone subscribes
-  const published = publishedDecide(() => limiter, settings.store, shadow, path.decide)
+  const published = publishedDecide(() => limiter, settings.store, shadow, decideIn)
   const checkCost = costChecker(set)
   const blocker = blockerOf(settings, path)
   // acquire's waiters for a concurrency slot, in line per key, woken by a release here
   const wakers = new Wakers()
 
   // consume, answered synchronously when the store can (MemoryStore); bad input throws.
-  const decide = (key: string, cost: number): Decision | Promise<Decision> => {
+  const decide = (key: string, cost: number, rank?: number): Decision | Promise<Decision> => {
     checkKey(key)
     checkCost(cost, 0)
-    return decisionChannel.hasSubscribers ? published(key, cost) : path.decide(key, cost)
+    return decisionChannel.hasSubscribers ? published(key, cost, rank) : decideIn(key, cost, rank)
   }
 
   const limiter: Limiter & { [DECIDE]: typeof decide } = {
@@ -176,7 +189,8 @@ export function createLimiter(options: LimiterOptions): Limiter {
     name: settings.name,
     prefix: settings.prefix,
     mode: settings.mode,
-    consume: (key, cost = 1) => settled(() => decide(key, cost)),
+    consume: (key, cost = 1, options = undefined) =>
+      settled(() => decide(key, cost, rankOf(options))),
     peek: (key) => limiter.consume(key, 0),
     reset: (key) =>
       settled(() => {

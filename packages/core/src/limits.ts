@@ -31,6 +31,8 @@ export interface PolicySet {
   readonly name: string
   /** Whether a policy is `concurrency`: its admissions hold leases to release. */
   readonly leases: boolean
+  /** Whether a policy has a fleet `reserve`: its decisions depend on the request's priority. */
+  readonly reserve: boolean
   /**
    * The longest a request may wait for a reserved slot (ms, rounded up; 0 without `maxDelay` or
    * `delayAfter`): a refusal's Retry-After less this is when it could pass at the earliest.
@@ -40,7 +42,9 @@ export interface PolicySet {
 
 /** What {@link policySetOf} reads: the policy options or `limits`, and the namespace options. */
 export interface PolicySetOptions
-  extends Partial<Record<'limit' | 'window' | 'algorithm' | 'burst' | 'retryAfter', unknown>>,
+  extends Partial<
+      Record<'limit' | 'window' | 'algorithm' | 'burst' | 'retryAfter' | 'reserve', unknown>
+    >,
     DelayOptions {
   readonly limits?: unknown
   readonly name?: unknown
@@ -52,9 +56,10 @@ const SPEC_FIELDS: ReadonlySet<string> = new Set([
   'algorithm',
   'burst',
   'retryAfter',
+  'reserve',
   'name',
 ])
-const SHORTHAND = ['limit', 'window', 'algorithm', 'burst', 'retryAfter'] as const
+const SHORTHAND = ['limit', 'window', 'algorithm', 'burst', 'retryAfter', 'reserve'] as const
 
 /**
  * Validates the policy options (`limit`, `window`, `algorithm`, `burst`) or `limits`, names
@@ -140,6 +145,7 @@ function setOf(
       .join('|'),
     name: limiterName !== '' ? limiterName : policies.map((p) => p.name).join('+'),
     leases: policies.some((p) => p.algorithm === 'concurrency'),
+    reserve: policies.some((p) => p.ceilings !== undefined),
     waitMs: Math.max(0, ...policies.map((p) => Math.ceil((p.waitUnits ?? 0) / p.limit))),
   })
 }

@@ -2,6 +2,7 @@
 import { type Duration, parseDuration, warnBareMilliseconds } from './duration.js'
 import { LimiterRangeError, LimiterTypeError } from './errors.js'
 import { limitValueHint } from './option-names.js'
+import { PRIORITY_RANKS } from './shed/priority.js'
 
 /**
  * The algorithms: six rate algorithms, and `'concurrency'`, which caps the requests a key has in
@@ -123,7 +124,28 @@ export type PolicyOptionsOf<A extends Algorithm> = PolicyNumbers & {
         ? Duration
         : NotAnOption<"`retryAfter` is for 'concurrency' policies: a rate refusal's Retry-After is exact">)
     | undefined
+  /**
+   * `concurrency` only: the fleet reserve, a share of `limit` per priority class kept from every
+   * class below it (see {@link ReserveShares}).
+   */
+  readonly reserve?:
+    | ([A] extends ['concurrency']
+        ? ReserveShares
+        : NotAnOption<"`reserve` is for 'concurrency' policies: it keeps in-flight slots for higher priorities">)
+    | undefined
 }
+
+/**
+ * A concurrency policy's fleet reserve: for a named class, the share of `limit` (from 0 to
+ * under 1) that the classes below it may not use. A request of a class is admitted while the
+ * slots in use, all classes together, plus its cost are at most `limit` minus the shares of
+ * every class above it (rounded up to whole slots): `{ critical: 0.2 }` keeps 20% for critical
+ * requests (the rest stop at 80% in use); `{ critical: 0.2, high: 0.1 }` lets normal and low
+ * fill 70%, high 80%, critical 100%. Numeric ranks past 3 are below `low`. Shares sum under 1.
+ */
+export type ReserveShares = Readonly<
+  Partial<Record<'critical' | 'high' | 'normal' | 'low', number>>
+>
 
 /** `T` with `algorithm` left out: the options of a policy of the default algorithm. */
 export type Defaulted<T> = Omit<T, 'algorithm'> & { readonly algorithm?: undefined }
@@ -155,6 +177,13 @@ export interface Policy {
   readonly burst: number
   /** `concurrency` only: the estimate a refusal's `retryAfterMs` is capped at. */
   readonly retryAfterMs?: number | undefined
+  /** `concurrency` with `reserve` only: the shares, as given (validated, frozen). */
+  readonly reserve?: ReserveShares | undefined
+  /**
+   * `concurrency` with `reserve` only: the most slots in use (all classes) that still admit a
+   * request of rank `r`, at index `min(r, 4)` (see {@link ceilingOf}).
+   */
+  readonly ceilings?: readonly number[] | undefined
   /**
    * GCRA and the buckets, under a limiter's `maxDelay` or `delayAfter`: how many of a burst pass
    * at once (the rest wait their turn).
@@ -215,6 +244,12 @@ export function definePolicy(options: PolicyOptions, at = ''): Policy {
     )
   }
   if (algorithm === 'concurrency') return concurrencyPolicy(options, at, limit, windowMs)
+  if (options.reserve !== undefined)
+    throw new LimiterRangeError(
+      `${at}reserve`,
+      options.reserve,
+      `keeps in-flight slots for higher priorities and is for 'concurrency' policies only, not '${algorithm}'`,
+    )
   if (options.retryAfter !== undefined)
     throw new LimiterRangeError(
       `${at}retryAfter`,
@@ -261,7 +296,62 @@ function concurrencyPolicy(
     options.retryAfter === undefined
       ? DEFAULT_CONCURRENCY_RETRY_MS
       : parseDuration(options.retryAfter, `${at}retryAfter`)
-  return Object.freeze({ algorithm: 'concurrency', limit, windowMs, burst: limit, retryAfterMs })
+  const base = { algorithm: 'concurrency', limit, windowMs, burst: limit, retryAfterMs } as const
+  if (options.reserve === undefined) return Object.freeze(base)
+  const reserve = reserveShares(options.reserve, `${at}reserve`)
+  return Object.freeze({ ...base, reserve, ceilings: ceilingsOf(reserve, limit) })
+}
+
+const CLASSES = Object.keys(PRIORITY_RANKS) as (keyof typeof PRIORITY_RANKS)[]
+
+// Validates `reserve`: an object of known class names to shares in [0, 1), summing under 1.
+function reserveShares(value: unknown, option: string): ReserveShares {
+  if (value === null || typeof value !== 'object' || Array.isArray(value))
+    throw new LimiterTypeError(
+      option,
+      value,
+      'an object of shares by class, e.g. { critical: 0.2 }',
+    )
+  const out: Record<string, number> = {}
+  let sum = 0
+  for (const [name, share] of Object.entries(value)) {
+    if (!(CLASSES as string[]).includes(name))
+      throw new LimiterRangeError(
+        `${option}.${name}`,
+        share,
+        `is not a priority class: use ${CLASSES.map((c) => `'${c}'`).join(', ')}`,
+      )
+    if (typeof share !== 'number' || !(share >= 0 && share < 1))
+      throw new LimiterRangeError(`${option}.${name}`, share, 'must be a share from 0 to under 1')
+    out[name] = share
+    sum += share
+  }
+  if (!(sum < 1))
+    throw new LimiterRangeError(option, value, `shares must sum to under 1 (they sum to ${sum})`)
+  return Object.freeze(out)
+}
+
+// The ceiling of each rank 0..4: `limit` minus the shares of the classes above, in whole slots.
+function ceilingsOf(reserve: ReserveShares, limit: number): readonly number[] {
+  const out: number[] = []
+  let shares = 0
+  for (let rank = 0; rank <= CLASSES.length; rank++) {
+    // rounded to 1e-9 first, so 0.1 + 0.2 of 10 is 3 slots, not 4
+    const kept = Math.ceil(Math.round(limit * shares * 1e9) / 1e9)
+    out.push(Math.max(0, limit - kept))
+    const name = CLASSES[rank]
+    if (name !== undefined) shares += reserve[name] ?? 0
+  }
+  return Object.freeze(out)
+}
+
+/**
+ * The most slots in use, all classes together, that still admit a request of priority rank
+ * `rank` (default 2, normal) under `policy`: `limit` without a reserve.
+ */
+export function ceilingOf(policy: Policy, rank: number = PRIORITY_RANKS.normal): number {
+  const { ceilings } = policy
+  return ceilings === undefined ? policy.limit : (ceilings[Math.min(rank, 4)] as number)
 }
 
 /**

@@ -10,8 +10,25 @@ export interface ConcurrencyState {
   readonly slots: Map<string, number>
 }
 
-/** A lease's members: `id`, then `id#2` to `id#cost`. */
-export function leaseMembers(lease: string): string[] {
+/**
+ * A ticket's fleet-reserve ceiling and lease: `<ceiling>/<cost>:<id>` (or `<ceiling>/` for a
+ * peek) carries the most slots in use that still admit the request's class; a plain lease
+ * carries none (`limit`). As lua/concurrency.lua reads it.
+ */
+export function splitLease(
+  ticket: string | undefined,
+  limit: number,
+): [number, string | undefined] {
+  if (ticket === undefined) return [limit, undefined]
+  const slash = ticket.indexOf('/')
+  if (slash < 1) return [limit, ticket]
+  const rest = ticket.slice(slash + 1)
+  return [Math.min(limit, Number(ticket.slice(0, slash))), rest === '' ? undefined : rest]
+}
+
+/** A lease's members: `id`, then `id#2` to `id#cost` (a `<ceiling>/` prefix is skipped). */
+export function leaseMembers(ticket: string): string[] {
+  const lease = ticket.slice(ticket.indexOf('/') + 1)
   const colon = lease.indexOf(':')
   const cost = Number(lease.slice(0, colon))
   const id = lease.slice(colon + 1)
@@ -41,29 +58,36 @@ function latest(slots: Map<string, number>, nowMs: number): number {
 
 /**
  * Concurrency: a request of cost `c` is admitted when the slots held (leases not released and
- * not expired) plus `c` are at most `limit`; it then holds a lease of `c` slots until it is
+ * not expired) plus `c` are at most `limit` (at most the ceiling its lease carries, with a fleet
+ * reserve: {@link splitLease}); it then holds a lease of `c` slots until it is
  * released or `window` has passed. `remaining` is the free slots; `resetMs` the time until the
  * last lease held expires. A refusal's `retryAfterMs` is the policy's estimate (`retryAfterMs`),
  * never later than the time enough leases expire on their own.
  */
 export const concurrency: AlgorithmTwin<ConcurrencyState> = {
-  check(state, nowMs, policy, cost, reuse, lease): Outcome<ConcurrencyState> {
+  check(state, nowMs, policy, cost, reuse, ticket): Outcome<ConcurrencyState> {
     const { limit, windowMs } = policy
+    const [ceiling, lease] = splitLease(ticket, limit)
     const peek = cost === 0
     const need = peek ? 1 : cost
     const admitting = !peek && lease !== undefined
     const slots = live(state, nowMs, reuse !== undefined && reuse === state)
     const held = slots.size
-    const allowed = held + need <= limit
+    const allowed = held + need <= ceiling
     let retryAfterMs = 0
     if (!allowed) {
-      // the slot that must expire for `need` to fit: the (held + need - limit)-th earliest
+      // the slot that must expire for `need` to fit: the (held + need - ceiling)-th earliest
       const expiries = [...slots.values()].sort((a, b) => a - b)
-      const freedAt = expiries[held + need - limit - 1] as number
-      retryAfterMs = Math.min(policy.retryAfterMs ?? freedAt - nowMs, freedAt - nowMs)
+      // (none when the class's ceiling is below `need`: expiries alone never make room)
+      const freedAt = expiries[held + need - ceiling - 1]
+      const estimate = policy.retryAfterMs ?? 0
+      retryAfterMs =
+        freedAt === undefined
+          ? estimate
+          : Math.min(policy.retryAfterMs ?? freedAt - nowMs, freedAt - nowMs)
     }
     let next: ConcurrencyState | undefined
-    if (allowed && admitting) {
+    if (allowed && lease !== undefined && admitting) {
       for (const member of leaseMembers(lease)) slots.set(member, nowMs + windowMs)
       next = reuse !== undefined && reuse === state ? state : { slots }
     }
@@ -76,7 +100,7 @@ export const concurrency: AlgorithmTwin<ConcurrencyState> = {
       retryAfterMs,
       state: next,
       ttlMs: endMs - nowMs,
-      ticket: allowed && admitting ? lease : undefined,
+      ticket: allowed && admitting ? ticket : undefined,
     }
   },
   refund(state, nowMs, _policy, _cost, ticket): RefundOutcome<ConcurrencyState> {

@@ -6,10 +6,12 @@ import type { Decision } from '../decision.js'
 import { describeValue } from '../errors.js'
 import { decideNow, maxCostOf } from '../limiter.js'
 import { isCost } from '../policy.js'
+import { type Priority, priorityRank } from '../shed/priority.js'
 import { invoke, isThenable, type MaybePromise, misbehaved } from './callbacks.js'
 import { formatHeaders } from './headers.js'
 import type { LimitSet } from './limit-sets.js'
 import type { ResolvedRateLimit } from './options.js'
+import { shedCheck, withAdmission } from './shed.js'
 import type { CheckResult, RateLimitCheck } from './types.js'
 
 /**
@@ -122,11 +124,62 @@ function costStep<Req>(
   set: LimitSet,
 ): MaybePromise<RateLimitCheck> {
   const { cost } = rl
-  if (typeof cost !== 'function') return consumeStep(rl, set, scope, key, checkedCost(set, cost))
+  if (typeof cost !== 'function')
+    return priorityStep(rl, req, set, scope, key, checkedCost(set, cost))
   const value: unknown = invoke('cost', 'ERR_LIMITER_COST', () => cost(req))
   if (isThenable(value))
-    return Promise.resolve(value).then((v) => consumeStep(rl, set, scope, key, checkedCost(set, v)))
-  return consumeStep(rl, set, scope, key, checkedCost(set, value))
+    return Promise.resolve(value).then((v) =>
+      priorityStep(rl, req, set, scope, key, checkedCost(set, v)),
+    )
+  return priorityStep(rl, req, set, scope, key, checkedCost(set, value))
+}
+
+// The request's priority rank (the `priority` option: fixed, or a callback), then its consume.
+function priorityStep<Req>(
+  rl: ResolvedRateLimit<Req, unknown>,
+  req: Req,
+  set: LimitSet,
+  scope: string,
+  key: string,
+  cost: number,
+): MaybePromise<RateLimitCheck> {
+  const { priority } = rl
+  if (typeof priority !== 'function') return shedStep(rl, set, scope, key, cost, priority)
+  const value = invoke('priority', 'ERR_LIMITER_OPTION', () => priority(req))
+  if (isThenable(value))
+    return Promise.resolve(value).then((v) => shedStep(rl, set, scope, key, cost, rankOf(v)))
+  return shedStep(rl, set, scope, key, cost, rankOf(value))
+}
+
+// A priority callback's value as its rank, or a LimiterError naming the option.
+function rankOf(value: unknown): number {
+  try {
+    return priorityRank(value as Priority)
+  } catch (error) {
+    throw misbehaved(
+      'priority',
+      `returned ${describeValue(value, true)} (expected 'critical', 'high', 'normal', 'low' or a whole number rank)`,
+      'ERR_LIMITER_OPTION',
+      error,
+    )
+  }
+}
+
+// The `shed` option's shedder, before the limiter counts anything: a shed request spends no
+// client budget.
+function shedStep(
+  rl: ResolvedRateLimit<never, unknown>,
+  set: LimitSet,
+  scope: string,
+  key: string,
+  cost: number,
+  rank: number | undefined,
+): MaybePromise<RateLimitCheck> {
+  const { shed } = rl
+  if (shed === undefined) return consumeStep(rl, set, scope, key, cost, rank)
+  const admission = shed.admit(rank)
+  if (!admission.admitted) return shedCheck(set, key, admission)
+  return withAdmission(admission, () => consumeStep(rl, set, scope, key, cost, rank))
 }
 
 // A key callback's value as the key: a non-empty string, or a finite number or bigint as its
@@ -163,11 +216,12 @@ function consumeStep(
   scope: string,
   userKey: string,
   cost: number,
+  rank?: number,
 ): MaybePromise<RateLimitCheck> {
   const scoped = rl.scoped && scope !== ''
   // '#' never occurs in a route pattern or mount path, so scoped keys cannot collide.
   const key = scoped ? `${scope}#${userKey}` : userKey
-  const decision = decideNow(set.limiter, key, cost)
+  const decision = decideNow(set.limiter, key, cost, rank)
   if (isThenable(decision)) return decision.then((d) => checked(rl, set, key, cost, d))
   return checked(rl, set, key, cost, decision)
 }

@@ -13,7 +13,7 @@ export function optionsObject(option: string, value: unknown): Record<string, un
   return value as Record<string, unknown>
 }
 
-const SHORTHAND = ['limit', 'window', 'algorithm', 'burst', 'retryAfter'] as const
+const SHORTHAND = ['limit', 'window', 'algorithm', 'burst', 'retryAfter', 'reserve'] as const
 
 /**
  * A route's options over app-wide defaults. A route's `store` or `redis` replaces both of the
@@ -43,9 +43,11 @@ export function withDefaults<Req, OnLimited>(
     merged.maxDelay = own.maxDelay
     merged.delayAfter = own.delayAfter
   }
-  // the defaults' `retryAfter` (a concurrency policy's estimate) stays with concurrency policies
-  if (own.algorithm !== undefined && own.algorithm !== 'concurrency')
+  // the defaults' `retryAfter` and `reserve` (a concurrency policy's) stay with concurrency policies
+  if (own.algorithm !== undefined && own.algorithm !== 'concurrency') {
     merged.retryAfter = own.retryAfter
+    merged.reserve = own.reserve
+  }
   // A route's policies replace the defaults' as a whole: `limits` or the one-policy fields.
   if (own.limits !== undefined) for (const field of SHORTHAND) delete merged[field]
   else if (SHORTHAND.some((field) => own[field] !== undefined)) delete merged.limits
@@ -62,22 +64,28 @@ export function probeOf<Req, OnLimited>(
   options: PartialOptions<Req, OnLimited>,
 ): RateLimitOptions<Req, OnLimited> {
   if (options.limits !== undefined) return options as RateLimitOptions<Req, OnLimited>
-  const { limit, window = 1000, algorithm, burst, retryAfter, ...rest } = options
+  const { limit, window = 1000, algorithm, burst, retryAfter, reserve, ...rest } = options
   const cost = typeof options.cost === 'number' ? options.cost : 1
   const after = typeof options.delayAfter === 'number' ? options.delayAfter : 1
-  const policy = { limit: limit ?? burst ?? Math.max(cost, after), window, burst, retryAfter }
+  const policy = {
+    limit: limit ?? burst ?? Math.max(cost, after),
+    window,
+    burst,
+    retryAfter,
+    reserve,
+  }
   const waits = options.maxDelay !== undefined || options.delayAfter !== undefined
-  if (algorithm !== undefined || (retryAfter === undefined && !waits))
+  const leases = retryAfter !== undefined || reserve !== undefined
+  if (algorithm !== undefined || (!leases && !waits))
     return { ...rest, ...policy, algorithm } as RateLimitOptions<Req, OnLimited>
-  if (retryAfter === undefined)
-    return { ...rest, ...policy, algorithm: 'gcra' } as RateLimitOptions<Req, OnLimited>
+  if (!leases) return { ...rest, ...policy, algorithm: 'gcra' } as RateLimitOptions<Req, OnLimited>
   if (!waits)
     return { ...rest, ...policy, algorithm: 'concurrency' } as RateLimitOptions<Req, OnLimited>
-  const { retryAfter: _estimate, burst: _burst, ...both } = policy
+  const { retryAfter: _estimate, reserve: _reserve, burst: _burst, ...both } = policy
   return {
     ...rest,
     limits: [
-      { ...both, algorithm: 'concurrency', retryAfter },
+      { ...both, algorithm: 'concurrency', retryAfter, reserve },
       { ...both, algorithm: 'gcra', burst },
     ],
   } as RateLimitOptions<Req, OnLimited>

@@ -12,7 +12,7 @@ import {
   settleWhenOver,
 } from './node-lifecycle.js'
 import type { LimitedBody, MessageBody, ResolvedRateLimit } from './options.js'
-import { messageBodyOf, problemBody, unavailableBody } from './problem.js'
+import { messageBodyOf, overloadedBody, problemBody, unavailableBody } from './problem.js'
 import type { LimitedResponse, RateLimitCheck } from './types.js'
 
 /** Where {@link applyHeaders} writes: Node's `ServerResponse` (and Express's) has this shape. */
@@ -81,6 +81,9 @@ export async function limitedResponse<Req>(
   // A denial because the store is down (failureMode 'closed') is the server's fault: 503.
   if (failureOf(check.decision) !== undefined)
     return { status: 503, ...unavailableBody(check.decision) }
+  // So is one by a fleet reserve alone (the slots left are kept for higher priorities), or by
+  // the `shed` option's shedder (this process is overloaded).
+  if (check.decision.reason !== undefined) return { status: 503, ...overloadedBody(check.decision) }
   const status = rl.statusCode
   const { message } = rl
   if (message !== undefined) {
@@ -105,8 +108,12 @@ export function owesWhenOver<Req>(
   check: RateLimitCheck,
 ): boolean {
   return (
-    check.decision.allowed &&
-    (check.leases || rl.skipSuccessfulRequests || rl.skipFailedRequests || rl.skipAbortedRequests)
+    check.over !== undefined ||
+    (check.decision.allowed &&
+      (check.leases ||
+        rl.skipSuccessfulRequests ||
+        rl.skipFailedRequests ||
+        rl.skipAbortedRequests))
   )
 }
 
@@ -125,10 +132,14 @@ export function refundOnce<Req>(
 ): ((status: number | undefined) => void) | undefined {
   if (!owesWhenOver(rl, check)) return undefined
   const { leases } = check
+  const counted = check.decision.allowed
   let settled = false
   return (status) => {
     if (settled) return
     settled = true
+    // the shedder's admission ends with the request (a shadow limiter's refusal owes only that)
+    check.over?.()
+    if (!counted) return
     // An aborted request ran its handler: it stays counted unless skipAbortedRequests says not.
     const refund =
       status === undefined
@@ -222,6 +233,7 @@ function due<Req>(
 // A client gone while its request waited: it never ran, so its reservation comes back whatever
 // the skip options say (the refund gives back a concurrency lease too).
 function giveBack(check: RateLimitCheck, gone: (() => void) | undefined): void {
+  check.over?.()
   check.limiter.refund(check.key, check.cost, check.decision).catch(ignore)
   gone?.()
 }

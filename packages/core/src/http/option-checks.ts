@@ -12,7 +12,7 @@ import { type LimitedBody, messageBodyOf } from './problem.js'
 export type { LimitedBody } from './problem.js'
 
 const SHARED: readonly string[] =
-  'algorithm limit window burst retryAfter maxDelay delayAfter limits store redis name prefix key cost skip deny mode statusCode message onLimited headers skipSuccessfulRequests skipFailedRequests skipAbortedRequests releaseOnDisconnect warnings onError failureMode timeout circuitBreaker blockedCache'.split(
+  'algorithm limit window burst retryAfter reserve priority shed maxDelay delayAfter limits store redis name prefix key cost skip deny mode statusCode message onLimited headers skipSuccessfulRequests skipFailedRequests skipAbortedRequests releaseOnDisconnect warnings onError failureMode timeout circuitBreaker blockedCache'.split(
     ' ',
   )
 const SHARED_SET: ReadonlySet<string> = new Set(SHARED)

@@ -2,6 +2,7 @@
 import { CLOCK } from '../clock.js'
 import type { Decision } from '../decision.js'
 import type { Duration } from '../duration.js'
+import { LimiterTypeError } from '../errors.js'
 import { createLimiter, type FailureMode, type LimiterOptions } from '../limiter.js'
 import type {
   LimiterMode,
@@ -13,6 +14,8 @@ import type {
 import { policySetOf } from '../limits.js'
 import { ownOptions } from '../option-names.js'
 import type { LimitSpec, NotAnOption } from '../policy.js'
+import { type Priority, priorityRank } from '../shed/priority.js'
+import type { Shedder } from '../shed/types.js'
 import type { RedisStoreClient } from '../stores/redis-store.js'
 import type { Store } from '../stores/store.js'
 import type { HeaderStandard } from './headers.js'
@@ -74,6 +77,7 @@ export interface LimitsOptions<Req> extends WaitingOptions {
   readonly algorithm?: undefined
   readonly burst?: undefined
   readonly retryAfter?: undefined
+  readonly reserve?: undefined
 }
 
 /** The options of {@link RateLimitOptions} besides its policies and waiting. */
@@ -96,6 +100,19 @@ export interface RateLimitBaseOptions<Req, OnLimited = never> extends PeerOption
   readonly key?: ((req: Req) => Awaitable<string | number | bigint>) | undefined
   /** What a request costs: an integer from 1 to `burst`, or a callback. Default 1. */
   readonly cost?: number | ((req: Req) => Awaitable<number>) | undefined
+  /**
+   * The request's priority class (default `'normal'`), fixed or from a callback: a concurrency
+   * policy with `reserve` admits a class only below its ceiling (a refusal by the reserve alone
+   * is answered 503, not 429); it also travels in `limiter:decision` events.
+   */
+  readonly priority?: Priority | ((req: Req) => Awaitable<Priority>) | undefined
+  /**
+   * A process shedder (`createShedder` from `@limiter/core/shed`), asked before the limiter
+   * counts anything, with the request's `priority`: a shed request is answered 503 with
+   * `Retry-After` and spends no client budget; an admitted one ends its admission (`done`) when
+   * the request is over, with the lifecycle that releases leases.
+   */
+  readonly shed?: Shedder | undefined
   /** Return true to let a request through uncounted and without headers. */
   readonly skip?: ((req: Req) => Awaitable<boolean | undefined>) | undefined
   /**
@@ -220,6 +237,10 @@ export interface ResolvedRateLimit<Req, OnLimited = never> {
   /** Checks each request for a likely mistake, warning once (see `warnings`); or undefined. */
   readonly watch: ((req: Req, key: string) => void) | undefined
   readonly cost: number | ((req: Req) => Awaitable<number>)
+  /** The `priority` option: a fixed rank (`undefined`: normal), or the callback. */
+  readonly priority: number | ((req: Req) => Awaitable<Priority>) | undefined
+  /** The `shed` option's shedder, if any. */
+  readonly shed: Shedder | undefined
   readonly skip: ((req: Req) => Awaitable<boolean | undefined>) | undefined
   readonly deny: ((req: Req) => Awaitable<unknown>) | undefined
   /** What a request `deny` refused comes to. */
@@ -274,10 +295,22 @@ function fixedLimits(options: RateLimitOptions<never, unknown>): LimitSet {
             window: options.window as Duration,
             burst: options.burst,
             retryAfter: options.retryAfter,
+            reserve: options.reserve,
           } as LimiterOptions)
         : { ...shared, limits: limits as readonly LimitSpec[] },
     ),
   )
+}
+
+// The `priority` option (a fixed one as its rank) and the `shed` option, checked.
+function priorityAndShed<Req>(
+  options: RateLimitOptions<Req, unknown>,
+): Pick<ResolvedRateLimit<Req>, 'priority' | 'shed'> {
+  const { priority, shed } = options
+  if (shed !== undefined && (shed === null || typeof shed.admit !== 'function'))
+    throw new LimiterTypeError('shed', shed, 'a shedder from createShedder()')
+  if (priority === undefined || typeof priority === 'function') return { priority, shed }
+  return { priority: priorityRank(priority), shed }
 }
 
 /**
@@ -304,6 +337,7 @@ export function resolveRateLimitOptions<Req, OnLimited>(
   if (typeof limits !== 'function') checkCost(cost, policySetOf(options, '', {}).maxCost)
   else if (typeof cost === 'number') checkCost(cost, Number.MAX_SAFE_INTEGER)
   checkStatusCode(statusCode)
+  const { priority, shed } = priorityAndShed(options)
   const body =
     message === undefined || typeof message === 'function' ? undefined : messageBody(message)
   const headers = headerStandards(options.headers)
@@ -327,6 +361,8 @@ export function resolveRateLimitOptions<Req, OnLimited>(
     defaultKey: !keyed,
     watch: warnings ? requestWatch(adapter, shownName, keyed) : undefined,
     cost,
+    priority,
+    shed,
     skip: options.skip,
     deny: options.deny,
     denied: DENIED,

@@ -18,16 +18,18 @@ export function owedOnce<Req>(
   rl: ResolvedRateLimit<Req, unknown>,
   check: RateLimitCheck,
 ): ((status: number | undefined) => Promise<void> | undefined) | undefined {
-  const { leases } = check
-  if (
-    !check.decision.allowed ||
-    !(leases || rl.skipSuccessfulRequests || rl.skipFailedRequests || rl.skipAbortedRequests)
-  )
-    return undefined
+  const { leases, over } = check
+  const counted =
+    check.decision.allowed &&
+    (leases || rl.skipSuccessfulRequests || rl.skipFailedRequests || rl.skipAbortedRequests)
+  if (!counted && over === undefined) return undefined
   let settled = false
   return (status) => {
     if (settled) return undefined
     settled = true
+    // the shedder's admission ends with the request
+    over?.()
+    if (!counted) return undefined
     // An aborted request ran its handler: it stays counted unless skipAbortedRequests says not.
     const refund =
       status === undefined
@@ -47,5 +49,6 @@ export function owedOnce<Req>(
  * its `maxDelay` slot), whatever the skip options say; a concurrency lease comes back with it.
  */
 export function giveBackReservation(check: RateLimitCheck): Promise<void> {
+  check.over?.()
   return check.limiter.refund(check.key, check.cost, check.decision).catch(ignore)
 }

@@ -103,6 +103,21 @@ export function forbiddenBody(): LimitedBody {
 }
 
 /**
+ * The body of a 503 sent when a concurrency policy's fleet `reserve` refused a request (the
+ * slots left are kept for higher priorities): the server is busy, not the client over its quota.
+ */
+export function overloadedBody(decision: Decision): LimitedBody {
+  const seconds = retryAfterSeconds(decision)
+  const problem = {
+    type: 'about:blank',
+    title: 'Service Unavailable',
+    status: 503,
+    detail: `The server is busy with higher-priority requests. Retry in ${seconds} second${seconds === 1 ? '' : 's'}.`,
+  }
+  return { contentType: PROBLEM_JSON, body: JSON.stringify(problem) }
+}
+
+/**
  * The body of a 503 sent when the store failed and `failureMode` is `'closed'`: rate limiting
  * could not decide, so the request is refused without blaming the client's quota.
  */

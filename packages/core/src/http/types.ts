@@ -35,6 +35,11 @@ export interface RateLimitCheck {
   readonly shadow: boolean
   /** Not refused by `deny` (see {@link DeniedCheck}). */
   readonly denied?: undefined
+  /**
+   * Admitted by the `shed` option's shedder: its `done`, to call once when the request is over
+   * (the lifecycle that releases leases calls it).
+   */
+  readonly over?: (() => void) | undefined
 }
 
 /**

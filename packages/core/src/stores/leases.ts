@@ -1,5 +1,6 @@
 // Lease ids: one per concurrency admission, unique across processes without coordination.
 import { randomBytes } from 'node:crypto'
+import { ceilingOf, type Policy } from '../policy.js'
 
 // 72 random bits per process: two processes share a prefix with odds of about 2^-72 per pair.
 const PROCESS = randomBytes(9).toString('base64url')
@@ -13,4 +14,16 @@ let counter = 0
 export function newLease(cost: number): string {
   counter++
   return `${cost}:${PROCESS}${counter.toString(36)}`
+}
+
+/**
+ * What a concurrency consume sends as its ticket: its new lease (none for a peek), behind
+ * `<ceiling>/` when the policy has a `reserve` that caps the request's class below `limit`
+ * (lua/concurrency.lua reads it; the lease id never holds a `/`). `''` for nothing at all.
+ */
+export function reservedLease(policy: Policy, cost: number, rank: number | undefined): string {
+  const lease = cost > 0 ? newLease(cost) : ''
+  if (policy.ceilings === undefined) return lease
+  const ceiling = ceilingOf(policy, rank)
+  return ceiling < policy.limit ? `${ceiling}/${lease}` : lease
 }

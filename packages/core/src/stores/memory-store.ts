@@ -10,7 +10,7 @@ import type { PolicySet } from '../limits.js'
 import { ownOptions } from '../option-names.js'
 import type { Policy } from '../policy.js'
 import { boundedKey } from './bounded-key.js'
-import { newLease } from './leases.js'
+import { reservedLease } from './leases.js'
 import { blockedDecision, MemoryBlocks } from './memory-blocks.js'
 import { DECIDES_SETS, type Store, type StoreCall, type StoreDecision } from './store.js'
 
@@ -21,10 +21,16 @@ import { DECIDES_SETS, type Store, type StoreCall, type StoreDecision } from './
 export const BIND: unique symbol = Symbol('@limiter/core.bind') as never
 
 /**
- * What {@link BIND} returns: decides `cost` for `key` at `nowMs` (or the store's clock). The
- * decision object may be reused by the next call: read it at once.
+ * What {@link BIND} returns: decides `cost` for `key` at `nowMs` (or the store's clock), for a
+ * request of priority `rank` (a concurrency policy with a reserve). The decision object may be
+ * reused by the next call: read it at once.
  */
-export type BoundConsume = (key: string, cost: number, nowMs: number | undefined) => StoreDecision
+export type BoundConsume = (
+  key: string,
+  cost: number,
+  nowMs: number | undefined,
+  rank?: number,
+) => StoreDecision
 
 /** Internal: a limiter's several policies bound to a store (see {@link MemoryStore}'s `BIND_SET`). */
 export const BIND_SET: unique symbol = Symbol('@limiter/core.bindSet') as never
@@ -32,7 +38,7 @@ export const BIND_SET: unique symbol = Symbol('@limiter/core.bindSet') as never
 /** What {@link BIND_SET} returns: all-or-nothing decisions and refunds for one policy set. */
 export interface BoundSet {
   /** One decision per policy: admitted by all and counted by all, or counted by none. */
-  consume(key: string, cost: number, nowMs: number | undefined): StoreDecision[]
+  consume(key: string, cost: number, nowMs: number | undefined, rank?: number): StoreDecision[]
   refund(
     key: string,
     cost: number,
@@ -147,7 +153,7 @@ export class MemoryStore implements Store {
       key,
       cost,
       this.#now(call),
-      leaseFor(policy, cost),
+      leaseFor(policy, cost, call.rank),
       blocks,
     )
   }
@@ -158,10 +164,10 @@ export class MemoryStore implements Store {
     const space = this.#space(namespace)
     const leases = policy.algorithm === 'concurrency'
     const blocks = namespace
-    const general: BoundConsume = (key, cost, at) => {
+    const general: BoundConsume = (key, cost, at, rank) => {
       const now = at ?? nowMs()
       if (now > this.#latestMs) this.#latestMs = now
-      const lease = leases && cost > 0 ? newLease(cost) : undefined
+      const lease = leases ? leaseFor(policy, cost, rank) : undefined
       return this.#check(space, twin, policy, boundedKey(key), cost, now, lease, blocks)
     }
     return twin === TWINS.gcra && policy.waitUnits === undefined
@@ -221,8 +227,8 @@ export class MemoryStore implements Store {
       return t
     }
     return {
-      consume: (key, cost, at) =>
-        this.#checkAll(spaces, policies, boundedKey(key), cost, now(at), blocks),
+      consume: (key, cost, at, rank) =>
+        this.#checkAll(spaces, policies, boundedKey(key), cost, now(at), blocks, rank),
       penalize: (key, cost, at) => {
         const t = now(at)
         const held = boundedKey(key)
@@ -266,6 +272,7 @@ export class MemoryStore implements Store {
     given: number,
     now: number,
     blocks: string,
+    rank?: number,
   ): StoreDecision[] {
     // a blocked key counts nothing: every policy peeks, and refuses until the block ends
     const leftMs = this.#blocks.left(blocks, key, now)
@@ -286,7 +293,7 @@ export class MemoryStore implements Store {
         policy,
         cost,
         undefined,
-        leaseFor(policy, cost),
+        leftMs > 0 ? undefined : leaseFor(policy, cost, rank),
       )
       entries[i] = entry
       states[i] = state
@@ -556,7 +563,10 @@ export class MemoryStore implements Store {
   }
 }
 
-// A concurrency consume's new lease (none for a peek or another algorithm).
-function leaseFor(policy: Policy, cost: number): string | undefined {
-  return policy.algorithm === 'concurrency' && cost > 0 ? newLease(cost) : undefined
+// A concurrency consume's new lease (none for a peek or another algorithm), behind its class's
+// ceiling under a fleet reserve (see reservedLease).
+function leaseFor(policy: Policy, cost: number, rank: number | undefined): string | undefined {
+  if (policy.algorithm !== 'concurrency') return undefined
+  const lease = reservedLease(policy, cost, rank)
+  return lease === '' ? undefined : lease
 }

@@ -6,7 +6,7 @@ import type { PolicySet } from '../limits.js'
 import { STATE_CODE } from '../naming.js'
 import { type Algorithm, capacityArg, type Policy } from '../policy.js'
 import { clusterSlot } from './cluster-slot.js'
-import { newLease } from './leases.js'
+import { reservedLease } from './leases.js'
 import type { LuaScript } from './lua-script.js'
 import { errorCode, isNoScript, type RedisStoreClient, tooOld } from './redis-client.js'
 import { CLIENT_EXPECTED, driverOf, type RedisDriver } from './redis-drivers/index.js'
@@ -83,13 +83,14 @@ class Batch {
     let lease = ''
     if (set === undefined) {
       this.keys.push(key)
-      if (op === 'c' && call.cost > 0 && call.policy.algorithm === 'concurrency')
-        lease = newLease(call.cost)
+      if (op === 'c' && call.policy.algorithm === 'concurrency')
+        lease = reservedLease(call.policy, call.cost, call.rank)
     } else {
       // one key per policy: the namespace of each, the same hash tag
       const tag = key.slice(call.namespace.length)
       for (const namespace of set.namespaces) this.keys.push(`${namespace}${tag}`)
-      if (op === 'c' && call.cost > 0 && set.leases) lease = setLeases(set, call.cost)
+      if (op === 'c' && set.leases && (call.cost > 0 || set.reserve))
+        lease = setLeases(set, call.cost, call.rank)
     }
     this.leases.push(lease)
     this.ops.push(op)
@@ -99,8 +100,10 @@ class Batch {
 }
 
 // A consume's new leases under several policies: one for each concurrency policy, joined by ','.
-function setLeases(set: PolicySet, cost: number): string {
-  return set.policies.map((p) => (p.algorithm === 'concurrency' ? newLease(cost) : '')).join(',')
+function setLeases(set: PolicySet, cost: number, rank: number | undefined): string {
+  return set.policies
+    .map((p) => (p.algorithm === 'concurrency' ? reservedLease(p, cost, rank) : ''))
+    .join(',')
 }
 
 /**

@@ -16,6 +16,12 @@ export interface StoreCall {
    * lease), for an exact refund or release.
    */
   readonly ticket?: string | undefined
+  /**
+   * The request's priority rank (0 critical, 1 high, 2 normal, 3 low, more is lower): a
+   * concurrency policy with a `reserve` admits it only below its class's ceiling (see
+   * `ceilingOf`). Absent: normal.
+   */
+  readonly rank?: number | undefined
   /** Test clock only (see `@limiter/core/testing`); stores read their own clock otherwise. */
   readonly nowMs?: number | undefined
   /**

@@ -1,0 +1,67 @@
+// The fleet reserve across 4 real processes sharing one Redis (and a Cluster): low requests never
+// hold more than their ceiling, whatever the other processes do; critical ones are never refused
+// by the reserve; every lease comes back.
+import { execFile } from 'node:child_process'
+import { existsSync } from 'node:fs'
+import { fileURLToPath } from 'node:url'
+import { promisify } from 'node:util'
+import type { Cluster, Redis } from 'ioredis'
+import { beforeAll, describe, expect, it } from 'vitest'
+import { scanKeys, useCluster, useRedis } from './setup/redis.js'
+
+const run = promisify(execFile)
+const reserver = fileURLToPath(new URL('./fixtures/reserver.mjs', import.meta.url))
+const redis = useRedis()
+const cluster = useCluster(3, 0)
+
+beforeAll(() => {
+  if (!existsSync(fileURLToPath(new URL('../dist/index.mjs', import.meta.url))))
+    throw new Error('multi-process tests run the built package: run `pnpm build` first')
+})
+
+interface Tally {
+  admitted: number
+  reserve: number
+  other: number
+  peak: number
+}
+
+async function child(ports: string, args: readonly string[], clustered: boolean): Promise<Tally> {
+  const { stdout } = await run(process.execPath, [reserver, ports, ...args], {
+    env: { ...process.env, CLUSTER: clustered ? '1' : '' },
+    timeout: 90_000,
+  })
+  return JSON.parse(stdout) as Tally
+}
+
+describe.each([
+  ['standalone', () => String(redis.server.port), () => redis.client as Redis | Cluster, false],
+  [
+    'Cluster',
+    () => cluster.cluster.startupNodes.map((n) => n.port).join(','),
+    () => cluster.client as Redis | Cluster,
+    true,
+  ],
+] as const)('on %s', (_name, ports, client, clustered) => {
+  it('2 low and 2 critical processes, limit 8, reserve { critical: 0.5 }: low holds at most 4', async () => {
+    const key = `fleet-${Date.now()}`
+    const [lowA, lowB, critA, critB] = (await Promise.all(
+      ['low', 'low', 'critical', 'critical'].map((p) =>
+        child(ports(), [key, p, '150', '8'], clustered),
+      ),
+    )) as [Tally, Tally, Tally, Tally]
+    // one counter per class, shared by its two processes: both saw the class's peak
+    const lowPeak = Math.max(lowA.peak, lowB.peak)
+    const criticalPeak = Math.max(critA.peak, critB.peak)
+    expect(lowPeak).toBeGreaterThanOrEqual(1)
+    expect(lowPeak).toBeLessThanOrEqual(4)
+    expect(criticalPeak).toBeLessThanOrEqual(8)
+    // low was kept out by the reserve; critical never is
+    expect(lowA.reserve + lowB.reserve).toBeGreaterThan(0)
+    expect(critA.reserve + critB.reserve).toBe(0)
+    expect(critA.admitted + critB.admitted).toBeGreaterThan(0)
+    // every lease was released: nothing remains
+    expect(await scanKeys(client(), 'rl:reserved:*')).toEqual([])
+    await client().del(`probe:{${key}}:low`, `probe:{${key}}:critical`)
+  }, 90_000)
+})
