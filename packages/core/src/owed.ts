@@ -1,10 +1,28 @@
 // What limiters still owe their stores: releases and refunds in flight, which `limiter.close()`
 // and `closeLimiters()` wait for (a shutdown must not quit the client under them).
 
-/** The give-backs in flight of every limiter of this process. */
-const ALL = new Set<Promise<void>>()
+// A count of give-backs in flight, and who waits for it to come back to 0. A count, not a set of
+// promises: tracking costs a release one promise reaction and two increments, nothing more.
+interface InFlight {
+  n: number
+  waiting: Array<() => void>
+}
 
-const ignore = (): void => {}
+/** The give-backs in flight of every limiter of this process. */
+const ALL: InFlight = { n: 0, waiting: [] }
+
+function ended(count: InFlight): void {
+  count.n--
+  if (count.n > 0 || count.waiting.length === 0) return
+  const waiting = count.waiting
+  count.waiting = []
+  for (const wake of waiting) wake()
+}
+
+async function drain(count: InFlight): Promise<void> {
+  // one started while waiting (a release's waiter taking and giving back a slot) is waited for too
+  while (count.n > 0) await new Promise<void>((resolve) => count.waiting.push(resolve))
+}
 
 /** One limiter's give-backs in flight. */
 export interface Owed {
@@ -14,23 +32,18 @@ export interface Owed {
   settled(): Promise<void>
 }
 
-async function drain(pending: Set<Promise<void>>): Promise<void> {
-  // one started while waiting (a release's waiter taking and giving back a slot) is waited for too
-  while (pending.size > 0) await Promise.all([...pending])
-}
-
 /** A limiter's record of what it owes. */
 export function owedOf(): Owed {
-  const own = new Set<Promise<void>>()
+  const own: InFlight = { n: 0, waiting: [] }
+  const settle = (): void => {
+    ended(own)
+    ended(ALL)
+  }
   return {
     track(promise) {
-      const done = promise.then(ignore, ignore)
-      own.add(done)
-      ALL.add(done)
-      void done.then(() => {
-        own.delete(done)
-        ALL.delete(done)
-      })
+      own.n++
+      ALL.n++
+      promise.then(settle, settle)
       return promise
     },
     settled: () => drain(own),
