@@ -12,6 +12,7 @@ import {
   settleWhenOver,
 } from './node-lifecycle.js'
 import type { LimitedBody, MessageBody, ResolvedRateLimit } from './options.js'
+import { giveBackReservation, owedOnce } from './owed.js'
 import { messageBodyOf, overloadedBody, problemBody, unavailableBody } from './problem.js'
 import type { LimitedResponse, RateLimitCheck } from './types.js'
 
@@ -95,9 +96,6 @@ export async function limitedResponse<Req>(
   return { status, ...(rl.messageBody ?? problemBody(status, check.policy, check.decision)) }
 }
 
-// Store failures are reported through onError by the limiter: nothing is left to handle here.
-const ignore = (): void => {}
-
 /**
  * True when an admitted request owes something once it is over: a concurrency lease to release,
  * or a refund to decide under the skip options. False for the usual request, which costs nothing
@@ -130,27 +128,9 @@ export function refundOnce<Req>(
   rl: ResolvedRateLimit<Req, unknown>,
   check: RateLimitCheck,
 ): ((status: number | undefined) => void) | undefined {
-  if (!owesWhenOver(rl, check)) return undefined
-  const { leases } = check
-  const counted = check.decision.allowed
-  let settled = false
-  return (status) => {
-    if (settled) return
-    settled = true
-    // the shedder's admission ends with the request (a shadow limiter's refusal owes only that)
-    check.over?.()
-    if (!counted) return
-    // An aborted request ran its handler: it stays counted unless skipAbortedRequests says not.
-    const refund =
-      status === undefined
-        ? rl.skipAbortedRequests
-        : status < 400
-          ? rl.skipSuccessfulRequests
-          : rl.skipFailedRequests
-    if (refund) check.limiter.refund(check.key, check.cost, check.decision).catch(ignore)
-    // A lease whose release fails expires after its policy's window.
-    else if (leases) check.limiter.release(check.key, check.decision).catch(ignore)
-  }
+  // the Fetch hosts' owedOnce, its promise left to run (it never rejects)
+  const owed = owedOnce(rl, check)
+  return owed === undefined ? undefined : (status) => void owed(status)
 }
 
 /** The part of Node's `ServerResponse` that {@link refundWhenDone} watches. */
@@ -233,8 +213,7 @@ function due<Req>(
 // A client gone while its request waited: it never ran, so its reservation comes back whatever
 // the skip options say (the refund gives back a concurrency lease too).
 function giveBack(check: RateLimitCheck, gone: (() => void) | undefined): void {
-  check.over?.()
-  check.limiter.refund(check.key, check.cost, check.decision).catch(ignore)
+  void giveBackReservation(check)
   gone?.()
 }
 
