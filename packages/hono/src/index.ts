@@ -73,8 +73,14 @@ function waitUntilOf(c: Context): WaitUntil | undefined {
 // Hono's `c.res` setter copies the previous response's headers over the new one. After the
 // handler ran, that would undo a merge of several limiters' headers: clearing it first replaces
 // the response as it is. A refusal (the handler never ran) keeps what earlier middleware set
-// with `c.header()` (CORS headers), which the getter puts on the response being replaced.
-function replaceResponse(c: Context, res: Response, handled: boolean): void {
+// with `c.header()` (CORS headers): ours was built by `c.body()`, which puts them on it, and goes
+// in as it is (reading the `c.res` getter first would make Hono copy it into a streamed body);
+// an `onLimited` response gets them through the getter and the setter's copy.
+function replaceResponse(c: Context, res: Response, handled: boolean, built: unknown): void {
+  if (!handled && res === built) {
+    c.res = res
+    return
+  }
   if (res === c.res) return
   if (handled) c.res = undefined
   c.res = res
@@ -107,10 +113,17 @@ export function rateLimit<E extends Env = Env>(options: RateLimitOptions<E>): Mi
     },
   )
   const middleware: MiddlewareHandler<E> = async (c, next) => {
+    let built: Response | undefined
     const call: FetchCall = {
       scope: routeScope(c),
-      waitUntil: waitUntilOf(c),
+      // read only when something is given back: Hono throws off Workers, which costs every request
+      waitUntil: (promise) => waitUntilOf(c)?.(promise),
       decided: (decision) => c.set('rateLimit', decision),
+      respond: (body, init) => {
+        // (Hono types `status` as its contentful codes; ours are 403, 429 and 503)
+        built = (c.body as (data: string, init: ResponseInit) => Response)(body, init)
+        return built
+      },
     }
     let handled = false
     const res = await kit.handle(
@@ -122,7 +135,7 @@ export function rateLimit<E extends Env = Env>(options: RateLimitOptions<E>): Mi
       },
       call,
     )
-    replaceResponse(c, res, handled)
+    replaceResponse(c, res, handled, built)
   }
   return middleware
 }

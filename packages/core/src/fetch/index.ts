@@ -18,5 +18,5 @@ export {
   type FetchLimiter,
   type FetchLimiterOptions,
 } from './limiter.js'
-export { mutableCopy, withHeaders } from './response.js'
+export { mutableCopy, type Respond, withHeaders } from './response.js'
 export { type RouteHandler, withRateLimit } from './route.js'

@@ -15,7 +15,7 @@ import type { RateLimitCheck } from '../http/types.js'
 import type { RequestAddresses } from '../http/warnings.js'
 import { checkTrustProxy, clientAddress, noAddress, type TrustProxy } from './client-ip.js'
 import { keepAlive, settleOnAbort, settleWithBody, type WaitUntil, waitOut } from './lifecycle.js'
-import { refusal, withHeaders } from './response.js'
+import { type Respond, refusal, withHeaders } from './response.js'
 
 /** Full control of a limited response: return it; the rate-limit headers are added to it. */
 export type FetchOnLimited<Req> = (req: Req, decision: Decision) => Awaitable<Response>
@@ -61,6 +61,11 @@ export interface FetchCall {
   readonly waitUntil?: WaitUntil | undefined
   /** Called with the decision of a counted request before its handler runs. */
   readonly decided?: ((decision: Decision) => void) | undefined
+  /**
+   * Builds a refusal's response (429/403/503) the host's own way, e.g. Hono's `c.body()`, which
+   * keeps headers earlier middleware set; default `new Response(body, init)`.
+   */
+  readonly respond?: Respond | undefined
 }
 
 /** A limiter wrapped around Fetch handlers. */
@@ -157,11 +162,11 @@ async function handle<Req>(
 ): Promise<Response> {
   const check = await beginCheck(rl, req, call.scope ?? '')
   if (check === undefined) return next()
-  if (check.denied) return refusal(check.response, [])
+  if (check.denied) return refusal(check.response, [], call.respond)
   call.decided?.(check.decision)
   const { decision } = check
   // a shadow limiter's refusal goes on: it was decided and counted, not enforced
-  if (!decision.allowed && !check.shadow) return refuse(rl, req, check)
+  if (!decision.allowed && !check.shadow) return refuse(rl, req, check, call.respond)
   const request = host.request(req)
   const { signal } = request
   if (decision.delayMs > 0 && !check.shadow && !(await waitOut(decision.delayMs, signal))) {
@@ -218,6 +223,7 @@ async function refuse<Req>(
   rl: ResolvedRateLimit<Req, FetchOnLimited<Req>>,
   req: Req,
   check: RateLimitCheck,
+  respond: Respond | undefined,
 ): Promise<Response> {
   if (rl.onLimited !== undefined) {
     const res = await rl.onLimited(req, check.decision)
@@ -225,5 +231,5 @@ async function refuse<Req>(
       throw new LimiterTypeError('onLimited', res, 'a Response (or a promise of one)')
     return withHeaders(res, check.headers, check)
   }
-  return refusal(await limitedResponse(rl, req, check), check.headers)
+  return refusal(await limitedResponse(rl, req, check), check.headers, respond)
 }

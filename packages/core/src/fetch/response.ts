@@ -69,8 +69,15 @@ export function withHeaders(
 }
 
 /** A limited response (from `limitedResponse`, or `deny`'s 403) as a Fetch `Response`. */
-export function refusal(limited: LimitedResponse, pairs: readonly HeaderPair[]): Response {
+export function refusal(
+  limited: LimitedResponse,
+  pairs: readonly HeaderPair[],
+  respond: Respond = (body, init) => new Response(body, init),
+): Response {
   const headers = new Headers(pairs as HeaderPair[])
   headers.set('content-type', limited.contentType)
-  return new Response(limited.body, { status: limited.status, headers })
+  return respond(limited.body, { status: limited.status, headers })
 }
+
+/** How a host builds a response from a body and its status and headers. */
+export type Respond = (body: string, init: { status: number; headers: Headers }) => Response
