@@ -12,7 +12,7 @@ const redis = useRedis()
 
 // The one-policy scripts (`limits` decides several policies per request and finds no repeats;
 // `block` writes a block).
-type ScriptName = Exclude<keyof typeof SCRIPTS, 'limits' | 'block'>
+type ScriptName = Exclude<keyof typeof SCRIPTS, 'limits' | 'packed-limits' | 'block'>
 
 // Far enough ahead of the real clock that nothing written expires while a run looks at it.
 const NOW_MS = 4_000_000_000_000
