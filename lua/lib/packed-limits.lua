@@ -12,61 +12,59 @@ ARGV[3..]     as lib/limits.lua: P, then each policy's module ('gc' or 'fw'), li
               penalty: 'p<cost>'; 'l', a release, does nothing: no lease here) and its tickets
               ('': none of these policies has one), both left out when every request of the
               batch is a consume of cost 1
-State: one string, each policy's fields in order, separated by spaces: gcra "<ms> <frac> <den>"
-(the TAT is ms + frac / den; it matters only while ms >= now, as gcra.lua's key would exist),
-fixed-window "<count> <end_ms>" (the window open while now < end_ms). The key expires when every
-policy is empty again (the latest of their ends); times in the value are Redis time.
+State: one string of 8-byte little-endian doubles (integers, exact below 2^53), each policy's in
+order: gcra's ms, frac, den (the TAT is ms + frac / den; it matters only while ms >= now, as
+gcra.lua's key would exist), fixed-window's count, end_ms (the window open while now < end_ms).
+The key expires when every policy is empty again (the latest of their ends); times in the value
+are Redis time. A value of another length (or type) reads as empty.
 Reply: as lib/limits.lua (none of these policies adds a fifth value).
 ]]
 local policies = tonumber(ARGV[3])
-local is_gcra, limit, window_ms, burst = {}, {}, {}, {}
-local pattern, layout = { '^' }, {}
+-- per policy: gcra or not, limit, window_ms, and gcra's tolerance (burst x T, in units of
+-- 1/limit ms); the value's layout: 8-byte doubles (exact for integers below 2^53), 3 per gcra
+-- policy and 2 per fixed-window one, read and written by the struct library (no text to parse)
+local is_gcra, limit, window_ms, tolerance = {}, {}, {}, {}
+local layout, width = { '<' }, 0
 for p = 1, policies do
   local b = 3 + 4 * (p - 1)
-  is_gcra[p] = ARGV[b + 1] == 'gc'
+  local gc = ARGV[b + 1] == 'gc'
+  is_gcra[p] = gc
   limit[p] = tonumber(ARGV[b + 2])
   window_ms[p] = tonumber(ARGV[b + 3])
-  burst[p] = tonumber(ARGV[b + 4])
-  if p > 1 then
-    pattern[#pattern + 1] = ' '
-    layout[#layout + 1] = ' '
-  end
-  if is_gcra[p] then
-    pattern[#pattern + 1] = '(%d+) (%d+) (%d+)'
-    layout[#layout + 1] = '%d %d %d'
+  tolerance[p] = tonumber(ARGV[b + 4]) * window_ms[p]
+  if gc then
+    layout[#layout + 1] = 'ddd'
+    width = width + 24
   else
-    pattern[#pattern + 1] = '(%d+) (%d+)'
-    layout[#layout + 1] = '%d %d'
+    layout[#layout + 1] = 'dd'
+    width = width + 16
   end
 end
-pattern[#pattern + 1] = '$'
-pattern = table.concat(pattern)
 layout = table.concat(layout)
+local pack, unpack_values = struct.pack, struct.unpack
 local base = 3 + 4 * policies
 local plain = #ARGV == base
 
--- One request's state, per policy: gcra's TAT as units of 1/limit ms ahead of now (`ahead`, 0:
--- empty) and as read (`f1..f3`, written back unchanged while the policy does not count);
--- fixed-window's count and window end (`ahead` the count, `f2` the end, `f1` the end as read).
-local ahead, f1, f2, f3, changed = {}, {}, {}, {}, {}
-local fields = {}
+-- One request's state, per policy: `held` is gcra's TAT as units of 1/limit ms ahead of now (0:
+-- empty), fixed-window's count; `ends` the window's end (fixed-window); `s1..s3` the fields as
+-- read, written back unchanged while the policy has not `changed`.
+local held, ends, s1, s2, s3, changed = {}, {}, {}, {}, {}, {}
 
--- Reads the key into the tables above (a value of another shape, or another type, reads as
+-- Reads the key into the tables above (a value of another length, or another type, reads as
 -- empty and is replaced by the next write).
 local function read(key)
   local raw = redis.pcall('GET', key)
-  local got = {}
-  if type(raw) == 'string' then got = { match(raw, pattern) } end
+  local valid = type(raw) == 'string' and #raw == width
   local at = 1
   for p = 1, policies do
     changed[p] = false
     local l = limit[p]
     if is_gcra[p] then
-      local ms, frac, den = tonumber(got[at]), tonumber(got[at + 1]), tonumber(got[at + 2])
-      at = at + 3
-      f1[p], f2[p], f3[p] = ms or 0, frac or 0, den or l
-      ahead[p] = 0
-      if ms and ms >= now_ms and den > 0 then
+      local ms, frac, den = 0, 0, l
+      if valid then ms, frac, den, at = unpack_values('<ddd', raw, at) end
+      s1[p], s2[p], s3[p] = ms, frac, den
+      local ahead = 0
+      if ms >= now_ms and den > 0 then
         if den ~= l then
           -- a changed limit re-expresses the fraction, rounding the TAT later (as gcra.lua)
           frac = ceil(frac * l / den)
@@ -75,41 +73,45 @@ local function read(key)
             frac = frac - l
           end
         end
-        ahead[p] = (ms - now_ms) * l + frac
+        ahead = (ms - now_ms) * l + frac
       end
+      held[p] = ahead
     else
-      local count, end_ms = tonumber(got[at]), tonumber(got[at + 1])
-      at = at + 2
-      f1[p] = end_ms or 0
-      ahead[p], f2[p] = 0, now_ms + window_ms[p]
+      local count, end_ms = 0, 0
+      if valid then count, end_ms, at = unpack_values('<dd', raw, at) end
       -- a window shortened by a policy change ends no later than the new length from now (the
       -- first request that sees the change stores that end: fixed-window.lua)
-      local e = min(end_ms or 0, now_ms + window_ms[p])
-      if count and now_ms < e then
-        ahead[p], f2[p] = count, e
+      local e = now_ms + window_ms[p]
+      if end_ms < e then e = end_ms end
+      if count > 0 and now_ms < e then
+        held[p], ends[p] = count, e
         if e ~= end_ms then changed[p] = true end
+      else
+        held[p], ends[p] = 0, now_ms + window_ms[p]
       end
     end
   end
 end
 
 -- Writes the tables back: the key expires when the last policy is empty.
+local fields = {}
 local function write(key)
   local n, ends_ms = 0, 0
   for p = 1, policies do
     local l = limit[p]
     if is_gcra[p] then
-      local ms, frac, den = f1[p], f2[p], f3[p]
+      local ms, frac, den = s1[p], s2[p], s3[p]
       if changed[p] then
-        ms, frac, den = now_ms + floor(ahead[p] / l), ahead[p] % l, l
-        if ahead[p] <= 0 then ms, frac = 0, 0 end
+        local ahead = held[p]
+        ms, frac, den = 0, 0, l
+        if ahead > 0 then ms, frac = now_ms + floor(ahead / l), ahead % l end
       end
       fields[n + 1], fields[n + 2], fields[n + 3] = ms, frac, den
       n = n + 3
       if frac > 0 then ms = ms + 1 end
       if ms > ends_ms then ends_ms = ms end
     else
-      local count, end_ms = ahead[p], f2[p]
+      local count, end_ms = held[p], ends[p]
       if count <= 0 then count, end_ms = 0, 0 end
       fields[n + 1], fields[n + 2] = count, end_ms
       n = n + 2
@@ -117,48 +119,10 @@ local function write(key)
     end
   end
   if ends_ms > now_ms then
-    redis.call('SET', key, format(layout, unpack(fields, 1, n)), 'PXAT', int(ends_ms + offset_ms))
+    redis.call('SET', key, pack(layout, unpack(fields, 1, n)), 'PXAT', int(ends_ms + offset_ms))
   else
     redis.call('DEL', key)
   end
-end
-
--- Policy p's decision on `cost` (0 peeks: the decision for 1, counting nothing); counts it
--- when `count`. Returns allowed, remaining, reset_ms, retry_after_ms.
-local function decide(p, cost, count)
-  local need = cost
-  if cost == 0 then need = 1 end
-  if is_gcra[p] then
-    local w, l = window_ms[p], limit[p]
-    local tolerance = burst[p] * w
-    local next_ahead = ahead[p] + need * w
-    if next_ahead > tolerance then
-      return 0, max(0, floor((tolerance - ahead[p]) / w)), ceil(ahead[p] / l),
-        ceil((next_ahead - tolerance) / l)
-    end
-    local used = ahead[p]
-    if count and cost > 0 then
-      used = next_ahead
-      ahead[p] = used
-      changed[p] = true
-    end
-    return 1, max(0, floor((tolerance - used) / w)), ceil(used / l), 0
-  end
-  local c = ahead[p]
-  local left_ms = f2[p] - now_ms
-  if c + need > limit[p] then
-    local reset_ms = 0
-    if c > 0 then reset_ms = left_ms end
-    return 0, max(0, limit[p] - c), reset_ms, left_ms
-  end
-  if count and cost > 0 then
-    c = c + need
-    ahead[p] = c
-    changed[p] = true
-  end
-  local reset_ms = 0
-  if c > 0 then reset_ms = left_ms end
-  return 1, max(0, limit[p] - c), reset_ms, 0
 end
 
 -- A penalty (count `cost` past the limit) or a refund (give `cost` back), on every policy.
@@ -169,22 +133,81 @@ local function adjust(cost, penalty)
       local w = window_ms[p]
       if penalty then
         -- at most one window past a full bucket, never earlier than the TAT already is
-        local most = burst[p] * w + limit[p] * w
-        local a = ahead[p] + cost * w
-        if a > most then a = max(ahead[p], most) end
-        ahead[p] = a
+        local most = tolerance[p] + limit[p] * w
+        local a = held[p] + cost * w
+        if a > most then a = max(held[p], most) end
+        held[p] = a
       else
-        ahead[p] = max(0, ahead[p] - cost * w)
+        held[p] = max(0, held[p] - cost * w)
       end
     elseif penalty then
-      ahead[p] = ahead[p] + cost
+      held[p] = held[p] + cost
     else
-      ahead[p] = max(0, ahead[p] - cost)
+      held[p] = max(0, held[p] - cost)
     end
   end
 end
 
-local allowed, remaining, reset_ms, retry_after_ms = {}, {}, {}, {}
+-- What each policy would hold with the request counted, and whether that is within its limit
+local after, fits = {}, {}
+
+-- Decides a consume of `cost` (0 peeks: the decision for 1, counting nothing) under every
+-- policy, all or nothing, and appends the decisions to the reply (`left_ms`: the key's block).
+-- Returns the reply's new length.
+local function consume(reply, n, cost, left_ms)
+  local need = cost
+  if cost == 0 then need = 1 end
+  local all = true
+  for p = 1, policies do
+    local next_held
+    if is_gcra[p] then
+      next_held = held[p] + need * window_ms[p]
+      fits[p] = next_held <= tolerance[p]
+    else
+      next_held = held[p] + need
+      fits[p] = next_held <= limit[p]
+    end
+    after[p] = next_held
+    if not fits[p] then all = false end
+  end
+  local counts = all and cost > 0
+  for p = 1, policies do
+    local now_held = held[p]
+    if counts then
+      now_held = after[p]
+      held[p] = now_held
+      changed[p] = true
+    end
+    local remaining, reset_ms, retry_ms
+    if is_gcra[p] then
+      local l = limit[p]
+      remaining = max(0, floor((tolerance[p] - now_held) / window_ms[p]))
+      reset_ms = ceil(now_held / l)
+      retry_ms = 0
+      if not fits[p] then retry_ms = ceil((after[p] - tolerance[p]) / l) end
+    else
+      remaining = max(0, limit[p] - now_held)
+      local window_left_ms = ends[p] - now_ms
+      reset_ms = 0
+      if now_held > 0 then reset_ms = window_left_ms end
+      retry_ms = 0
+      if not fits[p] then retry_ms = window_left_ms end
+    end
+    if left_ms > 0 then
+      -- blocked: nothing counted, refused until the block ends (lib/block.lua)
+      n = n + 3
+      reply[n - 2], reply[n - 1], reply[n] = -1, max(reset_ms, left_ms), max(retry_ms, left_ms)
+    elseif fits[p] then
+      n = n + 2
+      reply[n - 1], reply[n] = remaining, reset_ms
+    else
+      n = n + 3
+      reply[n - 2], reply[n - 1], reply[n] = -1 - remaining, reset_ms, retry_ms
+    end
+  end
+  return n
+end
+
 local blocks = false
 do
   local names = {}
@@ -195,49 +218,34 @@ local reply = {}
 local n = 0
 for i = 1, #KEYS / 2 do
   local key = KEYS[2 * i - 1]
-  local a = base + 2 * (i - 1)
+  local given = false
   local cost = 1
-  if not plain then cost = tonumber(ARGV[a + 1]) end
+  if not plain then
+    given = ARGV[base + 2 * i - 1]
+    cost = tonumber(given)
+  end
   read(key)
-  if ARGV[a + 1] == 'l' then
+  if given == 'l' then
     -- a release: these policies hold no leases
-    cost = false
   elseif not cost then
     -- 'p<cost>': a penalty on every policy (counted past the limit), then a peek
-    adjust(tonumber(string.sub(ARGV[a + 1], 2)), true)
-    cost = 0
-  end
-  if not cost then
-    -- nothing to do
+    adjust(tonumber(string.sub(given, 2)), true)
+    local left_ms = 0
+    if blocks then left_ms = block_left(KEYS[2 * i]) end
+    n = consume(reply, n, 0, left_ms)
   elseif cost < 0 then
     adjust(-cost, false)
   else
     local left_ms = 0
     if blocks then left_ms = block_left(KEYS[2 * i]) end
     if left_ms > 0 then cost = 0 end
-    -- check every policy, counting nothing; then count in all, or in none
-    local all = true
-    for p = 1, policies do
-      allowed[p], remaining[p], reset_ms[p], retry_after_ms[p] = decide(p, cost, false)
-      if allowed[p] ~= 1 then all = false end
-    end
-    if all and cost > 0 then
-      for p = 1, policies do
-        allowed[p], remaining[p], reset_ms[p], retry_after_ms[p] = decide(p, cost, true)
-      end
-    end
-    for p = 1, policies do
-      if left_ms > 0 then
-        allowed[p], remaining[p], reset_ms[p], retry_after_ms[p] =
-          blocked_decision(remaining[p], reset_ms[p], retry_after_ms[p], left_ms)
-      end
-      n = put_decision(reply, n, allowed[p], remaining[p], reset_ms[p], retry_after_ms[p], 0)
-    end
+    n = consume(reply, n, cost, left_ms)
   end
-  local dirty = false
   for p = 1, policies do
-    if changed[p] then dirty = true end
+    if changed[p] then
+      write(key)
+      break
+    end
   end
-  if dirty then write(key) end
 end
 return reply

@@ -267,6 +267,56 @@ describe.each([
   )
 })
 
+describe.each([
+  ['standalone', () => redis.client as Redis | Cluster],
+  ['Cluster', () => cluster.client as Redis | Cluster],
+])('one key per set on Redis (%s)', (_name, client) => {
+  const limits = [
+    { name: 'second', limit: 4, window: '10s', burst: 5 },
+    { name: 'day', limit: 3, window: '1d', algorithm: 'fixed-window' as const },
+  ]
+  it('one turn of decisions, keys repeated back to back, admits exactly what the limits allow', async () => {
+    const prefix = `pk${unique++}:`
+    const limiter = createLimiter({ limits, prefix, store: new RedisStore({ client: client() }) })
+    const keys = ['a', 'a', 'a', 'b', 'a', 'b', 'b', 'b', 'a', 'c']
+    const decisions = await Promise.all(keys.map((key) => limiter.consume(key)))
+    const admitted = (key: string) =>
+      decisions.filter((d, i) => keys[i] === key && d.allowed).length
+    expect([admitted('a'), admitted('b'), admitted('c')]).toEqual([3, 3, 1])
+    // in order: each key's decisions count down, all or nothing
+    expect(decisions.filter((_, i) => keys[i] === 'a').map((d) => d.policies[1]?.remaining)).toEqual([
+      2, 1, 0, 0, 0,
+    ])
+    expect((await scanKeys(client(), `${prefix}*`)).sort()).toEqual([
+      `${prefix}second:gc:+day:fw:{a}`,
+      `${prefix}second:gc:+day:fw:{b}`,
+      `${prefix}second:gc:+day:fw:{c}`,
+    ])
+    await limiter.reset('a')
+    expect((await limiter.peek('a')).policies.map((p) => p.remaining)).toEqual([5, 3])
+    expect(await scanKeys(client(), `${prefix}*{a}*`)).toEqual([])
+  })
+
+  it('block, penalize and peek act on the one key', async () => {
+    const prefix = `pk${unique++}:`
+    const limiter = createLimiter({ limits, prefix, store: new RedisStore({ client: client() }) })
+    await limiter.penalize('k', 2)
+    expect((await limiter.peek('k')).policies.map((p) => p.remaining)).toEqual([3, 1])
+    await limiter.block('k', 60_000)
+    const blocked = await limiter.consume('k')
+    expect(blocked.allowed).toBe(false)
+    expect(blocked.retryAfterMs).toBeGreaterThan(50_000)
+    // the block lives beside the first policy's key, as with one key per policy
+    expect((await scanKeys(client(), `${prefix}*`)).sort()).toEqual([
+      `${prefix}second:gc:+day:fw:{k}`,
+      `${prefix}second:gc:{k}:block`,
+    ])
+    await limiter.reset('k')
+    expect(await scanKeys(client(), `${prefix}*`)).toEqual([])
+    expect((await limiter.consume('k')).allowed).toBe(true)
+  })
+})
+
 describe('Lua vs TypeScript twins, several policies', () => {
   const specArb = fc
     .record({
