@@ -47,15 +47,33 @@ local plain = #ARGV == base
 
 -- One request's state, per policy: `held` is gcra's TAT as units of 1/limit ms ahead of now (0:
 -- empty), fixed-window's count; `ends` the window's end (fixed-window); `s1..s3` the fields as
--- read, written back unchanged while the policy has not `changed`.
-local held, ends, s1, s2, s3, changed = {}, {}, {}, {}, {}, {}
+-- read, written back unchanged while the policy has not `changed`; `after` what it would hold
+-- with the request counted, and `fits` whether that is within its limit.
+local held, ends, s1, s2, s3, changed, after, fits = {}, {}, {}, {}, {}, {}, {}, {}
+
+-- Policy p's `after` and `fits` for `need`; returns `fits`.
+local function check(p, need)
+  local next_held
+  if is_gcra[p] then
+    next_held = held[p] + need * window_ms[p]
+    fits[p] = next_held <= tolerance[p]
+  else
+    next_held = held[p] + need
+    fits[p] = next_held <= limit[p]
+  end
+  after[p] = next_held
+  return fits[p]
+end
 
 -- Reads the key into the tables above (a value of another length, or another type, reads as
--- empty and is replaced by the next write).
-local function read(key)
+-- empty and is replaced by the next write), checking `need` (false: no check) under every
+-- policy. Returns whether every policy fits it, and whether any changed (a shortened window).
+local function read(key, need)
+  -- a missing key reads false; one of another type an error table, whose length is 0
   local raw = redis.pcall('GET', key)
-  local valid = type(raw) == 'string' and #raw == width
+  local valid = raw and #raw == width
   local at = 1
+  local all, any = true, false
   for p = 1, policies do
     changed[p] = false
     local l = limit[p]
@@ -85,26 +103,47 @@ local function read(key)
       if end_ms < e then e = end_ms end
       if count > 0 and now_ms < e then
         held[p], ends[p] = count, e
-        if e ~= end_ms then changed[p] = true end
+        if e ~= end_ms then
+          changed[p] = true
+          any = true
+        end
       else
         held[p], ends[p] = 0, now_ms + window_ms[p]
       end
     end
+    if need then
+      -- what the policy would hold with `need` counted, and whether that fits
+      local next_held, fit
+      if is_gcra[p] then
+        next_held = held[p] + need * window_ms[p]
+        fit = next_held <= tolerance[p]
+      else
+        next_held = held[p] + need
+        fit = next_held <= l
+      end
+      after[p], fits[p] = next_held, fit
+      if not fit then all = false end
+    end
   end
+  return all, any
 end
 
--- Writes the tables back: the key expires when the last policy is empty.
+-- Writes the tables back (every policy as it is held when `all`, else those that `changed`):
+-- the key expires when the last policy is empty.
 local fields = {}
-local function write(key)
+local function write(key, all)
   local n, ends_ms = 0, 0
   for p = 1, policies do
     local l = limit[p]
     if is_gcra[p] then
       local ms, frac, den = s1[p], s2[p], s3[p]
-      if changed[p] then
+      if all or changed[p] then
         local ahead = held[p]
         ms, frac, den = 0, 0, l
-        if ahead > 0 then ms, frac = now_ms + floor(ahead / l), ahead % l end
+        if ahead > 0 then
+          frac = ahead % l
+          ms = now_ms + (ahead - frac) / l
+        end
       end
       fields[n + 1], fields[n + 2], fields[n + 3] = ms, frac, den
       n = n + 3
@@ -148,49 +187,30 @@ local function adjust(cost, penalty)
   end
 end
 
--- What each policy would hold with the request counted, and whether that is within its limit
-local after, fits = {}, {}
-
--- Decides a consume of `cost` (0 peeks: the decision for 1, counting nothing) under every
--- policy, all or nothing, and appends the decisions to the reply (`left_ms`: the key's block).
--- Returns the reply's new length.
-local function consume(reply, n, cost, left_ms)
-  local need = cost
-  if cost == 0 then need = 1 end
-  local all = true
-  for p = 1, policies do
-    local next_held
-    if is_gcra[p] then
-      next_held = held[p] + need * window_ms[p]
-      fits[p] = next_held <= tolerance[p]
-    else
-      next_held = held[p] + need
-      fits[p] = next_held <= limit[p]
-    end
-    after[p] = next_held
-    if not fits[p] then all = false end
-  end
-  local counts = all and cost > 0
+-- Appends each policy's decision to the reply, counting the request in all of them when
+-- `counts` (every policy fits it, and it is no peek); `left_ms`: the key's block. Returns the
+-- reply's new length.
+local function decide(reply, n, counts, left_ms)
   for p = 1, policies do
     local now_held = held[p]
     if counts then
       now_held = after[p]
       held[p] = now_held
-      changed[p] = true
     end
-    local remaining, reset_ms, retry_ms
+    local remaining, reset_ms, retry_ms = 0, 0, 0
     if is_gcra[p] then
-      local l = limit[p]
-      remaining = max(0, floor((tolerance[p] - now_held) / window_ms[p]))
-      reset_ms = ceil(now_held / l)
-      retry_ms = 0
+      -- floor and ceil of quotients of integers >= 0, without a C call each
+      local l, w, room = limit[p], window_ms[p], tolerance[p] - now_held
+      if room > 0 then remaining = (room - room % w) / w end
+      reset_ms = now_held % l
+      if reset_ms > 0 then reset_ms = l - reset_ms end
+      reset_ms = (now_held + reset_ms) / l
       if not fits[p] then retry_ms = ceil((after[p] - tolerance[p]) / l) end
     else
-      remaining = max(0, limit[p] - now_held)
+      remaining = limit[p] - now_held
+      if remaining < 0 then remaining = 0 end
       local window_left_ms = ends[p] - now_ms
-      reset_ms = 0
       if now_held > 0 then reset_ms = window_left_ms end
-      retry_ms = 0
       if not fits[p] then retry_ms = window_left_ms end
     end
     if left_ms > 0 then
@@ -224,28 +244,29 @@ for i = 1, #KEYS / 2 do
     given = ARGV[base + 2 * i - 1]
     cost = tonumber(given)
   end
-  read(key)
-  if given == 'l' then
-    -- a release: these policies hold no leases
-  elseif not cost then
-    -- 'p<cost>': a penalty on every policy (counted past the limit), then a peek
-    adjust(tonumber(string.sub(given, 2)), true)
-    local left_ms = 0
-    if blocks then left_ms = block_left(KEYS[2 * i]) end
-    n = consume(reply, n, 0, left_ms)
-  elseif cost < 0 then
-    adjust(-cost, false)
-  else
-    local left_ms = 0
-    if blocks then left_ms = block_left(KEYS[2 * i]) end
+  local left_ms = 0
+  if blocks and given ~= 'l' and (not cost or cost >= 0) then left_ms = block_left(KEYS[2 * i]) end
+  if cost and cost >= 0 then
+    -- a consume (0: a peek, and a blocked key's), all or nothing
     if left_ms > 0 then cost = 0 end
-    n = consume(reply, n, cost, left_ms)
-  end
-  for p = 1, policies do
-    if changed[p] then
-      write(key)
-      break
+    local need = cost
+    if cost == 0 then need = 1 end
+    local all, any = read(key, need)
+    n = decide(reply, n, all and cost > 0, left_ms)
+    local counts = all and cost > 0
+    if counts or any then write(key, counts) end
+  elseif given ~= 'l' then
+    -- 'p<cost>': a penalty on every policy (counted past the limit), then a peek; or a refund
+    read(key, false)
+    if cost then
+      adjust(-cost, false)
+    else
+      adjust(tonumber(string.sub(given, 2)), true)
+      for p = 1, policies do check(p, 1) end
+      n = decide(reply, n, false, left_ms)
     end
+    write(key, true)
   end
+  -- 'l', a release: these policies hold no leases
 end
 return reply
