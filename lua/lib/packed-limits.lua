@@ -4,9 +4,8 @@ lib/packed-limits.lua: the driver of the `packed-limits` script: the `limits` sc
 GCRA that does not wait (or token-bucket, leaky-bucket) or fixed-window, with the whole set's
 state in ONE key: one GET and at most one SET per request, whatever the number of policies
 (the `limits` script reads and writes each policy's own key, 2 to 3 commands per policy).
-KEYS[2i - 1]  request i's packed state key (the set's namespace and the user key's hash tag)
-KEYS[2i]      request i's first policy's state key: its block is that name plus ':block'
-              (lib/block.lua), as with `limits`; this script never reads or writes the key itself
+KEYS[i]       request i's packed state key (the set's namespace and the user key's hash tag);
+              its block is that name plus ':block' (lib/block.lua)
 ARGV[3..]     as lib/limits.lua: P, then each policy's module ('gc' or 'fw'), limit, window_ms
               and capacity (burst), then per request its cost (a refund: minus its cost; a
               penalty: 'p<cost>'; 'l', a release, does nothing: no lease here) and its tickets
@@ -47,9 +46,11 @@ local plain = #ARGV == base
 
 -- One request's state, per policy: `held` is gcra's TAT as units of 1/limit ms ahead of now (0:
 -- empty), fixed-window's count; `ends` the window's end (fixed-window); `s1..s3` the fields as
--- read, written back unchanged while the policy has not `changed`; `after` what it would hold
--- with the request counted, and `fits` whether that is within its limit.
-local held, ends, s1, s2, s3, changed, after, fits = {}, {}, {}, {}, {}, {}, {}, {}
+-- read (gcra), written back unchanged when the request counts nowhere; `after` what it would hold
+-- with the request counted, and `fits` whether that is within its limit; `stored_ends` when the
+-- key expires (-1: it holds no value of this layout), as the last write computed it.
+local held, ends, s1, s2, s3, after, fits = {}, {}, {}, {}, {}, {}, {}
+local stored_ends = -1
 
 -- Policy p's `after` and `fits` for `need`; returns `fits`.
 local function check(p, need)
@@ -74,13 +75,18 @@ local function read(key, need)
   local valid = raw and #raw == width
   local at = 1
   local all, any = true, false
+  local last = 0
   for p = 1, policies do
-    changed[p] = false
     local l = limit[p]
     if is_gcra[p] then
       local ms, frac, den = 0, 0, l
       if valid then ms, frac, den, at = unpack_values('<ddd', raw, at) end
       s1[p], s2[p], s3[p] = ms, frac, den
+      if frac > 0 then
+        if ms + 1 > last then last = ms + 1 end
+      elseif ms > last then
+        last = ms
+      end
       local ahead = 0
       if ms >= now_ms and den > 0 then
         if den ~= l then
@@ -101,12 +107,10 @@ local function read(key, need)
       -- first request that sees the change stores that end: fixed-window.lua)
       local e = now_ms + window_ms[p]
       if end_ms < e then e = end_ms end
+      if count > 0 and end_ms > last then last = end_ms end
       if count > 0 and now_ms < e then
         held[p], ends[p] = count, e
-        if e ~= end_ms then
-          changed[p] = true
-          any = true
-        end
+        if e ~= end_ms then any = true end
       else
         held[p], ends[p] = 0, now_ms + window_ms[p]
       end
@@ -125,11 +129,13 @@ local function read(key, need)
       if not fit then all = false end
     end
   end
+  stored_ends = valid and last or -1
   return all, any
 end
 
--- Writes the tables back (every policy as it is held when `all`, else those that `changed`):
--- the key expires when the last policy is empty.
+-- Writes the tables back (gcra policies as held when `all`, else as read): the key expires
+-- when the last policy is empty; an expiry that stays the same is kept (KEEPTTL: no expiry to
+-- format or to set, as when a long fixed window outlasts the others).
 local fields = {}
 local function write(key, all)
   local n, ends_ms = 0, 0
@@ -137,7 +143,7 @@ local function write(key, all)
     local l = limit[p]
     if is_gcra[p] then
       local ms, frac, den = s1[p], s2[p], s3[p]
-      if all or changed[p] then
+      if all then
         local ahead = held[p]
         ms, frac, den = 0, 0, l
         if ahead > 0 then
@@ -157,7 +163,9 @@ local function write(key, all)
       if end_ms > ends_ms then ends_ms = end_ms end
     end
   end
-  if ends_ms > now_ms then
+  if ends_ms == stored_ends and ends_ms > now_ms then
+    redis.call('SET', key, pack(layout, unpack(fields, 1, n)), 'KEEPTTL')
+  elseif ends_ms > now_ms then
     redis.call('SET', key, pack(layout, unpack(fields, 1, n)), 'PXAT', int(ends_ms + offset_ms))
   else
     redis.call('DEL', key)
@@ -167,7 +175,6 @@ end
 -- A penalty (count `cost` past the limit) or a refund (give `cost` back), on every policy.
 local function adjust(cost, penalty)
   for p = 1, policies do
-    changed[p] = true
     if is_gcra[p] then
       local w = window_ms[p]
       if penalty then
@@ -228,16 +235,11 @@ local function decide(reply, n, counts, left_ms)
   return n
 end
 
-local blocks = false
-do
-  local names = {}
-  for i = 2, #KEYS, 2 do names[#names + 1] = KEYS[i] .. ':block' end
-  blocks = redis.call('EXISTS', unpack(names)) > 0
-end
+local blocks = any_blocked(KEYS, 1)
 local reply = {}
 local n = 0
-for i = 1, #KEYS / 2 do
-  local key = KEYS[2 * i - 1]
+for i = 1, #KEYS do
+  local key = KEYS[i]
   local given = false
   local cost = 1
   if not plain then
@@ -245,7 +247,7 @@ for i = 1, #KEYS / 2 do
     cost = tonumber(given)
   end
   local left_ms = 0
-  if blocks and given ~= 'l' and (not cost or cost >= 0) then left_ms = block_left(KEYS[2 * i]) end
+  if blocks and given ~= 'l' and (not cost or cost >= 0) then left_ms = block_left(key) end
   if cost and cost >= 0 then
     -- a consume (0: a peek, and a blocked key's), all or nothing
     if left_ms > 0 then cost = 0 end

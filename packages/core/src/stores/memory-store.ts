@@ -276,7 +276,8 @@ export class MemoryStore implements Store {
     now: (at: number | undefined) => number,
   ): BoundSet {
     const { policies } = set
-    const blocks = set.namespaces[0] as string
+    // its block is held beside its one key, under the same namespace
+    const blocks = packedNamespace(set) as string
     const adjust = (key: string, cost: number, t: number, penalty: boolean): void => {
       const entry = space.get(key)
       if (entry === undefined && !penalty) return
@@ -308,6 +309,7 @@ export class MemoryStore implements Store {
         this.#delete(space, held)
         for (const s of spaces) this.#delete(s, held)
         this.#blocks.delete(blocks, held)
+        this.#blocks.delete(set.namespaces[0] as string, held)
       },
     }
   }
@@ -449,9 +451,11 @@ export class MemoryStore implements Store {
   block(call: Omit<StoreCall, 'cost'>, durationMs: number): Promise<number> {
     const now = this.#now(call as StoreCall)
     const key = boundedKey(call.key)
+    // a set whose states share one key holds its block beside it
+    const namespace = (call.set && packedNamespace(call.set)) ?? call.namespace
     // a block is a key a client may choose (`login:${email}`): it counts towards maxKeys
-    if (!this.#blocks.has(call.namespace, key) && this.size >= this.#maxKeys) this.#makeRoom()
-    const endMs = this.#blocks.add(call.namespace, key, now + durationMs)
+    if (!this.#blocks.has(namespace, key) && this.size >= this.#maxKeys) this.#makeRoom()
+    const endMs = this.#blocks.add(namespace, key, now + durationMs)
     return Promise.resolve(endMs - now)
   }
 
@@ -496,6 +500,10 @@ export class MemoryStore implements Store {
   }
 
   reset(call: Omit<StoreCall, 'cost'>): Promise<void> {
+    if (call.set !== undefined && call.set.policies.length > 1) {
+      this[BIND_SET](call.set).reset(call.key)
+      return Promise.resolve()
+    }
     const space = this.#spaces.get(call.namespace)
     const key = boundedKey(call.key)
     if (space !== undefined) this.#delete(space, key)

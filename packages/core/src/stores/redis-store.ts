@@ -89,9 +89,8 @@ class Batch {
     } else {
       const tag = key.slice(call.namespace.length)
       const packed = packedNamespace(set)
-      // the set's one key, then the first policy's (its block's name); or one key per policy:
-      // the namespace of each, the same hash tag
-      if (packed !== undefined) this.keys.push(`${packed}${tag}`, key)
+      // the set's one key, or one key per policy: the namespace of each, the same hash tag
+      if (packed !== undefined) this.keys.push(`${packed}${tag}`)
       else for (const namespace of set.namespaces) this.keys.push(`${namespace}${tag}`)
       if (op === 'c' && set.leases && (call.cost > 0 || set.reserve))
         lease = setLeases(set, call.cost, call.rank)
@@ -184,14 +183,15 @@ export class RedisStore implements Store {
   }
 
   /**
-   * Blocks a key (see `Store.block`): one key beside its (first policy's) state key, same hash
-   * tag, expiring when the block ends by Redis time (lua/block.lua).
+   * Blocks a key (see `Store.block`): one key beside its (first policy's, or its set's one)
+   * state key, same hash tag, expiring when the block ends by Redis time (lua/block.lua).
    */
   async block(call: Omit<StoreCall, 'cost'>, durationMs: number): Promise<number> {
     const down = this.#driver.down(this.#cluster ? this.#slotOf(call.key) : -1)
     if (down !== undefined) throw this.#failure(`is unreachable (${down})`, undefined)
     this.#sendQueued()
-    const key = `${baseKey(call.namespace, this.#tagOf(call.key))}${BLOCK_SUFFIX}`
+    const packed = call.set === undefined ? undefined : packedNamespace(call.set)
+    const key = `${baseKey(packed ?? call.namespace, this.#tagOf(call.key))}${BLOCK_SUFFIX}`
     const test = call.nowMs !== undefined
     const args = [key, call.nowMs ?? '', test ? TEST_CLOCK_OFFSET_MS : 0, durationMs]
     const { sha1, source } = SCRIPTS.block
@@ -220,10 +220,13 @@ export class RedisStore implements Store {
     const namespaces = call.set?.namespaces ?? [call.namespace]
     // one DEL (the block too): a key's policies share its hash tag, so one Cluster slot
     const keys = namespaces.map((namespace) => baseKey(namespace, tag))
+    keys.push(`${keys[0]}${BLOCK_SUFFIX}`)
+    // a set whose states share one key: that key and its block (and any left by the layout of
+    // one key per policy, before it)
     const packed = call.set === undefined ? undefined : packedNamespace(call.set)
-    if (packed !== undefined) keys.push(baseKey(packed, tag))
+    if (packed !== undefined) keys.push(baseKey(packed, tag), `${baseKey(packed, tag)}${BLOCK_SUFFIX}`)
     this.#sendQueued()
-    await this.#driver.del([...keys, `${keys[0]}${BLOCK_SUFFIX}`])
+    await this.#driver.del(keys)
   }
 
   // A reset or a block goes after the decisions this turn asked for before it (they wait in
