@@ -284,9 +284,9 @@ describe.each([
       decisions.filter((d, i) => keys[i] === key && d.allowed).length
     expect([admitted('a'), admitted('b'), admitted('c')]).toEqual([3, 3, 1])
     // in order: each key's decisions count down, all or nothing
-    expect(decisions.filter((_, i) => keys[i] === 'a').map((d) => d.policies[1]?.remaining)).toEqual([
-      2, 1, 0, 0, 0,
-    ])
+    expect(
+      decisions.filter((_, i) => keys[i] === 'a').map((d) => d.policies[1]?.remaining),
+    ).toEqual([2, 1, 0, 0, 0])
     expect((await scanKeys(client(), `${prefix}*`)).sort()).toEqual([
       `${prefix}second:gc:+day:fw:{a}`,
       `${prefix}second:gc:+day:fw:{b}`,

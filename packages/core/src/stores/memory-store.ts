@@ -354,7 +354,14 @@ export class MemoryStore implements Store {
     const entry = space.get(key)
     const held = packedOf(entry, policies.length)
     const leftMs = this.#blocks.left(blocks, key, now)
-    const { decisions, outcomes } = decideSet(policies, liveStates(held, now), given, now, leftMs, undefined)
+    const { decisions, outcomes } = decideSet(
+      policies,
+      liveStates(held, now),
+      given,
+      now,
+      leftMs,
+      undefined,
+    )
     let changed = false
     outcomes.forEach((o, i) => {
       if (o.state === undefined) return

@@ -8,9 +8,9 @@ import { type Algorithm, capacityArg, type Policy } from '../policy.js'
 import { clusterSlot } from './cluster-slot.js'
 import { reservedLease } from './leases.js'
 import type { LuaScript } from './lua-script.js'
+import { packedNamespace } from './packed-set.js'
 import { errorCode, isNoScript, type RedisStoreClient, tooOld } from './redis-client.js'
 import { CLIENT_EXPECTED, driverOf, type RedisDriver } from './redis-drivers/index.js'
-import { packedNamespace } from './packed-set.js'
 import { baseKey, encodeTag } from './redis-keys.js'
 import { SCRIPTS } from './scripts.generated.js'
 import {
@@ -224,7 +224,8 @@ export class RedisStore implements Store {
     // a set whose states share one key: that key and its block (and any left by the layout of
     // one key per policy, before it)
     const packed = call.set === undefined ? undefined : packedNamespace(call.set)
-    if (packed !== undefined) keys.push(baseKey(packed, tag), `${baseKey(packed, tag)}${BLOCK_SUFFIX}`)
+    if (packed !== undefined)
+      keys.push(baseKey(packed, tag), `${baseKey(packed, tag)}${BLOCK_SUFFIX}`)
     this.#sendQueued()
     await this.#driver.del(keys)
   }
