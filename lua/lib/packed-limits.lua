@@ -45,12 +45,13 @@ local base = 3 + 4 * policies
 local plain = #ARGV == base
 
 -- One request's state, per policy: `held` is gcra's TAT as units of 1/limit ms ahead of now (0:
--- empty), fixed-window's count; `ends` the window's end (fixed-window); `s1..s3` the fields as
--- read (gcra), written back unchanged when the request counts nowhere; `after` what it would hold
--- with the request counted, and `fits` whether that is within its limit; `stored_ends` when the
--- key expires (-1: it holds no value of this layout), as the last write computed it.
-local held, ends, s1, s2, s3, after, fits = {}, {}, {}, {}, {}, {}, {}
-local stored_ends = -1
+-- empty), fixed-window's count; `ends` the window's end (fixed-window); `after` what it would
+-- hold with the request counted, and `fits` whether that is within its limit. `stored` is the
+-- value as read (gcra policies are written back from it unchanged when the request counts
+-- nowhere), `stored_ends` when the key expires (-1: it holds no value of this layout), as the
+-- last write computed it.
+local held, ends, after, fits = {}, {}, {}, {}
+local stored, stored_ends = false, -1
 
 -- Policy p's `after` and `fits` for `need`; returns `fits`.
 local function check(p, need)
@@ -81,7 +82,6 @@ local function read(key, need)
     if is_gcra[p] then
       local ms, frac, den = 0, 0, l
       if valid then ms, frac, den, at = unpack_values('<ddd', raw, at) end
-      s1[p], s2[p], s3[p] = ms, frac, den
       if frac > 0 then
         if ms + 1 > last then last = ms + 1 end
       elseif ms > last then
@@ -129,7 +129,7 @@ local function read(key, need)
       if not fit then all = false end
     end
   end
-  stored_ends = valid and last or -1
+  stored, stored_ends = valid and raw, valid and last or -1
   return all, any
 end
 
@@ -142,10 +142,11 @@ local function write(key, all)
   for p = 1, policies do
     local l = limit[p]
     if is_gcra[p] then
-      local ms, frac, den = s1[p], s2[p], s3[p]
-      if all then
+      local ms, frac, den = 0, 0, l
+      if not all then
+        if stored then ms, frac, den = unpack_values('<ddd', stored, 8 * n + 1) end
+      else
         local ahead = held[p]
-        ms, frac, den = 0, 0, l
         if ahead > 0 then
           frac = ahead % l
           ms = now_ms + (ahead - frac) / l
