@@ -1,6 +1,6 @@
 // Which policy sets keep their state in one key per user key (lua/lib/packed-limits.lua).
-import type { PolicySet } from '../limits.js'
-import { STATE_CODE } from '../naming.js'
+import type { PolicySet } from '../policies/limits.js'
+import { STATE_CODE } from '../policies/naming.js'
 
 const PACKED = new WeakMap<PolicySet, string | false>()
 

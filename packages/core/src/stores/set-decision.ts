@@ -2,8 +2,8 @@
 // lua/lib/packed-limits.lua's) decisions, apart from where the states live.
 import { TWINS } from '../algorithms/index.js'
 import type { Outcome } from '../algorithms/outcome.js'
-import type { PolicySet } from '../limits.js'
-import type { Policy } from '../policy.js'
+import type { PolicySet } from '../policies/limits.js'
+import type { Policy } from '../policies/policy.js'
 import { reservedLease } from './leases.js'
 import { blockedDecision } from './memory-blocks.js'
 import type { StoreDecision } from './store.js'
