@@ -10,6 +10,8 @@ export {
   LimiterTypeError,
 } from './errors.js'
 export {
+  BLOCK_CHANNEL,
+  type BlockEvent,
   CIRCUIT_CHANNEL,
   type CircuitEvent,
   DECISION_CHANNEL,

@@ -5,9 +5,11 @@ import { monotonicMs } from './clock.js'
 import type { Decision } from './decision.js'
 import { type Duration, parseDuration, warnBareMilliseconds } from './duration.js'
 import { LimiterError, LimiterRangeError } from './errors.js'
+import { publishBlock } from './events.js'
 import type { Guard, Handlers } from './guard.js'
 import { type Decisions, storeAnswers } from './limiter-decisions.js'
 import type { LimiterSettings } from './limiter-options.js'
+import type { Limiter } from './limiter-types.js'
 import type { MemoryStore } from './stores/memory-store.js'
 import {
   type Store,
@@ -29,10 +31,14 @@ export interface BlockPath {
   penalize(key: string, cost: number): Promise<Decision>
 }
 
-/** The validated `block` and `penalize` of a limiter over `path`. */
+/**
+ * The validated `block` and `penalize` of a limiter over `path`, each published on
+ * `limiter:block` once it resolves.
+ */
 export function blockerOf(
   settings: LimiterSettings,
   path: BlockPath,
+  limiter: () => Limiter,
 ): {
   block(key: string, duration: Duration): Promise<void>
   penalize(key: string, cost: number): Promise<Decision>
@@ -42,7 +48,7 @@ export function blockerOf(
     block(key, duration) {
       const ms = parseDuration(duration, 'duration', MAX_BLOCK_MS)
       warnBareMilliseconds(duration, 'limiter.block')
-      return path.block(key, ms)
+      return path.block(key, ms).then(() => publishBlock(limiter(), key, ms, 0, undefined))
     },
     penalize(key, cost) {
       if (leasesOnly)
@@ -57,7 +63,10 @@ export function blockerOf(
           `must be an integer from 1 to ${MAX_PENALTY}`,
           'ERR_LIMITER_COST',
         )
-      return path.penalize(key, cost)
+      return path.penalize(key, cost).then((decision) => {
+        publishBlock(limiter(), key, decision.retryAfterMs, cost, decision)
+        return decision
+      })
     },
   }
 }
