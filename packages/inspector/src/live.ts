@@ -1,4 +1,4 @@
-// The live part of the page (policies, charts, circuits, top refused keys), rendered from the
+// The live part of the page (policies, blocks, charts, circuits, top refused keys), rendered from the
 // JSON state on the server and, every 2 s, in the browser: these functions are also sent as the
 // page's script (by their source), so each is self-contained: no imports, no module constants,
 // only each other by name.
@@ -79,14 +79,19 @@ export function topTable(policy: PolicyState): string {
 export function blocksTable(state: InspectorState, parts: LiveParts): string {
   if (state.blocks.length === 0)
     return '<p>No key blocked or penalized (as far as this page has seen: see the README).</p>'
-  const rows = state.blocks.map((b) => {
+  // at most 20 rows on the page (about 0.4 kB each): the JSON API lists them all
+  const rows = state.blocks.slice(0, 20).map((b) => {
     const left = Math.max(0, Math.ceil((b.untilMs - state.nowMs) / 1000))
     const action = parts.actions
       ? `<td><form method="post" action="${esc(parts.api)}/reset"><input type="hidden" name="csrf" value="${esc(parts.csrf)}"><input type="hidden" name="limiter" value="${esc(b.limiter)}"><input type="hidden" name="key" value="${esc(b.key)}"><button>Unblock</button></form></td>`
       : ''
     return `<tr><td>${esc(b.limiter)}</td><td><code>${esc(b.key)}</code></td><td>${b.kind}</td><td>${new Date(b.untilMs).toISOString()}${b.unverified ? ' (store failed: as recorded)' : ''}</td><td class="n">${left} s</td>${action}</tr>`
   })
-  return `<table class="blocks"><thead><tr><th>limiter</th><th>key</th><th>kind</th><th>refused until</th><th>left</th>${parts.actions ? '<th></th>' : ''}</tr></thead><tbody>${rows.join('')}</tbody></table>`
+  const more =
+    state.blocks.length > 20
+      ? `<p class="note">and ${state.blocks.length - 20} more (all in <code>api/state</code>).</p>`
+      : ''
+  return `<table class="blocks"><thead><tr><th>limiter</th><th>key</th><th>kind</th><th>refused until</th><th>left</th>${parts.actions ? '<th></th>' : ''}</tr></thead><tbody>${rows.join('')}</tbody></table>${more}`
 }
 
 export function renderLive(state: InspectorState, parts: LiveParts): string {
