@@ -5,7 +5,7 @@ import { monotonicMs } from './clock.js'
 import type { Decision } from './decision.js'
 import { type Duration, parseDuration, warnBareMilliseconds } from './duration.js'
 import { LimiterError, LimiterRangeError } from './errors.js'
-import { publishBlock } from './events.js'
+import { blockChannel, publishBlock } from './events.js'
 import type { Guard, Handlers } from './guard.js'
 import { type Decisions, storeAnswers } from './limiter-decisions.js'
 import type { LimiterSettings } from './limiter-options.js'
@@ -48,7 +48,9 @@ export function blockerOf(
     block(key, duration) {
       const ms = parseDuration(duration, 'duration', MAX_BLOCK_MS)
       warnBareMilliseconds(duration, 'limiter.block')
-      return path.block(key, ms).then(() => publishBlock(limiter(), key, ms, 0, undefined))
+      const done = path.block(key, ms)
+      if (!blockChannel.hasSubscribers) return done
+      return done.then(() => publishBlock(limiter(), key, ms, 0, undefined))
     },
     penalize(key, cost) {
       if (leasesOnly)
@@ -63,7 +65,9 @@ export function blockerOf(
           `must be an integer from 1 to ${MAX_PENALTY}`,
           'ERR_LIMITER_COST',
         )
-      return path.penalize(key, cost).then((decision) => {
+      const decided = path.penalize(key, cost)
+      if (!blockChannel.hasSubscribers) return decided
+      return decided.then((decision) => {
         publishBlock(limiter(), key, decision.retryAfterMs, cost, decision)
         return decision
       })

@@ -233,6 +233,14 @@ describe('limiter:block', () => {
     expect(mine[0]?.untilMs).toBeLessThanOrEqual(Date.now() + 600_000)
   })
 
+  it('costs nothing when nobody listens: a block asked before anyone listened is not published', async () => {
+    const limiter = createLimiter({ limit: 2, window: '1m' })
+    const pending = limiter.block('late', '1m')
+    const events = collect<BlockEvent>(BLOCK_CHANNEL)
+    await pending
+    expect(events.filter((e) => e.limiter === limiter)).toEqual([])
+  })
+
   it('publishes a block on Redis, and nothing for one that failed or had bad input', async () => {
     const events = collect<BlockEvent>(BLOCK_CHANNEL)
     const limiter = createLimiter({
