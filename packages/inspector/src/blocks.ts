@@ -169,6 +169,9 @@ async function verified(
 ): Promise<{ untilMs: number; unverified?: true } | undefined> {
   try {
     const decision = await limiter.peek(key)
+    // the store failed and `failureMode` answered: not a word on the block
+    if (decision.source !== 'store' && decision.source !== 'blocked-cache')
+      return { untilMs: endMs, unverified: true }
     return decision.allowed ? undefined : { untilMs: nowMs + decision.retryAfterMs }
   } catch {
     return { untilMs: endMs, unverified: true }
