@@ -46,6 +46,21 @@ export function overOf(limits: Limits, r: ShedReading): ShedSignal | undefined {
   return undefined
 }
 
+/**
+ * Whether any signal is in the recovery band: over `1 - band` times its threshold. Heap and
+ * in-flight scale the same way as the others.
+ */
+export function inBand(limits: Limits, r: ShedReading, band: number): boolean {
+  const k = 1 - band
+  return (
+    (limits.elu !== undefined && r.elu > limits.elu * k) ||
+    (limits.delay !== undefined && r.delayMs > limits.delay * k) ||
+    (limits.inflight !== undefined && r.inflight > limits.inflight * k) ||
+    (limits.queue !== undefined && r.queueMs > limits.queue * k) ||
+    (limits.heap !== undefined && r.heapUsedBytes > limits.heap * k)
+  )
+}
+
 /** Checks an option of `createShedder`. */
 export function checkMode(mode: unknown): 'enforce' | 'shadow' {
   if (mode === undefined || mode === 'enforce' || mode === 'shadow') return mode ?? 'enforce'
