@@ -5,7 +5,7 @@ import { LimiterError, LimiterRangeError, LimiterTypeError } from './errors.js'
 import type { AcquireOptions, ConsumeOptions, Limiter } from './limiter-types.js'
 import { refusedByConcurrency } from './limits.js'
 import { own } from './option-names.js'
-import { type Priority, PRIORITY_RANKS, priorityRank } from './shed/priority.js'
+import { PRIORITY_RANKS, type Priority, priorityRank } from './shed/priority.js'
 import { type Wake, Wakers } from './wakers.js'
 
 export { Wakers }

@@ -152,6 +152,28 @@ describe('createShedder', () => {
     expect(shedder.admit('critical').admitted).toBe(true)
   })
 
+  it('with `steps`, rises a step, then twice as much; a signal far over takes the class', () => {
+    const { shedder, tick } = fixture({ steps: 10 })
+    tick({ elu: 0.95 })
+    expect(shedder.state().level).toBe(0.1)
+    // one unit, then two, then four
+    tick({ elu: 0.95 }, 2)
+    expect(shedder.state().level).toBeCloseTo(0.3)
+    tick({ elu: 0.95 })
+    expect(shedder.state().level).toBeCloseTo(0.3)
+    tick({ elu: 0.95 })
+    expect(shedder.state().level).toBeCloseTo(0.7)
+    // p99 delay over twice its threshold (200 ms): what queues is growing, all of low goes
+    tick({ delayMs: 450 }, 2)
+    expect(shedder.state().level).toBe(1)
+    expect(admittedOf(shedder)).toEqual(['critical', 'high', 'normal'])
+    // evenly spread: a tenth shed is every tenth request
+    tick({}, 5)
+    expect(shedder.state().level).toBeCloseTo(0.9)
+    const low = Array.from({ length: 20 }, () => shedder.admit('low').admitted)
+    expect(low.filter((a) => !a)).toHaveLength(18)
+  })
+
   it('never sheds critical (rank 0), and sheds numeric ranks below low first', () => {
     const { shedder, tick } = fixture()
     const all: Priority[] = [0, 'critical', 'high', 'normal', 'low', 9]

@@ -5,6 +5,8 @@
 export type Pressure =
   /** a signal is over its threshold */
   | 'over'
+  /** a signal is over twice its threshold (ELU cannot be): the rise takes a whole class */
+  | 'far'
   /** none over, but one is in the recovery band just under its threshold: hold */
   | 'band'
   /** every signal is under the recovery band */
@@ -15,7 +17,8 @@ export type Pressure =
  * `steps` 4, 6 units shed all of the lowest class and half of the next. The first interval over
  * sheds one unit; each further rise needs two intervals over in a row (the first may be the
  * backlog of what was just shed still draining), and is twice the last while the signal stays
- * over, never past the next class's boundary in one rise. It goes down one unit only after
+ * over, never past the next class's boundary in one rise; a signal over twice its threshold
+ * (a queue that grows) takes the rest of the class at once. It goes down one unit only after
  * `recovery` intervals in a row under the recovery band; an interval in the band holds it. So a
  * signal hovering at its threshold neither sheds more (ratchets) nor flaps a class in and out.
  * Rank 0 (critical) is never shed.
@@ -53,7 +56,7 @@ export class Ladder {
   step(pressure: Pressure): 'up' | 'down' | undefined {
     if (this.closed) return undefined
     if (pressure !== 'under') this.quiet = 0
-    if (pressure === 'over') return this.#rise()
+    if (pressure === 'over' || pressure === 'far') return this.#rise(pressure === 'far')
     this.#overs = 0
     this.#stride = 1
     if (pressure === 'band' || this.units === 0) return undefined
@@ -63,13 +66,13 @@ export class Ladder {
     return 'down'
   }
 
-  #rise(): 'up' | undefined {
+  #rise(far: boolean): 'up' | undefined {
     const max = this.#ranks.length * this.#steps
     // the first rise at once; each further one after two intervals over in a row
     if (++this.#overs < (this.units === 0 ? 1 : 2) || this.units >= max) return undefined
     this.#overs = 0
     const boundary = (Math.floor(this.units / this.#steps) + 1) * this.#steps
-    this.units = Math.min(this.units + this.#stride, boundary)
+    this.units = far ? boundary : Math.min(this.units + this.#stride, boundary)
     this.#stride *= 2
     return 'up'
   }
@@ -83,12 +86,15 @@ export class Ladder {
 
   /** Whether to shed this request of `rank`: a partly shed class sheds evenly spread requests. */
   sheds(rank: number): boolean {
-    const share = this.share(rank)
-    if (share >= 1) return true
-    if (share <= 0) return false
-    const owed = (this.#owed.get(rank) ?? 0) + share
-    const shed = owed >= 1
-    this.#owed.set(rank, shed ? owed - 1 : owed)
+    if (rank === 0 || this.closed) return false
+    const fromBottom = this.#ranks.length - 1 - this.#ranks.indexOf(rank)
+    // the class's shed units, in whole units so the spread is exact
+    const units = this.units - fromBottom * this.#steps
+    if (units >= this.#steps) return true
+    if (units <= 0) return false
+    const owed = (this.#owed.get(rank) ?? 0) + units
+    const shed = owed >= this.#steps
+    this.#owed.set(rank, shed ? owed - this.#steps : owed)
     return shed
   }
 

@@ -12,7 +12,7 @@ import { publishShed } from './events.js'
 import { hooksOf, SHED_HOOKS } from './hooks.js'
 import { Ladder } from './ladder.js'
 import { numberIn } from './number-option.js'
-import { checkMode, checkName, inBand, type Limits, limitsOf, overOf } from './options.js'
+import { checkMode, checkName, farOver, inBand, type Limits, limitsOf, overOf } from './options.js'
 import { type Priority, priorityName, priorityRank } from './priority.js'
 import { processSignals, type ShedSignal, type SignalSource } from './signals.js'
 import type {
@@ -108,8 +108,15 @@ class ProcessShedder implements Shedder {
     this.#reading = reading
     const over = overOf(this.#limits, reading)
     this.#over = over
+    const limits = this.#limits
     const pressure =
-      over !== undefined ? 'over' : inBand(this.#limits, reading, this.#band) ? 'band' : 'under'
+      over === undefined
+        ? inBand(limits, reading, this.#band)
+          ? 'band'
+          : 'under'
+        : farOver(limits, reading)
+          ? 'far'
+          : 'over'
     if (this.#ladder.step(pressure) === 'up' && over !== undefined) this.#cause = over
   }
 
