@@ -23,12 +23,19 @@ function spin(ms) {
   return x
 }
 
-// The downstream: `ioSlots` slots, each held `ioMs`; the rest wait in FIFO order.
+// The downstream: `ioSlots` slots, each held `ioMs`; the rest wait in FIFO order. A caller whose
+// client has gone (`gone()`) gives its turn up without holding a slot, as a pool drops a
+// cancelled waiter: without that, requests the generator abandoned would keep the downstream
+// busy after every contender had counted them done.
 let busy = 0
 const waiting = []
-function downstream() {
+function downstream(gone) {
   return new Promise((resolve) => {
     const run = () => {
+      if (gone()) {
+        waiting.shift()?.()
+        return resolve()
+      }
       busy++
       setTimeout(() => {
         busy--
@@ -61,9 +68,9 @@ async function expressApp() {
       next()
     })
   }
-  app.get('/work', async (_req, res) => {
+  app.get('/work', async (req, res) => {
     if (workload === 'cpu') spin(cpuMs)
-    else await downstream()
+    else await downstream(() => req.socket.destroyed)
     res.send('ok')
   })
   const server = app.listen(0, '127.0.0.1', () => listening(server.address().port))
@@ -75,9 +82,9 @@ async function fastifyApp() {
   const { default: underPressure } = await import('@fastify/under-pressure')
   const app = Fastify({ logger: false, keepAliveTimeout: 30_000 })
   await app.register(underPressure, UNDER_PRESSURE)
-  app.get('/work', async () => {
+  app.get('/work', async (request) => {
     if (workload === 'cpu') spin(cpuMs)
-    else await downstream()
+    else await downstream(() => request.raw.socket.destroyed)
     return 'ok'
   })
   await app.listen({ port: 0, host: '127.0.0.1' })

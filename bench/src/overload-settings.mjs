@@ -2,11 +2,12 @@
 
 /** The handlers: a CPU-bound one and an I/O-bound one in front of a downstream of fixed capacity. */
 export const WORKLOADS = {
-  // ~4 ms of CPU per request: ~200-250 requests/s on one core, so 4x stays within what one
+  // 5 ms of CPU per request: under 200 requests/s on one core, so 4x stays within what one
   // generator process sends on time on a shared 2-core machine
-  cpu: { cpuMs: 4 },
-  // 10 slots held 40 ms each: the downstream serves at most 250 requests/s
-  io: { ioMs: 40, ioSlots: 10 },
+  cpu: { cpuMs: 5 },
+  // 5 slots held 50 ms each: the downstream serves at most 100 requests/s (at 4x, 400 requests/s
+  // with 320 refused: a busy 2-core machine still parses that much; at 250/s it did not)
+  io: { ioMs: 50, ioSlots: 5 },
 }
 
 /** Ours on the CPU-bound server: the shedder alone, on the event loop's signals. */
