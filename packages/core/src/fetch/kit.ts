@@ -15,7 +15,7 @@ import type { RateLimitCheck } from '../http/types.js'
 import type { RequestAddresses } from '../http/warnings.js'
 import { checkTrustProxy, clientAddress, noAddress, type TrustProxy } from './client-ip.js'
 import { keepAlive, settleOnAbort, settleWithBody, type WaitUntil, waitOut } from './lifecycle.js'
-import { type Respond, refusal, withHeaders } from './response.js'
+import { decorate, type Respond, refusal } from './response.js'
 
 /** Full control of a limited response: return it; the rate-limit headers are added to it. */
 export type FetchOnLimited<Req> = (req: Req, decision: Decision) => Awaitable<Response>
@@ -166,15 +166,21 @@ async function handle<Req>(
   call.decided?.(check.decision)
   const { decision } = check
   // a shadow limiter's refusal goes on: it was decided and counted, not enforced
-  if (!decision.allowed && !check.shadow) return refuse(rl, req, check, call.respond)
-  const request = host.request(req)
-  const { signal } = request
-  if (decision.delayMs > 0 && !check.shadow && !(await waitOut(decision.delayMs, signal))) {
+  if (!decision.allowed && !check.shadow) return refuse(rl, host, req, check, call.respond)
+  // (the request's `signal` is read only when needed: a host may build it on first use, as
+  // @hono/node-server does with an AbortController per request)
+  if (
+    decision.delayMs > 0 &&
+    !check.shadow &&
+    !(await waitOut(decision.delayMs, host.request(req).signal))
+  ) {
     // the client left while its request waited: it never ran, so its slot comes back
     keepAlive(giveBackReservation(check), call.waitUntil)
     return new Response(null, { status: 499 })
   }
-  return admitted(rl, check, request, next, call.waitUntil)
+  const owed = owedOnce(rl, check)
+  if (owed === undefined) return decorate(host.request(req), await next(), check.headers, check)
+  return admitted(rl, check, host.request(req), next, owed, call.waitUntil)
 }
 
 async function admitted<Req>(
@@ -182,18 +188,17 @@ async function admitted<Req>(
   check: RateLimitCheck,
   request: Request,
   next: () => Promise<Response>,
+  owed: (status: number | undefined) => Promise<void> | undefined,
   waitUntil: WaitUntil | undefined,
 ): Promise<Response> {
-  const owed = owedOnce(rl, check)
-  const settle = (status: number | undefined): void => keepAlive(owed?.(status), waitUntil)
+  const settle = (status: number | undefined): void => keepAlive(owed(status), waitUntil)
   // A client that leaves while its handler runs: by default what it holds (a lease) is held
   // until the handler is over, since in flight means running; with `releaseOnDisconnect`, at once.
   const handler = { running: true, left: false }
-  if (owed !== undefined)
-    settleOnAbort(request.signal, (status) => {
-      if (handler.running && !rl.releaseOnDisconnect) handler.left = true
-      else settle(status)
-    })
+  settleOnAbort(request.signal, (status) => {
+    if (handler.running && !rl.releaseOnDisconnect) handler.left = true
+    else settle(status)
+  })
   let res: Response
   try {
     res = await next()
@@ -204,8 +209,7 @@ async function admitted<Req>(
   } finally {
     handler.running = false
   }
-  const decorated = withHeaders(res, check.headers, check)
-  if (owed === undefined) return decorated
+  const decorated = decorate(request, res, check.headers, check)
   if (handler.left) {
     settle(undefined)
     return decorated
@@ -221,6 +225,7 @@ async function admitted<Req>(
 
 async function refuse<Req>(
   rl: ResolvedRateLimit<Req, FetchOnLimited<Req>>,
+  host: FetchHost<Req>,
   req: Req,
   check: RateLimitCheck,
   respond: Respond | undefined,
@@ -229,7 +234,8 @@ async function refuse<Req>(
     const res = await rl.onLimited(req, check.decision)
     if (!(res instanceof Response))
       throw new LimiterTypeError('onLimited', res, 'a Response (or a promise of one)')
-    return withHeaders(res, check.headers, check)
+    return decorate(host.request(req), res, check.headers, check)
   }
-  return refusal(await limitedResponse(rl, req, check), check.headers, respond)
+  const limited = await limitedResponse(rl, req, check)
+  return refusal(limited, check.headers, respond, host.request(req))
 }

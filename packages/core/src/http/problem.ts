@@ -77,15 +77,43 @@ function violatedOf(policy: HeaderPolicy, decision: Decision): readonly HeaderPo
  */
 export function problemBody(status: number, policy: HeaderPolicy, decision: Decision): LimitedBody {
   const seconds = retryAfterSeconds(decision)
+  const retry = `Retry in ${seconds} second${seconds === 1 ? '' : 's'}.`
+  if (policy.members === undefined) {
+    // one policy: all but the seconds are the same for every refusal, serialized once
+    const [head, tail] = problemFrame(status, policy)
+    return {
+      contentType: PROBLEM_JSON,
+      body: `${head}${JSON.stringify(`${summary(policy)} ${retry}`)}${tail}`,
+    }
+  }
   const violated = violatedOf(policy, decision)
   const problem = {
-    type: QUOTA_EXCEEDED_TYPE,
-    title: 'Request quota exceeded',
-    status,
-    detail: `${policy.members === undefined ? summary(policy) : violated.map(named).join(' ')} Retry in ${seconds} second${seconds === 1 ? '' : 's'}.`,
+    ...problemHead(status),
+    detail: `${violated.map(named).join(' ')} ${retry}`,
     'violated-policies': violated.map((p) => p.name),
   }
   return { contentType: PROBLEM_JSON, body: JSON.stringify(problem) }
+}
+
+const problemHead = (status: number) => ({
+  type: QUOTA_EXCEEDED_TYPE,
+  title: 'Request quota exceeded',
+  status,
+})
+
+// The JSON of a one-policy problem around its `detail` string: what JSON.stringify writes before
+// and after it, per policy and status.
+const frames = new WeakMap<HeaderPolicy, { status: number; frame: readonly [string, string] }>()
+
+function problemFrame(status: number, policy: HeaderPolicy): readonly [string, string] {
+  const known = frames.get(policy)
+  if (known !== undefined && known.status === status) return known.frame
+  const frame = [
+    `${JSON.stringify(problemHead(status)).slice(0, -1)},"detail":`,
+    `,"violated-policies":${JSON.stringify([policy.name])}}`,
+  ] as const
+  frames.set(policy, { status, frame })
+  return frame
 }
 
 /**
