@@ -8,7 +8,7 @@ import {
   type WaitUntil,
 } from '@limiter/core/fetch'
 import type { Context, Env, MiddlewareHandler } from 'hono'
-import { bindingAddress, IP_HINT } from './client-ip.js'
+import { bindingAddress, bindingHeader, IP_HINT } from './client-ip.js'
 import { routeScope } from './route-scope.js'
 
 export {
@@ -109,6 +109,7 @@ export function rateLimit<E extends Env = Env>(options: RateLimitOptions<E>): Mi
     {
       request: (c) => c.req.raw,
       ip: bindingAddress,
+      header: bindingHeader,
       ipHint: IP_HINT,
     },
   )
@@ -134,10 +135,9 @@ export function rateLimit<E extends Env = Env>(options: RateLimitOptions<E>): Mi
     let handled = false
     const res = await kit.handle(
       c,
-      async () => {
+      () => {
         handled = true
-        await next()
-        return c.res
+        return next().then(() => c.res)
       },
       call,
     )
