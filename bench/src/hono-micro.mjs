@@ -142,12 +142,15 @@ if (args.count) {
   process.exit(0)
 }
 for (const name of names) await run(name, Math.min(N, 5000)) // warm-up
-for (let r = 0; r < REPS; r++) for (const name of names) times[name].push((await run(name, N))[metric])
+for (let r = 0; r < REPS; r++)
+  for (const name of names) times[name].push((await run(name, N))[metric])
 
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
 const bare = times.bare ? median(times.bare) : undefined
 const flo = times.floor ? median(times.floor) : undefined
-console.log(`n=${N} reps=${REPS} headers=${args.headers ?? 'default'} (µs per request, ${metric === 'cpuUs' ? 'process CPU' : 'wall'})`)
+console.log(
+  `n=${N} reps=${REPS} headers=${args.headers ?? 'default'} (µs per request, ${metric === 'cpuUs' ? 'process CPU' : 'wall'})`,
+)
 for (const name of names) {
   const m = median(times[name])
   const over = (b) => (b === undefined ? '' : `${m - b >= 0 ? '+' : ''}${(m - b).toFixed(2)}`)

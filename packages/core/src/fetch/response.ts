@@ -88,8 +88,9 @@ export function withHeaders(
 // package shares: an outer limiter merges with what they wrote, one alone sets its headers
 // without reading the response's first (each read of a Fetch `Headers` costs about a set).
 const DECORATED = Symbol.for('@limiter/core/fetch:decorated')
-const decorated = ((globalThis as { [DECORATED]?: WeakSet<object> })[DECORATED] ??=
-  new WeakSet<object>())
+const shared = globalThis as { [DECORATED]?: WeakSet<object> }
+shared[DECORATED] ??= new WeakSet<object>()
+const decorated: WeakSet<object> = shared[DECORATED]
 
 /**
  * {@link withHeaders} for the response to `request`: merged when another limiter of ours has
