@@ -3,7 +3,7 @@
 import type { Decision } from '../decision.js'
 import { LimiterTypeError } from '../errors.js'
 import { beginCheck, isThenable } from '../http/check.js'
-import { limitedResponse } from '../http/handle.js'
+import { limitedNow, limitedResponse } from '../http/handle.js'
 import {
   type Awaitable,
   type RateLimitOptions,
@@ -267,19 +267,32 @@ async function admitted<Req>(
   return settleWithBody(decorated, settle)
 }
 
-async function refuse<Req>(
+// A refusal: `onLimited`'s response, or ours (built in this turn unless a `message` callback
+// must be awaited).
+function refuse<Req>(
   rl: ResolvedRateLimit<Req, FetchOnLimited<Req>>,
   host: FetchHost<Req>,
   req: Req,
   check: RateLimitCheck,
   respond: Respond | undefined,
 ): Promise<Response> {
-  if (rl.onLimited !== undefined) {
-    const res = await rl.onLimited(req, check.decision)
-    if (!(res instanceof Response))
-      throw new LimiterTypeError('onLimited', res, 'a Response (or a promise of one)')
-    return decorate(host.request(req), res, check.headers, check)
-  }
-  const limited = await limitedResponse(rl, req, check)
-  return refusal(limited, check.headers, respond, host.request(req))
+  if (rl.onLimited !== undefined) return limitedBy(rl.onLimited, host, req, check)
+  const now = limitedNow(rl, check)
+  if (now !== undefined)
+    return Promise.resolve(refusal(now, check.headers, respond, host.request(req)))
+  return limitedResponse(rl, req, check).then((limited) =>
+    refusal(limited, check.headers, respond, host.request(req)),
+  )
+}
+
+async function limitedBy<Req>(
+  onLimited: FetchOnLimited<Req>,
+  host: FetchHost<Req>,
+  req: Req,
+  check: RateLimitCheck,
+): Promise<Response> {
+  const res = await onLimited(req, check.decision)
+  if (!(res instanceof Response))
+    throw new LimiterTypeError('onLimited', res, 'a Response (or a promise of one)')
+  return decorate(host.request(req), res, check.headers, check)
 }
