@@ -84,13 +84,20 @@ export function withHeaders(
   }
 }
 
-// The requests whose response a limiter of ours has decorated, in a set every copy of this
-// package shares: an outer limiter merges with what they wrote, one alone sets its headers
-// without reading the response's first (each read of a Fetch `Headers` costs about a set).
+// Marks a request whose response a limiter of ours has decorated, under a symbol every copy of
+// this package shares: an outer limiter merges with what the inner ones wrote, one alone sets its
+// headers without reading the response's first (each read of a Fetch `Headers` costs about a
+// set). A property, not a WeakSet: adding to a WeakSet per request costs more than the reads.
 const DECORATED = Symbol.for('@limiter/core/fetch:decorated')
-const shared = globalThis as { [DECORATED]?: WeakSet<object> }
-shared[DECORATED] ??= new WeakSet<object>()
-const decorated: WeakSet<object> = shared[DECORATED]
+type Marked = { [DECORATED]?: true }
+
+function mark(request: object): void {
+  try {
+    ;(request as Marked)[DECORATED] = true
+  } catch {
+    // a frozen request: an outer limiter then sets its fields over the inner ones'
+  }
+}
 
 /**
  * {@link withHeaders} for the response to `request`: merged when another limiter of ours has
@@ -104,8 +111,8 @@ export function decorate(
   check: RateLimitCheck,
 ): Response {
   if (pairs.length === 0) return res
-  const out = withHeaders(res, pairs, check, decorated.has(request))
-  decorated.add(request)
+  const out = withHeaders(res, pairs, check, (request as Marked)[DECORATED] === true)
+  mark(request)
   return out
 }
 
@@ -116,7 +123,7 @@ export function refusal(
   respond: Respond = (body, init) => new Response(body, init),
   request?: object,
 ): Response {
-  if (request !== undefined && pairs.length > 0) decorated.add(request)
+  if (request !== undefined && pairs.length > 0) mark(request)
   // a plain record: a host may write it as it is (@hono/node-server does), with no `Headers`
   const headers: Record<string, string> = {}
   for (const [name, value] of pairs) headers[name] = value

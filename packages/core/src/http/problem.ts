@@ -80,11 +80,13 @@ export function problemBody(status: number, policy: HeaderPolicy, decision: Deci
   const retry = `Retry in ${seconds} second${seconds === 1 ? '' : 's'}.`
   if (policy.members === undefined) {
     // one policy: all but the seconds are the same for every refusal, serialized once
-    const [head, tail] = problemFrame(status, policy)
-    return {
-      contentType: PROBLEM_JSON,
-      body: `${head}${JSON.stringify(`${summary(policy)} ${retry}`)}${tail}`,
+    const frame = problemFrame(status, policy)
+    // a flood of refusals mostly says the same seconds: the last body is kept
+    if (frame.seconds !== seconds) {
+      frame.seconds = seconds
+      frame.body = `${frame.head}${JSON.stringify(`${summary(policy)} ${retry}`)}${frame.tail}`
     }
+    return { contentType: PROBLEM_JSON, body: frame.body }
   }
   const violated = violatedOf(policy, decision)
   const problem = {
@@ -101,18 +103,28 @@ const problemHead = (status: number) => ({
   status,
 })
 
-// The JSON of a one-policy problem around its `detail` string: what JSON.stringify writes before
-// and after it, per policy and status.
-const frames = new WeakMap<HeaderPolicy, { status: number; frame: readonly [string, string] }>()
+// The JSON of a one-policy problem around its `detail` string (what JSON.stringify writes before
+// and after it), per policy and status, with the last body written.
+interface Frame {
+  readonly status: number
+  readonly head: string
+  readonly tail: string
+  seconds: number
+  body: string
+}
+const frames = new WeakMap<HeaderPolicy, Frame>()
 
-function problemFrame(status: number, policy: HeaderPolicy): readonly [string, string] {
+function problemFrame(status: number, policy: HeaderPolicy): Frame {
   const known = frames.get(policy)
-  if (known !== undefined && known.status === status) return known.frame
-  const frame = [
-    `${JSON.stringify(problemHead(status)).slice(0, -1)},"detail":`,
-    `,"violated-policies":${JSON.stringify([policy.name])}}`,
-  ] as const
-  frames.set(policy, { status, frame })
+  if (known !== undefined && known.status === status) return known
+  const frame: Frame = {
+    status,
+    head: `${JSON.stringify(problemHead(status)).slice(0, -1)},"detail":`,
+    tail: `,"violated-policies":${JSON.stringify([policy.name])}}`,
+    seconds: -1,
+    body: '',
+  }
+  frames.set(policy, frame)
   return frame
 }
 
