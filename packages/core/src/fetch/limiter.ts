@@ -1,6 +1,6 @@
 // createFetchLimiter: the Fetch kit for any host that hands over a `Request` (srvx, Bun, Deno,
 // Workers, Next.js route handlers), with the host's extras per request.
-import type { Decision } from '../decision.js'
+import type { Decision } from '../decision/decision.js'
 import { type FetchRateLimitOptions, fetchKit } from './kit.js'
 import type { WaitUntil } from './lifecycle.js'
 
