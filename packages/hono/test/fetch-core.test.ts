@@ -21,8 +21,9 @@ const onNodeServer: ServeFetch = async (fetch) => {
   const server = serve({
     port: 0,
     hostname: '127.0.0.1',
-    fetch: (request, env: { incoming: IncomingMessage }) =>
-      fetch(request, env.incoming.socket.remoteAddress),
+    // (the second argument is @hono/node-server's binding: Node's request and response)
+    fetch: (request, env) =>
+      fetch(request, (env as { incoming: IncomingMessage }).incoming.socket.remoteAddress),
   })
   if (!server.listening) await new Promise((resolve) => server.once('listening', resolve))
   const close = async () => {
