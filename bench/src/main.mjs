@@ -5,7 +5,8 @@
 // packages' dist as it is instead of building core and the adapters first), and for short
 // checks --run-ms=<ms> (each timed Redis and in-memory run), --reps=<n>, --out=<dir> (instead
 // of bench/results/), --events-base=<dir> (another build's packages/core, measured with nobody
-// subscribed next to this one in the events section).
+// subscribed next to this one in the events section), --overload-servers=io and
+// --overload-contenders=ours (the overload section on those servers and contenders only).
 import { execFileSync } from 'node:child_process'
 import { existsSync, readFileSync } from 'node:fs'
 import os from 'node:os'
@@ -52,6 +53,8 @@ const outDir = option('out')
 const httpAlgorithm = option('http-algorithm')
 const httpFrameworks = option('http-frameworks')?.split(',')
 if (httpFrameworks !== undefined) profile.http = { ...profile.http, frameworks: httpFrameworks }
+const overloadServers = option('overload-servers')?.split(',')
+const overloadContenders = option('overload-contenders')?.split(',')
 const eventsBase = option('events-base')
 if (eventsBase !== undefined && !existsSync(`${eventsBase}/dist/index.mjs`)) {
   console.error(`--events-base: no built core at ${eventsBase} (expected dist/index.mjs there)`)
@@ -142,6 +145,8 @@ async function main() {
   const admin = await connectAdmin(redis.port)
   const context = {
     profile,
+    overloadServers,
+    overloadContenders,
     port: redis.port,
     admin,
     contenders: CONTENDERS,

@@ -113,16 +113,26 @@ function row(workload, contender, multiplier, rate, cap, r, counted) {
   }
 }
 
+/** The names of `all` that `wanted` lists (all of them without it); an unknown name throws. */
+function pick(all, wanted, flag) {
+  if (wanted === undefined) return all
+  const unknown = wanted.filter((name) => !all.includes(name))
+  if (unknown.length > 0) throw new Error(`${flag}: no ${unknown.join(', ')} (${all.join(', ')})`)
+  return all.filter((name) => wanted.includes(name))
+}
+
 /** Runs the section; returns { capacity: { cpu, io }, rows }. */
-export async function runOverload({ log }) {
+export async function runOverload({ log, overloadServers, overloadContenders }) {
   const result = { capacity: {}, rows: [] }
-  for (const workload of Object.keys(WORKLOADS)) {
+  const workloads = pick(Object.keys(WORKLOADS), overloadServers, '--overload-servers')
+  const contenders = pick(OVERLOAD.contenders, overloadContenders, '--overload-contenders')
+  for (const workload of workloads) {
     const cap = await capacity(workload)
     result.capacity[workload] = cap
     log(`  ${workload}: capacity ${cap.perSecond.toFixed(0)} 2xx/s (closed loop)`)
     for (const multiplier of OVERLOAD.multipliers) {
       const rate = Math.round(cap.perSecond * multiplier)
-      for (const contender of OVERLOAD.contenders) {
+      for (const contender of contenders) {
         const server = await startServer(workload, contender)
         let r
         let counted
