@@ -27,6 +27,11 @@ export interface Decisions {
     source: DecisionSource,
     delayMs?: number,
   ): Decision
+  /**
+   * A one-policy store answer read at once (MemoryStore's bound consume, whose answer object the
+   * next call reuses): the same Decision as `of(d, 'store')`, built without the steps between.
+   */
+  fromStore(d: StoreDecision): Decision
   /** A store's answer: one decision, or one per policy for a limiter with several. */
   of(value: StoreDecision | readonly StoreDecision[], source: DecisionSource): Decision
   /** The answer of `failureMode` `'open'` or `'closed'`, carrying the failure behind it. */
@@ -60,9 +65,24 @@ export function decisionsFor(set: PolicySet): Decisions {
     source,
     delayMs = 0,
   ) => oneDecision(m, allowed, remaining, resetMs, retryAfterMs, ticket, source, delayMs)
+  const { owner } = m
+  const { limit } = m.first
   return {
-    owner: m.owner,
+    owner,
     one,
+    fromStore: (d) =>
+      new LimiterDecision(
+        owner,
+        d.allowed,
+        limit,
+        d.remaining,
+        d.resetMs,
+        d.retryAfterMs,
+        d.ticket,
+        'store',
+        undefined,
+        d.delayMs ?? 0,
+      ),
     of(value, source) {
       if (several) return fromOutcomes(m, value as readonly StoreDecision[], source)
       const d = value as StoreDecision

@@ -168,18 +168,32 @@ export function createLimiter(options: LimiterOptions): Limiter {
   const shadow = settings.mode === 'shadow'
   // a fleet reserve's refusals marked `reason: 'reserve'` (a limiter with one)
   const decideIn = withReserve(set, path.decide)
-  // the same decisions, published on `limiter:decision`: used only while someone subscribes
-  const published = publishedDecide(() => limiter, settings.store, shadow, decideIn)
   const checkCost = costChecker(set)
   const blocker = blockerOf(settings, path)
   // acquire's waiters for a concurrency slot, in line per key, woken by a release here
   const wakers = new Wakers()
 
+  // the common consume (cost 1, no priority, nobody subscribed) on its own path, where the
+  // store has one and no fleet reserve marks refusals
+  const one = set.reserve ? undefined : path.one
+  // the same decisions, published on `limiter:decision`: used only while someone subscribes
+  const published = publishedDecide(
+    () => limiter,
+    settings.store,
+    shadow,
+    decideIn,
+    one,
+    settings.clock,
+  )
+
   // consume, answered synchronously when the store can (MemoryStore); bad input throws.
   const decide = (key: string, cost: number, rank?: number): Decision | Promise<Decision> => {
     checkKey(key)
-    checkCost(cost, 0)
-    return decisionChannel.hasSubscribers ? published(key, cost, rank) : decideIn(key, cost, rank)
+    if (cost !== 1 || one === undefined) checkCost(cost, 0)
+    if (decisionChannel.hasSubscribers) return published(key, cost, rank)
+    return cost === 1 && rank === undefined && one !== undefined
+      ? one(key)
+      : decideIn(key, cost, rank)
   }
 
   const limiter: Limiter & { [DECIDE]: typeof decide } = {
@@ -189,8 +203,14 @@ export function createLimiter(options: LimiterOptions): Limiter {
     name: settings.name,
     prefix: settings.prefix,
     mode: settings.mode,
-    consume: (key, cost = 1, options = undefined) =>
-      settled(() => decide(key, cost, rankOf(options))),
+    // no closure per call (settled's): a decision, or the store's promise, as a promise
+    consume(key, cost = 1, options = undefined) {
+      try {
+        return Promise.resolve(decide(key, cost, options === undefined ? undefined : rankOf(options)))
+      } catch (error) {
+        return Promise.reject(error)
+      }
+    },
     peek: (key) => limiter.consume(key, 0),
     reset: (key) =>
       settled(() => {
