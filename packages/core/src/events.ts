@@ -1,11 +1,11 @@
 // What a limiter publishes on `node:diagnostics_channel`: one message per decision, per store
 // failure and per circuit that opens or closes. Nothing is built unless someone subscribes.
 import { channel } from 'node:diagnostics_channel'
+import { nowMs } from './clock.js'
 import type { Decision, DecisionSource } from './decision-types.js'
 import type { LimiterError } from './errors.js'
 import type { Limiter } from './limiter-types.js'
 import { type Priority, priorityName } from './shed/priority.js'
-import { nowMs } from './clock.js'
 import { MemoryStore } from './stores/memory-store.js'
 import { RedisStore } from './stores/redis-store.js'
 import type { Store } from './stores/store.js'
@@ -139,9 +139,7 @@ export function publishedDecide(
     const decision = decide(key, cost, rank)
     if (!(decision instanceof Promise))
       return publish(key, cost, rank, decision, clock(), timed ? performance.now() - startMs : 0)
-    return decision.then((d) =>
-      publish(key, cost, rank, d, clock(), performance.now() - startMs),
-    )
+    return decision.then((d) => publish(key, cost, rank, d, clock(), performance.now() - startMs))
   }
 }
 

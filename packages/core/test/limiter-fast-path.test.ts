@@ -36,7 +36,7 @@ const traffic = fc.record({
 })
 
 // everything a caller can read of a decision
-const seen = (d: Decision) => ({ ...d.toJSON(), reason: d.reason })
+const seen = (d: Decision) => ({ ...JSON.parse(JSON.stringify(d)), reason: d.reason })
 const eventOf = ({ limiter: _limiter, decision: _decision, ...rest }: DecisionEvent) => rest
 
 describe.each(ALGORITHMS)('%s on MemoryStore', (algorithm) => {
@@ -80,6 +80,26 @@ describe.each(ALGORITHMS)('%s on MemoryStore', (algorithm) => {
       }),
       { numRuns: 60 },
     )
+  })
+})
+
+describe('refusals on the common path', () => {
+  it('a refusal equal to the one before is that one again, frozen; a later one is new', async () => {
+    let now = 1_700_000_000_000
+    const limiter = createLimiter(
+      withClock({ limit: 1, window: '1m', name: 'hot', store: new MemoryStore() }, () => now),
+    )
+    expect((await limiter.consume('k')).allowed).toBe(true)
+    const first = await limiter.consume('k')
+    const again = await limiter.consume('k')
+    expect(first.allowed).toBe(false)
+    expect(again).toBe(first)
+    expect(Object.isFrozen(first)).toBe(true)
+    expect(first.policies[0]).toMatchObject({ allowed: false, remaining: 0 })
+    now += 10
+    const later = await limiter.consume('k')
+    expect(later).not.toBe(first)
+    expect(later.retryAfterMs).toBe(first.retryAfterMs - 10)
   })
 })
 

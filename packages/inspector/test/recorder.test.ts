@@ -76,9 +76,7 @@ describe('the recorder, per decision', () => {
     const { withClock } = await import('@limiter/core/testing')
     const { Recorder } = await import('../src/recorder.js')
     const atMs = 1_700_000_123_456
-    const limiter = createLimiter(
-      withClock({ name: 'at-ms', limit: 1, window: '1m' }, () => atMs),
-    )
+    const limiter = createLimiter(withClock({ name: 'at-ms', limit: 1, window: '1m' }, () => atMs))
     let clockReads = 0
     const recorder = new Recorder([limiter], 8, () => {
       clockReads++
