@@ -1,24 +1,20 @@
 // @limiter/core public API, for users: the limiter, its stores, its errors and decisions, key
 // helpers. What framework adapters use lives on the `@limiter/core/http` subpath.
-export type { Decision, DecisionReason, DecisionSource, PolicyDecision } from './decision.js'
-export { type Duration, parseDuration } from './duration.js'
+
+export { type Duration, parseDuration } from './common/duration.js'
 export {
   LimiterError,
   type LimiterErrorCode,
   type LimiterErrorOptions,
   LimiterRangeError,
   LimiterTypeError,
-} from './errors.js'
-export {
-  CIRCUIT_CHANNEL,
-  type CircuitEvent,
-  DECISION_CHANNEL,
-  type DecisionEvent,
-  FAILURE_CHANNEL,
-  type FailureEvent,
-  type StoreKind,
-} from './events.js'
-export { failureOf } from './failure.js'
+} from './common/errors.js'
+export type {
+  Decision,
+  DecisionReason,
+  DecisionSource,
+  PolicyDecision,
+} from './decision/decision.js'
 export type { HeaderStandard } from './http/headers.js'
 export { type IpKeyOptions, ipKey, routeKey, userKey } from './http/key-helpers.js'
 export {
@@ -29,7 +25,9 @@ export {
   type FailureMode,
   type Limiter,
   type LimiterOptions,
-} from './limiter.js'
+} from './limiter/create-limiter.js'
+export { failureOf } from './limiter/failure.js'
+export { closeLimiters } from './limiter/owed.js'
 export type {
   FailedOperation,
   LimiterBaseOptions,
@@ -39,10 +37,18 @@ export type {
   OnePolicyOf,
   SeveralPolicies,
   WaitingOptions,
-} from './limiter-types.js'
-export { MAX_LIMITS } from './limits.js'
-export { defaultName } from './naming.js'
-export { closeLimiters } from './owed.js'
+} from './limiter/types.js'
+export {
+  CIRCUIT_CHANNEL,
+  type CircuitEvent,
+  DECISION_CHANNEL,
+  type DecisionEvent,
+  FAILURE_CHANNEL,
+  type FailureEvent,
+  type StoreKind,
+} from './observability/events.js'
+export { MAX_LIMITS } from './policies/limits.js'
+export { defaultName } from './policies/naming.js'
 export {
   ALGORITHMS,
   type Algorithm,
@@ -61,7 +67,7 @@ export {
   type RateAlgorithm,
   type ReserveShares,
   type ReservingAlgorithm,
-} from './policy.js'
+} from './policies/policy.js'
 export type { LuaScript } from './stores/lua-script.js'
 export { MemoryStore, type MemoryStoreOptions } from './stores/memory-store.js'
 export { encodeTag, MAX_TAG_BYTES, redisKeys } from './stores/redis-keys.js'

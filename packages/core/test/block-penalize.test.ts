@@ -12,7 +12,7 @@ import {
   RedisStore,
   type Store,
 } from '../src/index.js'
-import { withClock } from '../src/testing.js'
+import { withClock } from '../src/testing/index.js'
 import { scanKeys, useCluster, useRedis } from './setup/redis.js'
 
 const redis = useRedis()

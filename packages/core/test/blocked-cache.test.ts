@@ -3,7 +3,7 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { ALGORITHMS, createLimiter, RATE_ALGORITHMS, RedisStore } from '../src/index.js'
-import { withClock } from '../src/testing.js'
+import { withClock } from '../src/testing/index.js'
 import { useRedis } from './setup/redis.js'
 
 const redis = useRedis()

@@ -10,7 +10,7 @@ import {
   RedisStore,
   type Store,
 } from '../src/index.js'
-import { withClock } from '../src/testing.js'
+import { withClock } from '../src/testing/index.js'
 import { useCluster, useRedis } from './setup/redis.js'
 
 const redis = useRedis()

@@ -6,7 +6,7 @@ import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { retryAfterSeconds } from '../src/http/index.js'
 import { createLimiter, type Limiter, MemoryStore, RedisStore, type Store } from '../src/index.js'
-import { withClock } from '../src/testing.js'
+import { withClock } from '../src/testing/index.js'
 import { useRedis } from './setup/redis.js'
 
 const redis = useRedis()

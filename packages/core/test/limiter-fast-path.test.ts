@@ -14,7 +14,7 @@ import {
   type Limiter,
   MemoryStore,
 } from '../src/index.js'
-import { withClock } from '../src/testing.js'
+import { withClock } from '../src/testing/index.js'
 
 const traffic = fc.record({
   limit: fc.integer({ min: 1, max: 8 }),

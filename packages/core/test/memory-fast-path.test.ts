@@ -5,7 +5,7 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { createLimiter, type Decision, type Limiter, MemoryStore } from '../src/index.js'
-import { withClock } from '../src/testing.js'
+import { withClock } from '../src/testing/index.js'
 
 const traffic = fc.record({
   limit: fc.integer({ min: 1, max: 12 }),

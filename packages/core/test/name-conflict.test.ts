@@ -12,7 +12,7 @@ import {
   MemoryStore,
   RedisStore,
 } from '../src/index.js'
-import { claimCount } from '../src/naming.js'
+import { claimCount } from '../src/policies/naming.js'
 import { useRedis } from './setup/redis.js'
 
 setFlagsFromString('--expose-gc')

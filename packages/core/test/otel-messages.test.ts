@@ -16,9 +16,13 @@ import {
   MemoryStore,
   type PolicyDecision,
 } from '../src/index.js'
-import { MAX_TALLIES } from '../src/otel/attributes.js'
-import { sharedBy } from '../src/otel/meters.js'
-import { DURATION_BUCKETS_S, instrumentLimiters, type LimiterInstrumentation } from '../src/otel.js'
+import { MAX_TALLIES } from '../src/observability/otel/attributes.js'
+import {
+  DURATION_BUCKETS_S,
+  instrumentLimiters,
+  type LimiterInstrumentation,
+} from '../src/observability/otel/index.js'
+import { sharedBy } from '../src/observability/otel/meters.js'
 import { type MetricsSdk, metricsSdk, table } from './setup/otel.js'
 
 const decisions = channel(DECISION_CHANNEL)

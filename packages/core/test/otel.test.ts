@@ -4,7 +4,7 @@ import { Redis } from 'ioredis'
 import { afterEach, describe, expect, it } from 'vitest'
 import { freePort, startRedis } from '../../../test-support/redis.js'
 import { createLimiter, type FailureMode, RedisStore } from '../src/index.js'
-import { instrumentLimiters, type LimiterInstrumentation } from '../src/otel.js'
+import { instrumentLimiters, type LimiterInstrumentation } from '../src/observability/otel/index.js'
 import { type MetricsSdk, metricsSdk, sumOf, table } from './setup/otel.js'
 import { useRedis } from './setup/redis.js'
 

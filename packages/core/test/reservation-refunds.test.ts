@@ -24,7 +24,7 @@ import {
   RedisStore,
   type Store,
 } from '../src/index.js'
-import { withClock } from '../src/testing.js'
+import { withClock } from '../src/testing/index.js'
 import { CLIENTS, withStandalone } from './setup/clients.js'
 import { useRedis } from './setup/redis.js'
 

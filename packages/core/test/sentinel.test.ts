@@ -14,7 +14,7 @@ import {
   RedisStore,
   redisKeys,
 } from '../src/index.js'
-import { storeNamespace } from '../src/naming.js'
+import { storeNamespace } from '../src/policies/naming.js'
 
 const TIMEOUT_MS = 200
 const MARGIN_MS = 50

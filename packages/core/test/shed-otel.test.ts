@@ -1,6 +1,6 @@
 // limiter.shed: the OpenTelemetry bridge counts what shedders refuse, by class and signal.
 import { afterEach, expect, it } from 'vitest'
-import { instrumentLimiters, type LimiterInstrumentation } from '../src/otel.js'
+import { instrumentLimiters, type LimiterInstrumentation } from '../src/observability/otel/index.js'
 import { SHED_HOOKS } from '../src/shed/hooks.js'
 import { createShedder, type ShedderOptions } from '../src/shed/index.js'
 import { tickShedder } from '../src/shed/shedder.js'

@@ -14,7 +14,7 @@ import {
   simulateAll,
 } from '../scripts/simulate/index.mjs'
 import { createLimiter, MemoryStore } from '../src/index.js'
-import { withClock } from '../src/testing.js'
+import { withClock } from '../src/testing/index.js'
 
 const DOCS = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'docs', 'algorithms')
 

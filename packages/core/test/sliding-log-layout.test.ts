@@ -9,7 +9,7 @@ import {
   RedisStore,
   redisKeys,
 } from '../src/index.js'
-import { withClock } from '../src/testing.js'
+import { withClock } from '../src/testing/index.js'
 import { useRedis } from './setup/redis.js'
 
 const redis = useRedis()

@@ -8,7 +8,7 @@ import {
   type LimiterOptions,
   type Store,
 } from '../src/index.js'
-import { withClock } from '../src/testing.js'
+import { withClock } from '../src/testing/index.js'
 
 let unique = 0
 

@@ -12,7 +12,7 @@ import {
   MemoryStore,
   RedisStore,
 } from '../src/index.js'
-import { TWINS, withClock } from '../src/testing.js'
+import { TWINS, withClock } from '../src/testing/index.js'
 import { useRedis } from './setup/redis.js'
 
 const redis = useRedis()

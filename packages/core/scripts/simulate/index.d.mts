@@ -4,7 +4,7 @@
 export interface SimulateApi {
   readonly createLimiter: typeof import('../../src/index.js').createLimiter
   readonly MemoryStore: typeof import('../../src/index.js').MemoryStore
-  readonly withClock: typeof import('../../src/testing.js').withClock
+  readonly withClock: typeof import('../../src/testing/index.js').withClock
 }
 
 export interface Shape {

@@ -1,6 +1,6 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { definePolicy } from '../policy.js'
+import { definePolicy } from '../policies/policy.js'
 import { type ConcurrencyState, concurrency, leaseMembers } from './concurrency.js'
 
 const policy = (limit: number, windowMs: number, retryAfter?: number) =>

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { definePolicy } from '../policy.js'
+import { definePolicy } from '../policies/policy.js'
 import { fixedWindow } from './fixed-window.js'
 import { runTable } from './table.js'
 

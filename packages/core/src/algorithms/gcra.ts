@@ -1,5 +1,5 @@
 // gcra: one theoretical arrival time (TAT) per key.
-import type { Policy } from '../policy.js'
+import type { Policy } from '../policies/policy.js'
 import {
   type AlgorithmTwin,
   ceilDiv,

@@ -3,7 +3,7 @@
 // bucket models.
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { type Algorithm, definePolicy, type Policy, RATE_ALGORITHMS } from '../policy.js'
+import { type Algorithm, definePolicy, type Policy, RATE_ALGORITHMS } from '../policies/policy.js'
 import { TWINS } from './index.js'
 
 const COUNTING = new Set<Algorithm>(['fixed-window', 'sliding-window', 'sliding-log'])

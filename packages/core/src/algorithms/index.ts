@@ -1,5 +1,5 @@
 // The twin of each algorithm by name.
-import type { Algorithm } from '../policy.js'
+import type { Algorithm } from '../policies/policy.js'
 import { concurrency } from './concurrency.js'
 import { fixedWindow } from './fixed-window.js'
 import { gcra } from './gcra.js'

@@ -1,5 +1,5 @@
 // The shape every algorithm twin shares: pure functions of (state, nowMs, policy, cost).
-import type { Policy } from '../policy.js'
+import type { Policy } from '../policies/policy.js'
 
 /**
  * What an algorithm's check step decided, and the state its commit step writes.

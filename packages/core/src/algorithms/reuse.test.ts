@@ -2,7 +2,7 @@
 // exactly as with fresh objects, and leaves that object alone unless it writes a state.
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { ALGORITHMS, definePolicy } from '../policy.js'
+import { ALGORITHMS, definePolicy } from '../policies/policy.js'
 import { TWINS } from './index.js'
 import type { SlidingLogState } from './sliding-log.js'
 

@@ -48,6 +48,23 @@ function parseTicket(ticket: string): LogEntry | undefined {
   return match === null ? undefined : { atMs: Number(match[1]), cost: Number(match[2]) }
 }
 
+// How long until the entries leaving the window (oldest first) free `excess`; 0 if they never do.
+function untilFreed(
+  entries: readonly LogEntry[],
+  head: number,
+  excess: number,
+  windowMs: number,
+  nowMs: number,
+): number {
+  let freed = 0
+  for (let i = head; i < entries.length; i++) {
+    const e = entries[i] as LogEntry
+    freed += e.cost
+    if (freed >= excess) return e.atMs + windowMs - nowMs
+  }
+  return 0
+}
+
 /**
  * Sliding log: a request of cost `c` at time `t` is admitted when the cost admitted in
  * `(t - window, t]` plus `c` is at most `limit`. Rejected requests are not recorded. An admission
@@ -61,19 +78,7 @@ export const slidingLog: AlgorithmTwin<SlidingLogState> = {
     const all = state === undefined ? [] : state.entries
     let [head, sum] = state === undefined ? [0, 0] : skipExpired(state, nowMs - windowMs)
     const allowed = sum + need <= limit
-    let retryAfterMs = 0
-    if (!allowed) {
-      const excess = sum + need - limit
-      let freed = 0
-      for (let i = head; i < all.length; i++) {
-        const e = all[i] as LogEntry
-        freed += e.cost
-        if (freed >= excess) {
-          retryAfterMs = e.atMs + windowMs - nowMs
-          break
-        }
-      }
-    }
+    const retryAfterMs = allowed ? 0 : untilFreed(all, head, sum + need - limit, windowMs, nowMs)
     const newest = head < all.length ? all[all.length - 1] : undefined
     let newestMs = newest === undefined ? nowMs : newest.atMs
     let next: SlidingLogState | undefined

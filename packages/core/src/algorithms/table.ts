@@ -1,6 +1,6 @@
 // Shared runner for the table-driven algorithm tests: steps of (at ms, cost) -> expected decision.
 import { expect } from 'vitest'
-import { definePolicy, type PolicyOptions } from '../policy.js'
+import { definePolicy, type PolicyOptions } from '../policies/policy.js'
 import type { AlgorithmTwin } from './outcome.js'
 
 /** One step: at `t` ms, a request of `cost` expects these decision fields. */

@@ -1,6 +1,6 @@
 // The client address on a Fetch host: no socket, so a resolver gives it; forwarded headers count
 // only behind an explicit `trustProxy`.
-import { LimiterError, LimiterRangeError, LimiterTypeError } from '../errors.js'
+import { LimiterError, LimiterRangeError, LimiterTypeError } from '../common/errors.js'
 
 /**
  * Which forwarded addresses to believe: `false` (default) none; `true` the left-most

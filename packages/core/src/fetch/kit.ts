@@ -1,7 +1,8 @@
 // The Fetch kit: one request check around a handler that answers a Fetch `Response`, for every
 // Web-standard host (Hono, srvx, Bun, Deno, Workers, Next.js route handlers).
-import type { Decision } from '../decision.js'
-import { LimiterTypeError } from '../errors.js'
+
+import { LimiterTypeError } from '../common/errors.js'
+import type { Decision } from '../decision/decision.js'
 import { beginCheck } from '../http/check.js'
 import { limitedResponse } from '../http/handle.js'
 import {

@@ -1,6 +1,6 @@
 // Headers onto a Fetch `Response`, whose headers may be immutable (from `fetch()`, or
 // `Response.redirect()`): a copy is made then, never an error.
-import { nowMs } from '../clock.js'
+import { nowMs } from '../common/clock.js'
 import { formatHeaders, type HeaderPair } from '../http/headers.js'
 import { mergeHeaders } from '../http/merge-headers.js'
 import type { LimitedResponse, RateLimitCheck } from '../http/types.js'

@@ -1,5 +1,5 @@
 // Running the user's option callbacks: a value or a promise, and errors that name the option.
-import { LimiterError, type LimiterErrorCode } from '../errors.js'
+import { LimiterError, type LimiterErrorCode } from '../common/errors.js'
 
 /** The error for an option whose callback misbehaved. */
 export function misbehaved(

@@ -1,11 +1,11 @@
 // The request check every adapter runs: skip, key, cost and consume, synchronously when it can be.
 export { invoke, isThenable, type MaybePromise, misbehaved } from './callbacks.js'
 
-import { nowMs } from '../clock.js'
-import type { Decision } from '../decision.js'
-import { describeValue } from '../errors.js'
-import { decideNow, maxCostOf } from '../limiter.js'
-import { isCost } from '../policy.js'
+import { nowMs } from '../common/clock.js'
+import { describeValue } from '../common/errors.js'
+import type { Decision } from '../decision/decision.js'
+import { decideNow, maxCostOf } from '../limiter/create-limiter.js'
+import { isCost } from '../policies/policy.js'
 import { type Priority, priorityRank } from '../shed/priority.js'
 import { invoke, isThenable, type MaybePromise, misbehaved } from './callbacks.js'
 import { formatHeaders } from './headers.js'

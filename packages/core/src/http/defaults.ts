@@ -1,6 +1,6 @@
 // Options over defaults: a route's (or a handler's) limiter built on app-wide defaults, and a
 // stand-in policy that checks defaults which name none.
-import { LimiterTypeError } from '../errors.js'
+import { LimiterTypeError } from '../common/errors.js'
 import type { RateLimitOptions } from './options.js'
 
 /** Shared options that may be missing: a route's own, or app-wide defaults for routes. */

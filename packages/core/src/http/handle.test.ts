@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events'
 import { describe, expect, it } from 'vitest'
 import { countGiveBacks } from '../../../../test-support/adapter-helpers.js'
-import { LimiterError } from '../errors.js'
+import { LimiterError } from '../common/errors.js'
 import { MemoryStore } from '../stores/memory-store.js'
 import type { Store, StoreCall } from '../stores/store.js'
 import { beginCheck, checkRequest as checkAny, isThenable, withCheck } from './check.js'

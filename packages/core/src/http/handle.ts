@@ -1,7 +1,7 @@
 // The response side every adapter shares: headers, the limited response, refunds.
-import { nowMs } from '../clock.js'
-import { describeValue } from '../errors.js'
-import { failureOf } from '../failure.js'
+import { nowMs } from '../common/clock.js'
+import { describeValue } from '../common/errors.js'
+import { failureOf } from '../limiter/failure.js'
 import { invoke, misbehaved } from './callbacks.js'
 import { formatHeaders, type HeaderPair } from './headers.js'
 import { type HeaderValue, mergeHeaders } from './merge-headers.js'

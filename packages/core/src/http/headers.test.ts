@@ -1,6 +1,6 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import type { Decision } from '../decision.js'
+import type { Decision } from '../decision/decision.js'
 import {
   formatHeaders,
   HEADER_STANDARDS,

@@ -1,5 +1,5 @@
 // Rate-limit header fields: one pure function per standard, each returning [name, value] pairs.
-import { constrainingIndex, type Decision, isUncounted } from '../decision.js'
+import { constrainingIndex, type Decision, isUncounted } from '../decision/decision.js'
 
 /** One header field: name and value. */
 export type HeaderPair = [name: string, value: string]

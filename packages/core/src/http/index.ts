@@ -77,6 +77,7 @@ export {
 } from './options.js'
 export { giveBackReservation, owedOnce } from './owed.js'
 export {
+  DENIED,
   forbiddenBody,
   PROBLEM_JSON,
   problemBody,
@@ -84,10 +85,9 @@ export {
   unavailableBody,
   windowText,
 } from './problem.js'
-export {
-  type CheckResult,
-  DENIED,
-  type DeniedCheck,
-  type LimitedResponse,
-  type RateLimitCheck,
+export type {
+  CheckResult,
+  DeniedCheck,
+  LimitedResponse,
+  RateLimitCheck,
 } from './types.js'

@@ -1,6 +1,6 @@
 // Key helpers without Node's HTTP: client IP (IPv6 grouped by prefix), user id plus URL, and route.
 // Pure JavaScript, so the root entry and the Fetch kit load nothing of Node's HTTP.
-import { LimiterError, LimiterRangeError, LimiterTypeError } from '../errors.js'
+import { LimiterError, LimiterRangeError, LimiterTypeError } from '../common/errors.js'
 
 // node:net's isIPv4 / isIPv6, as the regular expressions Node itself uses (lib/internal/net.js).
 const V4_SEG = '(?:25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9][0-9]|[0-9])'

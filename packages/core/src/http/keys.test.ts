@@ -1,7 +1,7 @@
 import { METHODS } from 'node:http'
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { LimiterError, LimiterRangeError, LimiterTypeError } from '../errors.js'
+import { LimiterError, LimiterRangeError, LimiterTypeError } from '../common/errors.js'
 import { declaredRouteKey, ipKey, routeKey, userKey } from './keys.js'
 
 describe('ipKey', () => {

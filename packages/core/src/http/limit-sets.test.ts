@@ -1,7 +1,7 @@
 import { setFlagsFromString } from 'node:v8'
 import { runInNewContext } from 'node:vm'
 import { describe, expect, it } from 'vitest'
-import { LimiterError } from '../errors.js'
+import { LimiterError } from '../common/errors.js'
 import { MemoryStore } from '../stores/memory-store.js'
 import { type LimitSet, limitsPerRequest, MAX_LIMIT_SETS } from './limit-sets.js'
 

@@ -1,17 +1,17 @@
 // What a request is checked against: a limiter with its header policies, fixed at construction
 // or chosen per request by a `limits` function (memoized, with bounded memory).
 
-import type { LimiterError } from '../errors.js'
-import { createLimiter, type Limiter } from '../limiter.js'
-import type { LimiterStoreOptions } from '../limiter-types.js'
-import { MAX_LIMITS } from '../limits.js'
+import type { LimiterError } from '../common/errors.js'
+import { createLimiter, type Limiter } from '../limiter/create-limiter.js'
+import type { LimiterStoreOptions } from '../limiter/types.js'
+import { MAX_LIMITS } from '../policies/limits.js'
 import {
   type Algorithm,
   definePolicy,
   type LimitSpec,
   type Policy,
   type PolicyOptions,
-} from '../policy.js'
+} from '../policies/policy.js'
 import { MemoryStore } from '../stores/memory-store.js'
 import { invoke, isThenable, type MaybePromise, misbehaved } from './callbacks.js'
 import { type HeaderPolicy, headerPolicies, headerPolicy } from './headers.js'

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import type { Decision } from '../decision.js'
+import type { Decision } from '../decision/decision.js'
 import { formatHeaders, type HeaderPair, type HeaderStandard, headerPolicy } from './headers.js'
 import { mergeHeaders } from './merge-headers.js'
 

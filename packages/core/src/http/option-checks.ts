@@ -1,7 +1,7 @@
 // Checks for single options, each throwing a TypeError/RangeError that names the option.
-import { LimiterRangeError, LimiterTypeError } from '../errors.js'
-import { checkOptionNames } from '../option-names.js'
-import { isCost } from '../policy.js'
+import { LimiterRangeError, LimiterTypeError } from '../common/errors.js'
+import { checkOptionNames } from '../common/option-names.js'
+import { isCost } from '../policies/policy.js'
 import { isRedisClient } from '../stores/redis-client.js'
 import { CLIENT_EXPECTED } from '../stores/redis-drivers/index.js'
 import { RedisStore, type RedisStoreClient } from '../stores/redis-store.js'

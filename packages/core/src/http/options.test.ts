@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { LimiterRangeError, LimiterTypeError } from '../errors.js'
+import { LimiterRangeError, LimiterTypeError } from '../common/errors.js'
 import { MemoryStore } from '../stores/memory-store.js'
 import type { LimitSet } from './limit-sets.js'
 import { type RateLimitOptions, resolveRateLimitOptions } from './options.js'

@@ -1,19 +1,19 @@
 // The one option definition every adapter shares, validated once, at construction.
-import { CLOCK } from '../clock.js'
-import type { Decision } from '../decision.js'
-import type { Duration } from '../duration.js'
-import { LimiterTypeError } from '../errors.js'
-import { createLimiter, type FailureMode, type LimiterOptions } from '../limiter.js'
+import { CLOCK } from '../common/clock.js'
+import type { Duration } from '../common/duration.js'
+import { LimiterTypeError } from '../common/errors.js'
+import { ownOptions } from '../common/option-names.js'
+import type { Decision } from '../decision/decision.js'
+import { createLimiter, type FailureMode, type LimiterOptions } from '../limiter/create-limiter.js'
 import type {
   LimiterMode,
   LimiterPeerNames,
   LimiterStoreOptions,
   OnePolicy,
   WaitingOptions,
-} from '../limiter-types.js'
-import { policySetOf } from '../limits.js'
-import { ownOptions } from '../option-names.js'
-import type { LimitSpec, NotAnOption } from '../policy.js'
+} from '../limiter/types.js'
+import { policySetOf } from '../policies/limits.js'
+import type { LimitSpec, NotAnOption } from '../policies/policy.js'
 import { type Priority, priorityRank } from '../shed/priority.js'
 import type { Shedder } from '../shed/types.js'
 import type { RedisStoreClient } from '../stores/redis-store.js'
@@ -32,7 +32,8 @@ import {
   optionalFunction,
   storeOf,
 } from './option-checks.js'
-import { DENIED, type DeniedCheck } from './types.js'
+import { DENIED } from './problem.js'
+import type { DeniedCheck } from './types.js'
 import { type RequestAddresses, requestWatch } from './warnings.js'
 
 export type { LimitSet } from './limit-sets.js'

@@ -1,13 +1,11 @@
 // The default limited body: an RFC 9457 problem document of the draft's `quota-exceeded` type.
-import type { Decision } from '../decision.js'
-import { wholeUnit } from '../duration.js'
-import { type HeaderPolicy, retryAfterSeconds } from './headers.js'
 
-/** A precomputed limited-response body. */
-export interface LimitedBody {
-  readonly contentType: string
-  readonly body: string
-}
+import { wholeUnit } from '../common/duration.js'
+import type { Decision } from '../decision/decision.js'
+import { type HeaderPolicy, retryAfterSeconds } from './headers.js'
+import type { DeniedCheck, LimitedBody } from './types.js'
+
+export type { LimitedBody }
 
 /**
  * A `message` as a response body: a string as `text/plain`, an object as JSON; `undefined` for
@@ -131,3 +129,9 @@ export function unavailableBody(decision: Decision): LimitedBody {
   }
   return { contentType: PROBLEM_JSON, body: JSON.stringify(problem) }
 }
+
+/** What a request that `deny` refused comes to: 403 and a problem document. */
+export const DENIED: DeniedCheck = Object.freeze({
+  denied: true,
+  response: Object.freeze({ status: 403, ...forbiddenBody() }),
+})

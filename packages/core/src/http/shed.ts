@@ -1,5 +1,5 @@
 // The adapters' `shed` option: a process shedder consulted before the limiter counts anything.
-import type { Decision } from '../decision.js'
+import type { Decision } from '../decision/decision.js'
 import type { ShedAdmitted, ShedRefused } from '../shed/types.js'
 import { isThenable, type MaybePromise } from './callbacks.js'
 import { retryAfterSeconds } from './headers.js'

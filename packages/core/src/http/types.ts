@@ -1,10 +1,15 @@
 // What a request's check comes to, and the limited response: the types the check, the response
 // side and the options share, in a module of their own so those import one way (options <- check,
 // options <- handle), never in a circle.
-import type { Decision } from '../decision.js'
-import type { Limiter } from '../limiter-types.js'
+import type { Decision } from '../decision/decision.js'
+import type { Limiter } from '../limiter/types.js'
 import type { HeaderPair, HeaderPolicy } from './headers.js'
-import { forbiddenBody, type LimitedBody } from './problem.js'
+
+/** A precomputed limited-response body. */
+export interface LimitedBody {
+  readonly contentType: string
+  readonly body: string
+}
 
 /** A limited response: status, content type and body text. */
 export interface LimitedResponse extends LimitedBody {
@@ -53,9 +58,3 @@ export interface DeniedCheck {
 
 /** What a request's check comes to: counted, refused by `deny`, or skipped (`undefined`). */
 export type CheckResult = RateLimitCheck | DeniedCheck | undefined
-
-/** What a request that `deny` refused comes to: 403 and a problem document. */
-export const DENIED: DeniedCheck = Object.freeze({
-  denied: true,
-  response: Object.freeze({ status: 403, ...forbiddenBody() }),
-})

@@ -1,5 +1,5 @@
 // The adaptive limit's options and its update rule: a pure function of one window of samples.
-import { type Duration, parseDuration } from '../duration.js'
+import { type Duration, parseDuration } from '../common/duration.js'
 import { numberIn } from './number-option.js'
 
 /** Options of `createAdaptiveLimit` (and of a shedder's `adaptive`). */

@@ -1,5 +1,5 @@
 // A numeric option, checked at construction.
-import { LimiterRangeError, LimiterTypeError } from '../errors.js'
+import { LimiterRangeError, LimiterTypeError } from '../common/errors.js'
 
 /** `value` as a finite number in [lo, hi] (`hiOpen`: below hi), or `fallback` when undefined. */
 export function numberIn(

@@ -1,6 +1,6 @@
 // Checks of the shedder's and the adaptive limit's options, at construction.
-import { parseDuration } from '../duration.js'
-import { LimiterTypeError } from '../errors.js'
+import { parseDuration } from '../common/duration.js'
+import { LimiterTypeError } from '../common/errors.js'
 import { numberIn } from './number-option.js'
 import type { ShedSignal } from './signals.js'
 import type { ShedReading, ShedThresholds } from './types.js'

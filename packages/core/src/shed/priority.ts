@@ -1,5 +1,5 @@
 // Priority classes: what a request is worth to the server when it cannot serve everyone.
-import { LimiterRangeError, LimiterTypeError } from '../errors.js'
+import { LimiterRangeError, LimiterTypeError } from '../common/errors.js'
 
 /**
  * How much a request matters when the server is overloaded: `'critical'` (never shed),

@@ -1,7 +1,7 @@
 // The process shedder: refuses the least important requests first while the process is
 // overloaded, judged per interval from the event loop, the heap and its own in-flight requests.
-import { MAX_TIMER_MS, parseDuration } from '../duration.js'
-import { LimiterTypeError } from '../errors.js'
+import { MAX_TIMER_MS, parseDuration } from '../common/duration.js'
+import { LimiterTypeError } from '../common/errors.js'
 import {
   type AdaptiveLease,
   type AdaptiveLimit,

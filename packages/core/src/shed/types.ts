@@ -1,5 +1,5 @@
 // The shedder's public types: options, decisions, state.
-import type { Duration } from '../duration.js'
+import type { Duration } from '../common/duration.js'
 import type { AdaptiveOptions, AdaptiveState } from './adaptive.js'
 import type { Priority } from './priority.js'
 import type { ProcessReading, ShedSignal } from './signals.js'

@@ -1,6 +1,6 @@
 // Lease ids: one per concurrency admission, unique across processes without coordination.
 import { randomBytes } from 'node:crypto'
-import { ceilingOf, type Policy } from '../policy.js'
+import { ceilingOf, type Policy } from '../policies/policy.js'
 
 // 72 random bits per process: two processes share a prefix with odds of about 2^-72 per pair.
 const PROCESS = randomBytes(9).toString('base64url')

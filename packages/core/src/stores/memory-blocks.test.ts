@@ -3,7 +3,7 @@
 import { setFlagsFromString } from 'node:v8'
 import { runInNewContext } from 'node:vm'
 import { describe, expect, it } from 'vitest'
-import { createLimiter } from '../limiter.js'
+import { createLimiter } from '../limiter/create-limiter.js'
 import { MemoryStore } from './memory-store.js'
 
 setFlagsFromString('--expose-gc')

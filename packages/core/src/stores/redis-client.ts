@@ -1,5 +1,5 @@
 // The Redis client a RedisStore drives: its shape, and how its errors read.
-import { LimiterError } from '../errors.js'
+import { LimiterError } from '../common/errors.js'
 
 /**
  * The part of an ioredis `Redis` or `Cluster` client (or iovalkey) the store uses. Checked by

@@ -1,7 +1,7 @@
 // Redis key names: namespace plus the user key inside one hash tag.
 import { createHash } from 'node:crypto'
-import { LimiterTypeError } from '../errors.js'
-import type { Algorithm } from '../policy.js'
+import { LimiterTypeError } from '../common/errors.js'
+import type { Algorithm } from '../policies/policy.js'
 
 /** User keys whose encoded form is longer than this many bytes are replaced by a hash. */
 export const MAX_TAG_BYTES = 200

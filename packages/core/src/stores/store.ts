@@ -1,6 +1,6 @@
 // The Store interface: where limiter state lives.
-import type { PolicySet } from '../limits.js'
-import type { Policy } from '../policy.js'
+import type { PolicySet } from '../policies/limits.js'
+import type { Policy } from '../policies/policy.js'
 
 /** One request to a store: evaluate `policy` for `key` under `namespace`. */
 export interface StoreCall {

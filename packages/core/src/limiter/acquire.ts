@@ -1,10 +1,11 @@
 // Waiting for a slot (limiter.acquire and limiter.run), for outbound calls and jobs.
-import type { Decision } from './decision.js'
-import { MAX_TIMER_MS, parseDuration } from './duration.js'
-import { LimiterError, LimiterRangeError, LimiterTypeError } from './errors.js'
-import type { AcquireOptions, Limiter } from './limiter-types.js'
-import { refusedByConcurrency } from './limits.js'
-import { own } from './option-names.js'
+
+import { MAX_TIMER_MS, parseDuration } from '../common/duration.js'
+import { LimiterError, LimiterRangeError, LimiterTypeError } from '../common/errors.js'
+import { own } from '../common/option-names.js'
+import type { Decision } from '../decision/decision.js'
+import { refusedByConcurrency } from '../policies/limits.js'
+import type { AcquireOptions, Limiter } from './types.js'
 import { type Wake, Wakers } from './wakers.js'
 
 export { Wakers }

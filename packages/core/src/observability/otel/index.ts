@@ -1,6 +1,7 @@
 // @limiter/core/otel: OpenTelemetry metrics from the limiters' diagnostics_channel events.
 import { subscribe, unsubscribe } from 'node:diagnostics_channel'
 import { type Meter, type MeterProvider, metrics } from '@opentelemetry/api'
+import type { Limiter } from '../../limiter/types.js'
 import {
   CIRCUIT_CHANNEL,
   type CircuitEvent,
@@ -8,15 +9,14 @@ import {
   type DecisionEvent,
   FAILURE_CHANNEL,
   type FailureEvent,
-} from './events.js'
-import type { Limiter } from './limiter-types.js'
-import { type BridgeTallies, LimiterTallies } from './otel/attributes.js'
-import type { Instruments } from './otel/instruments.js'
-import { sharedBy } from './otel/meters.js'
-import { recordShedding } from './otel/shed.js'
+} from '../events.js'
+import { type BridgeTallies, LimiterTallies } from './attributes.js'
+import type { Instruments } from './instruments.js'
+import { sharedBy } from './meters.js'
+import { recordShedding } from './shed.js'
 
-export type { LimiterResult } from './otel/attributes.js'
-export { DURATION_BUCKETS_S, METRICS } from './otel/instruments.js'
+export type { LimiterResult } from './attributes.js'
+export { DURATION_BUCKETS_S, METRICS } from './instruments.js'
 
 /** Options of {@link instrumentLimiters}. */
 export interface InstrumentOptions {

@@ -1,9 +1,10 @@
 // A fleet reserve's refusals, marked so the adapters can answer them 503 (not the client's fault).
-import { type Decision, LimiterDecision } from './decision.js'
-import { LimiterTypeError } from './errors.js'
-import type { ConsumeOptions } from './limiter-types.js'
-import type { PolicySet } from './limits.js'
-import { priorityRank } from './shed/priority.js'
+
+import { LimiterTypeError } from '../common/errors.js'
+import { type Decision, LimiterDecision } from '../decision/decision.js'
+import type { PolicySet } from '../policies/limits.js'
+import { priorityRank } from '../shed/priority.js'
+import type { ConsumeOptions } from './types.js'
 
 /**
  * Whether `decision` (for `cost`) was refused only by concurrency policies' fleet reserves: each

@@ -2,7 +2,7 @@
 // class and signal, from the `limiter:shed` channel.
 import { subscribe, unsubscribe } from 'node:diagnostics_channel'
 import type { Meter } from '@opentelemetry/api'
-import { SHED_CHANNEL, type ShedEvent } from '../shed/events.js'
+import { SHED_CHANNEL, type ShedEvent } from '../../shed/events.js'
 import { Tallies } from './attributes.js'
 
 /** The metric name of shed requests. */

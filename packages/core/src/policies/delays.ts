@@ -1,6 +1,6 @@
 // A limiter's `maxDelay` and `delayAfter`: validated, and set on the policies that reserve.
-import { MAX_TIMER_MS, parseDuration } from './duration.js'
-import { LimiterRangeError, LimiterTypeError } from './errors.js'
+import { MAX_TIMER_MS, parseDuration } from '../common/duration.js'
+import { LimiterRangeError, LimiterTypeError } from '../common/errors.js'
 import { MAX_UNITS, type NamedPolicy, RESERVING } from './policy.js'
 
 /** What {@link withDelays} reads. */

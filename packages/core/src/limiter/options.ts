@@ -1,17 +1,18 @@
 // createLimiter's options: their types, and their validation at construction.
+
+import { CLOCK } from '../common/clock.js'
+import { MAX_TIMER_MS, parseDuration } from '../common/duration.js'
+import { LimiterRangeError, LimiterTypeError } from '../common/errors.js'
+import { checkOptionNames, own, ownOptions } from '../common/option-names.js'
+import { type PolicySet, policySetOf } from '../policies/limits.js'
+import { checkName } from '../policies/naming.js'
+import type { NamedPolicy, Policy } from '../policies/policy.js'
+import { MemoryStore } from '../stores/memory-store.js'
+import { DECIDES_SETS, isStore, type Store } from '../stores/store.js'
 import { parseWait, type Waiting } from './acquire.js'
 import { type BlockedCacheSettings, parseBlockedCache } from './blocked-cache.js'
-import { CLOCK } from './clock.js'
-import { MAX_TIMER_MS, parseDuration } from './duration.js'
-import { LimiterRangeError, LimiterTypeError } from './errors.js'
 import type { BreakerOptions } from './guard.js'
-import type { FailureMode, LimiterMode, LimiterOptions } from './limiter-types.js'
-import { type PolicySet, policySetOf } from './limits.js'
-import { checkName } from './naming.js'
-import { checkOptionNames, own, ownOptions } from './option-names.js'
-import type { NamedPolicy, Policy } from './policy.js'
-import { MemoryStore } from './stores/memory-store.js'
-import { DECIDES_SETS, isStore, type Store } from './stores/store.js'
+import type { FailureMode, LimiterMode, LimiterOptions } from './types.js'
 
 const LIMITER_OPTIONS: ReadonlySet<string> = new Set(
   'algorithm limit window burst retryAfter reserve limits store name prefix timeout failureMode circuitBreaker blockedCache onError maxDelay delayAfter mode acquire'.split(

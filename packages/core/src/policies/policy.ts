@@ -1,8 +1,8 @@
 // Policy: an algorithm plus its numbers, validated once and frozen.
-import { type Duration, parseDuration, warnBareMilliseconds } from './duration.js'
-import { LimiterRangeError, LimiterTypeError } from './errors.js'
-import { limitValueHint } from './option-names.js'
-import { PRIORITY_RANKS } from './shed/priority.js'
+import { type Duration, parseDuration, warnBareMilliseconds } from '../common/duration.js'
+import { LimiterRangeError, LimiterTypeError } from '../common/errors.js'
+import { limitValueHint } from '../common/option-names.js'
+import { PRIORITY_RANKS } from '../shed/priority.js'
 
 /**
  * The algorithms: six rate algorithms, and `'concurrency'`, which caps the requests a key has in

@@ -1,5 +1,7 @@
 // How a limiter turns its store's answer (or a failure, or a cached refusal) into the Decision a
 // caller gets: one shape, built in one place.
+
+import type { LimiterError } from '../common/errors.js'
 import {
   type Decision,
   type DecisionOwner,
@@ -7,12 +9,11 @@ import {
   LimiterDecision,
   type PolicyDecision,
   type Ticket,
-} from './decision.js'
-import type { LimiterError } from './errors.js'
+} from '../decision/decision.js'
+import { combineDecisions, type PolicySet } from '../policies/limits.js'
+import type { NamedPolicy } from '../policies/policy.js'
+import type { StoreCall, StoreDecision } from '../stores/store.js'
 import type { Handlers } from './guard.js'
-import { combineDecisions, type PolicySet } from './limits.js'
-import type { NamedPolicy } from './policy.js'
-import type { StoreCall, StoreDecision } from './stores/store.js'
 
 /** The decisions of one limiter. */
 export interface Decisions {

@@ -1,6 +1,6 @@
 // Limiter names: the deterministic default, and validation of `name` and `prefix`.
-import { wholeUnit } from './duration.js'
-import { LimiterRangeError, LimiterTypeError } from './errors.js'
+import { wholeUnit } from '../common/duration.js'
+import { LimiterRangeError, LimiterTypeError } from '../common/errors.js'
 import { ALGORITHM_CODE, type Algorithm, type Policy } from './policy.js'
 
 // Braces would break the Redis hash tag; control characters would blur namespaces, and so would

@@ -1,8 +1,9 @@
 // The limiter's public types, in a module of their own so the limiter, its options and its
 // failure policy import them one way.
-import type { Decision } from './decision.js'
-import type { Duration } from './duration.js'
-import type { LimiterError } from './errors.js'
+
+import type { Duration } from '../common/duration.js'
+import type { LimiterError } from '../common/errors.js'
+import type { Decision } from '../decision/decision.js'
 import type {
   Algorithm,
   DefaultAlgorithm,
@@ -14,9 +15,9 @@ import type {
   PolicyOptionsOf,
   RateAlgorithm,
   ReservingAlgorithm,
-} from './policy.js'
-import type { Priority } from './shed/priority.js'
-import type { Store } from './stores/store.js'
+} from '../policies/policy.js'
+import type { Priority } from '../shed/priority.js'
+import type { Store } from '../stores/store.js'
 
 /**
  * A rate limiter: one policy, or several decided all or nothing. Decisions are values: a denial

@@ -1,5 +1,5 @@
 // Error types: option errors thrown at construction, LimiterError for store failures.
-import type { Decision } from './decision-types.js'
+import type { Decision } from '../decision/types.js'
 
 /** Codes carried by every error this package throws. */
 export type LimiterErrorCode =

@@ -1,9 +1,9 @@
 // Failure policy: the failure behind a decision, normalising errors, and the default error reporter.
-import { nowMs } from './clock.js'
-import { type Decision, LimiterDecision } from './decision.js'
-import { LimiterError } from './errors.js'
-import type { ErrorContext, FailureMode } from './limiter-types.js'
-import { errorCode } from './stores/redis-client.js'
+import { nowMs } from '../common/clock.js'
+import { LimiterError } from '../common/errors.js'
+import { type Decision, LimiterDecision } from '../decision/decision.js'
+import { errorCode } from '../stores/redis-client.js'
+import type { ErrorContext, FailureMode } from './types.js'
 
 /**
  * The store failure behind a decision, or `undefined` for a real decision. A limiter answering

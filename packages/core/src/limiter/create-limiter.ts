@@ -1,19 +1,25 @@
 // createLimiter(): consume / peek / reset / refund over a store, with a deadline and failure policy.
+
+import { LimiterRangeError } from '../common/errors.js'
+import { type Decision, LimiterDecision } from '../decision/decision.js'
+import {
+  decisionChannel,
+  publishCircuit,
+  publishedDecide,
+  publishFailure,
+} from '../observability/events.js'
+import type { PolicySet } from '../policies/limits.js'
+import { isCost } from '../policies/policy.js'
+import { checkKey } from '../stores/redis-keys.js'
 import { acquire, runInSlot, Wakers } from './acquire.js'
-import { type Decision, LimiterDecision } from './decision.js'
-import { LimiterRangeError } from './errors.js'
-import { decisionChannel, publishCircuit, publishedDecide, publishFailure } from './events.js'
+import { blockerOf } from './blocks.js'
+import { decisionsFor } from './decisions.js'
 import { defaultOnError } from './failure.js'
-import { blockerOf } from './limiter-blocks.js'
-import { decisionsFor } from './limiter-decisions.js'
-import { limiterSettings } from './limiter-options.js'
-import { type Report, storePathOf } from './limiter-paths.js'
-import type { FailureMode, Limiter, LimiterOptions } from './limiter-types.js'
-import type { PolicySet } from './limits.js'
+import { limiterSettings } from './options.js'
 import { owedOf } from './owed.js'
-import { isCost } from './policy.js'
+import { type Report, storePathOf } from './paths.js'
 import { rankOf, withReserve } from './reserve.js'
-import { checkKey } from './stores/redis-keys.js'
+import type { FailureMode, Limiter, LimiterOptions } from './types.js'
 
 export type {
   AcquireOptions,
@@ -22,7 +28,7 @@ export type {
   FailureMode,
   Limiter,
   LimiterOptions,
-} from './limiter-types.js'
+} from './types.js'
 
 /**
  * Internal: a limiter's consume that answers synchronously when its store can (a Decision, or a

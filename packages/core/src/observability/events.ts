@@ -1,14 +1,14 @@
 // What a limiter publishes on `node:diagnostics_channel`: one message per decision, per store
 // failure and per circuit that opens or closes. Nothing is built unless someone subscribes.
 import { channel } from 'node:diagnostics_channel'
-import { nowMs } from './clock.js'
-import type { Decision, DecisionSource } from './decision-types.js'
-import type { LimiterError } from './errors.js'
-import type { Limiter } from './limiter-types.js'
-import { type Priority, priorityName } from './shed/priority.js'
-import { MemoryStore } from './stores/memory-store.js'
-import { RedisStore } from './stores/redis-store.js'
-import type { Store } from './stores/store.js'
+import { nowMs } from '../common/clock.js'
+import type { LimiterError } from '../common/errors.js'
+import type { Decision, DecisionSource } from '../decision/types.js'
+import type { Limiter } from '../limiter/types.js'
+import { type Priority, priorityName } from '../shed/priority.js'
+import { MemoryStore } from '../stores/memory-store.js'
+import { RedisStore } from '../stores/redis-store.js'
+import type { Store } from '../stores/store.js'
 
 /** The channel of {@link DecisionEvent}s: every decision a limiter makes. */
 export const DECISION_CHANNEL = 'limiter:decision'

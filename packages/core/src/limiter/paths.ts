@@ -1,30 +1,25 @@
 // The ways a limiter reaches its store, one chosen at construction: in process (MemoryStore,
 // synchronous), a custom in-process store (a promise, no deadline), or a remote store (under a
 // deadline and circuit breaker, with the blocked-key cache and failure policy).
-import { createBlockedCache, remembering } from './blocked-cache.js'
-import { monotonicMs } from './clock.js'
-import type { Decision, DecisionSource, Ticket } from './decision.js'
-import { LimiterError } from './errors.js'
-import { asLimiterError } from './failure.js'
-import { type CircuitListener, createGuard, type Handlers } from './guard.js'
-import {
-  type BlockPath,
-  type Fallback,
-  localBlocks,
-  memoryBlocks,
-  remoteBlocks,
-} from './limiter-blocks.js'
-import { type Decisions, storeAnswers } from './limiter-decisions.js'
-import type { LimiterSettings } from './limiter-options.js'
-import type { FailedOperation } from './limiter-types.js'
-import { BIND, BIND_SET, MemoryStore } from './stores/memory-store.js'
+
+import { monotonicMs } from '../common/clock.js'
+import { LimiterError } from '../common/errors.js'
+import type { Decision, DecisionSource, Ticket } from '../decision/decision.js'
+import { BIND, BIND_SET, MemoryStore } from '../stores/memory-store.js'
 import {
   type StoreCall,
   type StoreDecision,
   type StoreSink,
   SUBMIT,
   type SubmittingStore,
-} from './stores/store.js'
+} from '../stores/store.js'
+import { createBlockedCache, remembering } from './blocked-cache.js'
+import { type BlockPath, type Fallback, localBlocks, memoryBlocks, remoteBlocks } from './blocks.js'
+import { type Decisions, storeAnswers } from './decisions.js'
+import { asLimiterError } from './failure.js'
+import { type CircuitListener, createGuard, type Handlers } from './guard.js'
+import type { LimiterSettings } from './options.js'
+import type { FailedOperation } from './types.js'
 
 /** What a limiter asks of its store, for a key and cost already validated. */
 export interface StorePath extends BlockPath {

@@ -1,21 +1,22 @@
 // limiter.block and limiter.penalize: their validation, and what each store path does for them
 // (MemoryStore, a custom in-process store, a remote store under the guard).
-import { type BlockedCache, remembering } from './blocked-cache.js'
-import { monotonicMs } from './clock.js'
-import type { Decision } from './decision.js'
-import { type Duration, parseDuration, warnBareMilliseconds } from './duration.js'
-import { LimiterError, LimiterRangeError } from './errors.js'
-import type { Guard, Handlers } from './guard.js'
-import { type Decisions, storeAnswers } from './limiter-decisions.js'
-import type { LimiterSettings } from './limiter-options.js'
-import type { MemoryStore } from './stores/memory-store.js'
+
+import { monotonicMs } from '../common/clock.js'
+import { type Duration, parseDuration, warnBareMilliseconds } from '../common/duration.js'
+import { LimiterError, LimiterRangeError } from '../common/errors.js'
+import type { Decision } from '../decision/decision.js'
+import type { MemoryStore } from '../stores/memory-store.js'
 import {
   type Store,
   type StoreCall,
   type StoreSink,
   SUBMIT,
   type SubmittingStore,
-} from './stores/store.js'
+} from '../stores/store.js'
+import { type BlockedCache, remembering } from './blocked-cache.js'
+import { type Decisions, storeAnswers } from './decisions.js'
+import type { Guard, Handlers } from './guard.js'
+import type { LimiterSettings } from './options.js'
 
 /** The longest block: a year (a longer ban belongs in a deny list, not a rate limiter). */
 export const MAX_BLOCK_MS = 365 * 86_400_000
@@ -83,7 +84,7 @@ export function memoryBlocks(store: MemoryStore, call: CallOf, decisions: Decisi
   }
 }
 
-/** How a path falls back when its store fails (see limiter-paths' failure policy). */
+/** How a path falls back when its store fails (see paths.ts' failure policy). */
 export interface Fallback {
   /** The decision for a failed call under `failureMode` (reported first). */
   failed(cause: unknown, call: StoreCall): Decision | Promise<Decision>

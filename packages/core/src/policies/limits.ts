@@ -1,10 +1,11 @@
 // Several policies on one limiter: the `limits` option validated, where each policy's counters
 // live, and how their decisions combine into the limiter's.
-import { constrainingIndex, type Decision } from './decision.js'
+
+import { LimiterRangeError, LimiterTypeError } from '../common/errors.js'
+import { checkOptionNames, ownOptions } from '../common/option-names.js'
+import { constrainingIndex, type Decision } from '../decision/decision.js'
 import { type DelayOptions, withDelays } from './delays.js'
-import { LimiterRangeError, LimiterTypeError } from './errors.js'
 import { checkName, claimName, defaultName, storeNamespace } from './naming.js'
-import { checkOptionNames, ownOptions } from './option-names.js'
 import {
   ALGORITHM_CODE,
   capacityArg,

@@ -1,9 +1,9 @@
 // @limiter/core/testing: helpers for tests only. Never import this in production code.
-import { CLOCK } from './clock.js'
-import type { LimiterOptions } from './limiter.js'
+import { CLOCK } from '../common/clock.js'
+import type { LimiterOptions } from '../limiter/create-limiter.js'
 
-export { TWINS } from './algorithms/index.js'
-export type { AlgorithmTwin, Outcome, RefundOutcome } from './algorithms/outcome.js'
+export { TWINS } from '../algorithms/index.js'
+export type { AlgorithmTwin, Outcome, RefundOutcome } from '../algorithms/outcome.js'
 
 /**
  * Returns limiter options whose decisions use `clock()` (ms) instead of the store's own clock

@@ -2,9 +2,9 @@
 // collects, since a synchronous `Counter.add` hashes its attributes on every call (microseconds
 // per decision), while a tally is one increment.
 import type { Attributes, ObservableResult } from '@opentelemetry/api'
-import type { Decision } from '../decision-types.js'
+import type { Decision } from '../../decision/types.js'
+import type { Limiter } from '../../limiter/types.js'
 import type { StoreKind } from '../events.js'
-import type { Limiter } from '../limiter-types.js'
 
 /** What `limiter.result` says about a decision. */
 export type LimiterResult = 'allowed' | 'limited' | 'failed_open' | 'failed_closed' | 'local'

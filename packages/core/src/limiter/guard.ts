@@ -1,7 +1,7 @@
 // The guard around every remote store call: a deadline and a circuit breaker.
-import { monotonicMs, nowMs } from './clock.js'
-import { LimiterError } from './errors.js'
-import type { StoreSink as Sink, StoreCall } from './stores/store.js'
+import { monotonicMs, nowMs } from '../common/clock.js'
+import { LimiterError } from '../common/errors.js'
+import type { StoreSink as Sink, StoreCall } from '../stores/store.js'
 
 /** Circuit breaker settings. */
 export interface BreakerOptions {

@@ -1,8 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest'
+import type { LimitSet } from '../http/limit-sets.js'
+import { resolveRateLimitOptions } from '../http/options.js'
+import { createLimiter } from '../limiter/create-limiter.js'
 import { resetDurationWarnings } from './duration.js'
-import type { LimitSet } from './http/limit-sets.js'
-import { resolveRateLimitOptions } from './http/options.js'
-import { createLimiter } from './limiter.js'
 import { editDistance, suggestOption } from './option-names.js'
 
 const adapter = { ip: () => '127.0.0.1' }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { parseDuration } from './duration.js'
+import { parseDuration } from '../common/duration.js'
 import { definePolicy } from './policy.js'
 
 describe('parseDuration', () => {

@@ -1,11 +1,12 @@
 // A bounded process-local cache of keys a remote store has refused, until the store's own
 // Retry-After: a hot key far over its limit is answered without a round trip.
-import type { Decision } from './decision.js'
-import { type Duration, parseDuration } from './duration.js'
-import { LimiterRangeError, LimiterTypeError } from './errors.js'
-import { type PolicySet, refusedByConcurrency, trustedMs } from './limits.js'
-import { own } from './option-names.js'
-import { boundedKey } from './stores/bounded-key.js'
+
+import { type Duration, parseDuration } from '../common/duration.js'
+import { LimiterRangeError, LimiterTypeError } from '../common/errors.js'
+import { own } from '../common/option-names.js'
+import type { Decision } from '../decision/decision.js'
+import { type PolicySet, refusedByConcurrency, trustedMs } from '../policies/limits.js'
+import { boundedKey } from '../stores/bounded-key.js'
 
 /** The cache's bounds: keys held, and how long one refusal is trusted. */
 export interface BlockedCacheSettings {

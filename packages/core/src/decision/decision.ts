@@ -1,9 +1,9 @@
 // The Decision: what a limiter answers for one request.
-import type { LimiterError } from './errors.js'
+import type { LimiterError } from '../common/errors.js'
 
-export type { Decision, DecisionReason, DecisionSource, PolicyDecision } from './decision-types.js'
+export type { Decision, DecisionReason, DecisionSource, PolicyDecision } from './types.js'
 
-import type { Decision, DecisionReason, DecisionSource, PolicyDecision } from './decision-types.js'
+import type { Decision, DecisionReason, DecisionSource, PolicyDecision } from './types.js'
 
 /**
  * The index of the most constraining of a limiter's policy decisions: the fewest `remaining`;
