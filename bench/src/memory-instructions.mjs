@@ -22,9 +22,7 @@ const instance = await contender.create({
 })
 if (listen === 'subscriber') subscribe('limiter:decision', () => {})
 else if (listen === 'inspector') {
-  const { inspector } = await import(
-    new URL('../../packages/inspector/dist/index.mjs', base).href
-  )
+  const { inspector } = await import(new URL('../../packages/inspector/dist/index.mjs', base).href)
   if (instance.limiter === undefined) throw new Error(`${id}: no limiter to attach to`)
   inspector({ limiters: [instance.limiter], unsafe: true })
 } else if (listen !== undefined) throw new Error(`--listen: subscriber or inspector, not ${listen}`)
