@@ -208,7 +208,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
   const shadow = settings.mode === 'shadow'
   const checkCost = costChecker(set)
   const decide = deciderOf(settings, path, checkCost, () => limiter)
-  const blocker = blockerOf(settings, path)
+  const blocker = blockerOf(settings, path, () => limiter)
   // acquire's waiters for a concurrency slot, in line per key, woken by a release here
   const wakers = new Wakers()
 
