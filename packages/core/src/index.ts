@@ -39,6 +39,8 @@ export type {
   WaitingOptions,
 } from './limiter/types.js'
 export {
+  BLOCK_CHANNEL,
+  type BlockEvent,
   CIRCUIT_CHANNEL,
   type CircuitEvent,
   DECISION_CHANNEL,

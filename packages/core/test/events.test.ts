@@ -3,6 +3,8 @@
 import { subscribe, unsubscribe } from 'node:diagnostics_channel'
 import { afterEach, describe, expect, it } from 'vitest'
 import {
+  BLOCK_CHANNEL,
+  type BlockEvent,
   CIRCUIT_CHANNEL,
   type CircuitEvent,
   createLimiter,
@@ -206,5 +208,59 @@ describe('limiter:failure and limiter:circuit', () => {
     await new Promise((r) => setTimeout(r, 40))
     await limiter.consume('k') // the probe fails
     expect(circuits.filter((e) => e.limiter === limiter).map((e) => e.state)).toEqual(['open'])
+  })
+})
+
+describe('limiter:block', () => {
+  it('publishes each block and penalty once it resolves, with its end', async () => {
+    const events = collect<BlockEvent>(BLOCK_CHANNEL)
+    const limiter = createLimiter({ limit: 2, window: '1m', name: 'block-events' })
+    const before = Date.now()
+    await limiter.block('b', '10m')
+    const kept = await limiter.penalize('p') // 1 of 2 counted: a request would still pass
+    const refused = await limiter.penalize('p', 5)
+    const mine = events.filter((e) => e.limiter === limiter)
+    expect(mine.map((e) => [e.kind, e.key, e.durationMs, e.cost])).toEqual([
+      ['block', 'b', 600_000, 0],
+      ['penalty', 'p', 0, 1],
+      ['penalty', 'p', refused.retryAfterMs, 5],
+    ])
+    expect(refused.retryAfterMs).toBeGreaterThan(0)
+    expect(mine[0]?.decision).toBeUndefined()
+    expect(mine[1]?.decision).toBe(kept)
+    expect(mine[2]?.decision).toBe(refused)
+    expect(mine[0]?.untilMs).toBeGreaterThanOrEqual(before + 600_000)
+    expect(mine[0]?.untilMs).toBeLessThanOrEqual(Date.now() + 600_000)
+  })
+
+  it('costs nothing when nobody listens: a block asked before anyone listened is not published', async () => {
+    const limiter = createLimiter({ limit: 2, window: '1m' })
+    const pending = limiter.block('late', '1m')
+    const events = collect<BlockEvent>(BLOCK_CHANNEL)
+    await pending
+    expect(events.filter((e) => e.limiter === limiter)).toEqual([])
+  })
+
+  it('publishes a block on Redis, and nothing for one that failed or had bad input', async () => {
+    const events = collect<BlockEvent>(BLOCK_CHANNEL)
+    const limiter = createLimiter({
+      limit: 1,
+      window: '1m',
+      name: `redis-block-events-${process.pid}`,
+      store: new RedisStore({ client: redis.client }),
+    })
+    await limiter.block('r', '1m')
+    await expect(limiter.block('r', 0)).rejects.toThrow()
+    const failing = createLimiter({
+      limit: 5,
+      window: '1m',
+      store: flakyStore(),
+      onError: () => {},
+    })
+    await expect(failing.block('f', '1m')).rejects.toThrow()
+    expect(events.map((e) => [e.limiter === limiter, e.kind, e.key])).toEqual([
+      [true, 'block', 'r'],
+    ])
+    await limiter.reset('r')
   })
 })

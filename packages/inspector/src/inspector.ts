@@ -3,7 +3,10 @@
 import { randomBytes } from 'node:crypto'
 import type { Limiter } from '@limiter/core'
 import { type Fields, runAction } from './actions.js'
+import { BlockRegistry } from './blocks.js'
 import { cookieToken, csrfValid, newToken, tokenCookie } from './csrf.js'
+import { Fleet } from './fleet.js'
+import { keyOfLabel } from './labels.js'
 import { lookupHtml, lookupKey } from './lookup.js'
 import { type InspectorOptions, type ResolvedOptions, resolveOptions } from './options.js'
 import { pagePolicy, renderPage } from './page.js'
@@ -12,10 +15,9 @@ import { processId } from './redis-sync.js'
 import {
   buildState,
   type InspectorState,
-  keyOfLabel,
   localSource,
   redisSource,
-  writeOwn,
+  type SummarySource,
 } from './state.js'
 
 /** Per request: where the page is mounted (`''` or `'/ops'`) and the framework's own request. */
@@ -53,31 +55,55 @@ export function inspector<H = unknown>(options: InspectorOptions<H>): Inspector<
   }
   const recorder = new Recorder(resolved.limiters, resolved.topK, Date.now)
   recorder.start()
-  const pid = processId()
   const shared = resolved as ResolvedOptions<unknown>
-  const source = resolved.redis === undefined ? localSource() : redisSource(shared, pid)
-  // With Redis, every process writes its summaries every 5 s, whether or not it serves the page.
-  const timer =
-    resolved.redis === undefined
-      ? undefined
-      : setInterval(() => {
-          const minute = Math.floor(Date.now() / 60_000)
-          for (const records of recorder.policies.values())
-            for (const record of records) writeOwn(record, shared, pid, minute).catch(() => {})
-        }, 5000).unref()
-  const state = () => buildState(recorder, shared, source, Date.now())
+  const { source, blocks, stop } = recording(recorder, shared)
+  const state = () => buildState(recorder, blocks, shared, source, Date.now())
   const views: Views = {
     state,
-    resolveKey: (typed) => keyOfLabel(recorder, shared, source, typed, Date.now()),
+    resolveKey: (typed) => keyOfLabel(recorder, shared, source, typed, Date.now(), blocks.keys()),
   }
   return {
     handle: (request, context) => handle(request, context, resolved, views),
     state,
     close: () => {
-      clearInterval(timer)
+      stop()
       recorder.stop()
     },
   }
+}
+
+/**
+ * The blocks' registry and where the page reads from: with Redis, every process writes its
+ * recordings every 5 s whether or not it serves the page, and its blocks soon after each.
+ */
+function recording(
+  recorder: Recorder,
+  options: ResolvedOptions<unknown>,
+): { source: SummarySource; blocks: BlockRegistry; stop: () => void } {
+  if (options.redis === undefined) {
+    const blocks = new BlockRegistry(options.limiters)
+    blocks.start()
+    return { source: localSource(), blocks, stop: () => blocks.stop() }
+  }
+  let fleet: Fleet | undefined
+  let soon: NodeJS.Timeout | undefined
+  const blocks = new BlockRegistry(options.limiters, () => {
+    soon ??= setTimeout(() => {
+      soon = undefined
+      fleet?.writeBlocks(Date.now()).catch(() => {})
+    }, 50).unref()
+  })
+  blocks.start()
+  fleet = new Fleet(recorder, blocks, options, processId())
+  const timer = setInterval(() => {
+    fleet.write(Date.now()).catch(() => {})
+  }, 5000).unref()
+  const stop = () => {
+    clearInterval(timer)
+    clearTimeout(soon)
+    blocks.stop()
+  }
+  return { source: redisSource(options, fleet.source()), blocks, stop }
 }
 
 async function handle<H>(

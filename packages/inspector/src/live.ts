@@ -1,8 +1,15 @@
-// The live part of the page (policies, charts, circuits, top refused keys), rendered from the
+// The live part of the page (policies, blocks, charts, circuits, top refused keys), rendered from the
 // JSON state on the server and, every 2 s, in the browser: these functions are also sent as the
 // page's script (by their source), so each is self-contained: no imports, no module constants,
 // only each other by name.
 import type { InspectorState, PolicyState } from './state.js'
+
+/** What the live part needs beside the state: the API's path, and the actions' CSRF token. */
+export interface LiveParts {
+  readonly api: string
+  readonly csrf: string
+  readonly actions: boolean
+}
 
 export function esc(value: unknown): string {
   return String(value).replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`)
@@ -69,7 +76,25 @@ export function topTable(policy: PolicyState): string {
   return `<table class="top"><thead><tr>${head}</tr></thead><tbody>${body}</tbody></table>`
 }
 
-export function renderLive(state: InspectorState): string {
+export function blocksTable(state: InspectorState, parts: LiveParts): string {
+  if (state.blocks.length === 0)
+    return '<p>No key blocked or penalized (as far as this page has seen: see the README).</p>'
+  // at most 20 rows on the page (about 0.4 kB each): the JSON API lists them all
+  const rows = state.blocks.slice(0, 20).map((b) => {
+    const left = Math.max(0, Math.ceil((b.untilMs - state.nowMs) / 1000))
+    const action = parts.actions
+      ? `<td><form method="post" action="${esc(parts.api)}/reset"><input type="hidden" name="csrf" value="${esc(parts.csrf)}"><input type="hidden" name="limiter" value="${esc(b.limiter)}"><input type="hidden" name="key" value="${esc(b.key)}"><button>Unblock</button></form></td>`
+      : ''
+    return `<tr><td>${esc(b.limiter)}</td><td><code>${esc(b.key)}</code></td><td>${b.kind}</td><td>${new Date(b.untilMs).toISOString()}${b.unverified ? ' (store failed: as recorded)' : ''}</td><td class="n">${left} s</td>${action}</tr>`
+  })
+  const more =
+    state.blocks.length > 20
+      ? `<p class="note">and ${state.blocks.length - 20} more (all in <code>api/state</code>).</p>`
+      : ''
+  return `<table class="blocks"><thead><tr><th>limiter</th><th>key</th><th>kind</th><th>refused until</th><th>left</th>${parts.actions ? '<th></th>' : ''}</tr></thead><tbody>${rows.join('')}</tbody></table>${more}`
+}
+
+export function renderLive(state: InspectorState, parts: LiveParts): string {
   const policyRows = state.policies
     .map(
       (p) =>
@@ -92,22 +117,26 @@ export function renderLive(state: InspectorState): string {
           )
           .join('')}</tbody></table>`
   const scope = state.merged
-    ? 'merged across processes through Redis'
+    ? `the fleet: ${state.processes} process${state.processes === 1 ? '' : 'es'} reporting through Redis`
     : `this process only${state.redisError ? ` (Redis: ${esc(state.redisError)})` : ''}`
-  return `<h2>Policies</h2><table><thead><tr><th>limiter</th><th>policy</th><th>algorithm</th><th>limit</th><th>window</th><th>burst</th><th>mode</th></tr></thead><tbody>${policyRows}</tbody></table><h2>Circuits</h2>${circuits}<h2>Decisions and top refused keys</h2><p class="note">Decisions per second over 15 minutes (this process). Top refused keys ${scope}; each count overestimates by at most N/${state.topK} (± shows the bound per key). Updated ${new Date(state.nowMs).toISOString()}.</p>${sections}`
+  return `<h2>Policies</h2><table><thead><tr><th>limiter</th><th>policy</th><th>algorithm</th><th>limit</th><th>window</th><th>burst</th><th>mode</th></tr></thead><tbody>${policyRows}</tbody></table><h2>Blocks and penalties</h2>${blocksTable(state, parts)}<h2>Circuits</h2>${circuits}<h2>Decisions and top refused keys</h2><p class="note scope">Decisions per second over 15 minutes and top refused keys of ${scope}; each count overestimates by at most N/${state.topK} (± shows the bound per key). Updated ${new Date(state.nowMs).toISOString()}.</p>${sections}`
 }
 
 /** The script's source: these functions, then the refresh loop. */
 export function liveScript(): string {
-  const fns = [esc, durationText, chartSvg, topTable, renderLive].map(String).join('\n')
+  const fns = [esc, durationText, chartSvg, topTable, blocksTable, renderLive]
+    .map(String)
+    .join('\n')
   return `${fns}
 (function () {
   var live = document.getElementById('live')
-  var url = live.getAttribute('data-api')
+  var api = live.getAttribute('data-api')
+  var parts = { api: api, csrf: live.getAttribute('data-csrf'), actions: live.hasAttribute('data-actions') }
+  var url = api + '/state'
   setInterval(function () {
     fetch(url, { credentials: 'same-origin', headers: { accept: 'application/json' } })
       .then(function (r) { return r.ok ? r.json() : null })
-      .then(function (state) { if (state) live.innerHTML = ${renderLive.name}(state) })
+      .then(function (state) { if (state) live.innerHTML = ${renderLive.name}(state, parts) })
       .catch(function () {})
   }, 2000)
 })()`

@@ -41,6 +41,7 @@ export function renderPage(
 ): string {
   const message = parts.message === undefined ? '' : `<p class="msg">${esc(parts.message)}</p>`
   const lookup = parts.lookup === undefined ? '' : parts.lookup.html
+  const live = { api: parts.apiPath, csrf: parts.csrf, actions: parts.actions }
   return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width">
 <title>Rate limits</title><link rel="icon" href="data:,"><style nonce="${parts.nonce}">${STYLE}</style>
 <noscript><meta http-equiv="refresh" content="15"></noscript></head><body>
@@ -48,7 +49,7 @@ export function renderPage(
 <form method="get" action="${esc(parts.selfPath)}"><input name="key" placeholder="a key, as the limiter sees it" size="40" value="${esc(parts.lookup?.key ?? '')}"> <button>Look up (peek, counts nothing)</button></form>
 ${lookup}
 ${actionForms(parts, limiterNames)}
-<div id="live" data-api="${esc(parts.apiPath)}/state">${renderLive(state)}</div>
+<div id="live" data-api="${esc(parts.apiPath)}" data-csrf="${esc(parts.csrf)}"${parts.actions ? ' data-actions' : ''}>${renderLive(state, live)}</div>
 <script nonce="${parts.nonce}">${liveScript()}</script>
 </body></html>`
 }

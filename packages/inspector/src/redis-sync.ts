@@ -8,7 +8,8 @@ import { hostname } from 'node:os'
 import { RedisStore } from '@limiter/core'
 import type { HeavyHitter, SummaryData } from './space-saving.js'
 
-type Send = (key: string, args: string[]) => Promise<unknown>
+/** Sends one command (`key`: the key it touches, for a Cluster). */
+export type Send = (key: string, args: string[]) => Promise<unknown>
 
 /** A Redis client to share summaries through: ioredis (`call`) or node-redis (`sendCommand`). */
 export type InspectorRedis = object

@@ -1,13 +1,13 @@
 // The page in a real browser (Debian's chromium, headless): it renders, its script refreshes the
-// live part under the page's CSP, the forms block and unblock a key (with and without
-// JavaScript), and `UPDATE_SCREENSHOT=1` saves the README's screenshot to docs/inspector.png.
+// live part under the page's CSP, the forms block a key, the blocks table lists it (and a
+// penalty) and its row's button unblocks it, the look-up and preview work without JavaScript, and `UPDATE_SCREENSHOT=1` saves the README's screenshot to docs/inspector.png.
 import type { AddressInfo } from 'node:net'
 import { join } from 'node:path'
 import { createLimiter } from '@limiter/core'
 import express from 'express'
 import { type BrowserContext, chromium } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { expressInspector, inspector } from '../src/index.js'
+import { expressInspector, hashKey, inspector } from '../src/index.js'
 import { whoIs } from './contract.js'
 
 const api = createLimiter({ name: 'api', limit: 20, window: '1m' })
@@ -36,6 +36,7 @@ beforeAll(async () => {
   close = () => new Promise<void>((resolve) => server.close(() => resolve()))
   for (let i = 0; i < 80; i++) await api.consume(`user:${i % 5 === 0 ? i % 4 : 0}`)
   for (let i = 0; i < 30; i++) await login.consume(`ip:10.0.0.${i % 3}`)
+  await login.penalize('ip:10.0.0.7', 12) // past both limits: listed as a penalty
   // launch() gives the browser a fresh temporary profile (user data dir) of its own.
   browser = await chromium.launch({
     executablePath: '/usr/bin/chromium',
@@ -92,13 +93,6 @@ describe('the inspector in chromium', () => {
       updated,
       { timeout: 20_000 },
     )
-    // UPDATE_SCREENSHOT=1 rewrites the README's picture; otherwise the shot is only checked.
-    const path = join(import.meta.dirname, '../docs/inspector.png')
-    const shot = await tab.screenshot({
-      fullPage: true,
-      ...(process.env.UPDATE_SCREENSHOT === '1' ? { path } : {}),
-    })
-    expect(shot.subarray(1, 4).toString()).toBe('PNG')
     const block = tab.locator('form[action$="/api/block"]')
     await block.locator('select').selectOption('api')
     await block.locator('input[name="key"]').fill('user:9')
@@ -106,12 +100,36 @@ describe('the inspector in chromium', () => {
     await tab.waitForURL(/message=/)
     expect(await tab.locator('.msg').textContent()).toMatch(/Blocked user:9 in api/)
     expect((await fetch(`${base}/hit?key=user:9`)).status).toBe(429)
-    const reset = tab.locator('form[action$="/api/reset"]')
-    await reset.locator('select').selectOption('api')
-    await reset.locator('input[name="key"]').fill('user:9')
-    await reset.locator('button').click()
+    // the blocks table lists it (masked), beside the penalty, and keeps it through a refresh
+    const rows = tab.locator('table.blocks tbody tr')
+    expect(await rows.count()).toBe(2)
+    const row = rows.filter({ hasText: hashKey('user:9') })
+    expect(await row.textContent()).toMatch(/^api.*block.*Z\d+ sUnblock$/)
+    expect(await rows.filter({ hasText: hashKey('ip:10.0.0.7') }).textContent()).toMatch(/penalty/)
+    const stamp = await tab.locator('#live p.note').textContent()
+    await tab.waitForFunction(
+      (before) => {
+        const { document } = globalThis as unknown as {
+          document: { querySelector(selector: string): { textContent: string | null } | null }
+        }
+        return document.querySelector('#live p.note')?.textContent !== before
+      },
+      stamp,
+      { timeout: 20_000 },
+    )
+    expect(await rows.count()).toBe(2)
+    // UPDATE_SCREENSHOT=1 rewrites the README's picture; otherwise the shot is only checked.
+    const path = join(import.meta.dirname, '../docs/inspector.png')
+    const shot = await tab.screenshot({
+      fullPage: true,
+      ...(process.env.UPDATE_SCREENSHOT === '1' ? { path } : {}),
+    })
+    expect(shot.subarray(1, 4).toString()).toBe('PNG')
+    // the row's own button unblocks it (the page finds the key behind the label)
+    await row.locator('button').click()
     await tab.waitForURL(/message=Reset/)
     expect((await fetch(`${base}/hit?key=user:9`)).status).toBe(200)
+    expect(await rows.count()).toBe(1)
     expect(problems).toEqual([])
     await ctx.close()
   }, 90_000)
@@ -121,7 +139,7 @@ describe('the inspector in chromium', () => {
     const tab = await ctx.newPage()
     await tab.goto(`${base}/ops/limits/`)
     expect(await tab.locator('section.policy').count()).toBe(3)
-    await tab.locator('input[name="key"]').first().fill('ip:10.0.0.1')
+    await tab.locator('input[name="key"]').first().fill('ip:10.0.0.7') // penalized past the hourly limit: refused for long
     await tab.locator('form[method="get"] button').click()
     const lookup = tab.locator('h2:has-text("Key") + table')
     expect(await lookup.locator('tbody tr').count()).toBe(3) // api + login's two policies

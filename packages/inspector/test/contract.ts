@@ -160,6 +160,48 @@ export function describeInspectorContract(name: string, mount: Mount): void {
         expect(audits[0]?.hostRequest).toBeDefined()
       })
 
+      it('lists current blocks and penalties with their ends, each with its unblock form', async () => {
+        const state = async () =>
+          (await (await fetch(`${base}/api/state`, { headers: admin })).json()) as InspectorState
+        expect((await state()).blocks).toEqual([])
+        const { cookie, token } = await csrf(base)
+        const before = Date.now()
+        const blocked = await post(
+          base,
+          'block',
+          { key: 'listed-1', duration: '1h', csrf: token },
+          cookie,
+        )
+        expect(blocked.status).toBe(200)
+        await limiter.penalize('penalized-1', 5) // 5 past a limit of 3: refused for a while
+        await limiter.penalize('admitted-1') // 1 of 3: still admitted, not a penalty to list
+        const { blocks } = await state()
+        expect(blocks.map((b) => [b.limiter, b.key, b.kind])).toEqual([
+          [limiter.name, hashKey('listed-1'), 'block'],
+          [limiter.name, hashKey('penalized-1'), 'penalty'],
+        ])
+        expect(blocks[0]?.untilMs).toBeGreaterThanOrEqual(before + 3_590_000)
+        expect(blocks[0]?.untilMs).toBeLessThanOrEqual(Date.now() + 3_600_000)
+        expect(blocks[1]?.untilMs).toBeGreaterThan(before)
+        const html = await (await fetch(`${base}/`, { headers: admin })).text()
+        const table = /<table class="blocks">.*?<\/table>/s.exec(html)?.[0] ?? ''
+        expect(table).toContain(hashKey('listed-1'))
+        expect(table).toContain(`action="${prefix}/api/reset"`)
+        expect(html).not.toContain('listed-1<')
+        // the row's form posts the label; the page finds the key behind it among the blocks
+        const unblock = await post(
+          base,
+          'reset',
+          { limiter: limiter.name, key: hashKey('listed-1'), csrf: token },
+          cookie,
+        )
+        expect(unblock.status).toBe(200)
+        expect((await fetch(`${host.url}/hit?key=listed-1`)).status).toBe(200)
+        expect((await state()).blocks.map((b) => b.key)).toEqual([hashKey('penalized-1')])
+        await limiter.reset('penalized-1') // lifted elsewhere: gone from the list at the next read
+        expect((await state()).blocks).toEqual([])
+      })
+
       it('previews a threshold from the summaries, changing nothing', async () => {
         const { cookie, token } = await csrf(base)
         const response = await fetch(`${base}/api/preview`, {

@@ -67,7 +67,7 @@ describe('inspector options', () => {
 })
 
 describe('the page size', () => {
-  it('stays under 100 kB with 8 limiters of 2 policies, every series drawn', async () => {
+  it('stays under 100 kB with 8 limiters of 2 policies, every series drawn, 800 blocks', async () => {
     const limiters = Array.from({ length: 8 }, (_, i) =>
       createLimiter({
         name: `size-${i}`,
@@ -77,12 +77,19 @@ describe('the page size', () => {
         ],
       }),
     )
-    const page = inspector({ limiters, authorize: () => true })
-    for (const limiter of limiters)
+    const page = inspector({ limiters, authorize: () => true, actions: true })
+    for (const limiter of limiters) {
       for (let k = 0; k < 30; k++) await limiter.consume(`some-rather-long-client-key:${k % 12}`)
+      // 120 blocks each: the list keeps the 100 latest per limiter
+      for (let k = 0; k < 120; k++) await limiter.block(`some-rather-long-blocked-key:${k}`, '1h')
+    }
+    expect((await page.state()).blocks).toHaveLength(800)
     const response = await page.handle(new Request('http://x/'), { mountPath: '', hostRequest: 0 })
     const html = await response.text()
     expect((html.match(/<polyline/g) ?? []).length).toBeGreaterThanOrEqual(16)
+    const live = html.slice(0, html.indexOf('<script'))
+    expect((live.match(/<button>Unblock<\/button>/g) ?? []).length).toBe(20)
+    expect(html).toContain('and 780 more')
     expect(Buffer.byteLength(html)).toBeLessThan(100_000)
     page.close()
   })

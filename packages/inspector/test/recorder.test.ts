@@ -1,6 +1,6 @@
 // What the recorder takes from the channels: fail-open decisions, store errors and circuits from
 // a failing store, shadow refusals, and per-policy refusals of a several-policy limiter.
-import { createLimiter, type Store } from '@limiter/core'
+import { createLimiter, MemoryStore, type Store } from '@limiter/core'
 import { describe, expect, it } from 'vitest'
 import { inspector, type PolicyState } from '../src/index.js'
 
@@ -67,6 +67,36 @@ describe('the recorder', () => {
     expect([counted(short, 'allowed'), counted(short, 'refused')]).toEqual([2, 3])
     expect([counted(long, 'allowed'), counted(long, 'refused')]).toEqual([2, 0])
     expect(long?.top['15m']).toEqual([])
+    page.close()
+  })
+
+  it('keeps listing a block while the store fails (as recorded), and drops it once lifted', async () => {
+    const memory = new MemoryStore()
+    let down = false
+    const store: Store = {
+      consume: (call) => (down ? Promise.reject(new Error('store down')) : memory.consume(call)),
+      refund: (call) => memory.refund(call),
+      reset: (call) => memory.reset(call),
+      block: (call, ms) => memory.block(call, ms),
+    }
+    const limiter = createLimiter({
+      name: 'flaky-blocks',
+      limit: 5,
+      window: '1m',
+      store,
+      failureMode: 'open',
+      blockedCache: false, // every peek asks the store
+      onError: () => {},
+    })
+    const page = inspector({ limiters: [limiter], authorize: () => true, maskKey: false })
+    await limiter.block('held', '1h')
+    const listed = async () => (await page.state()).blocks.map((b) => [b.key, b.unverified])
+    expect(await listed()).toEqual([['held', undefined]])
+    down = true // peek fails open: says nothing about the block
+    expect(await listed()).toEqual([['held', true]])
+    down = false
+    await limiter.reset('held')
+    expect(await listed()).toEqual([])
     page.close()
   })
 })

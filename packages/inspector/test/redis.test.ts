@@ -3,7 +3,7 @@
 import { createLimiter, RedisStore } from '@limiter/core'
 import { Redis } from 'ioredis'
 import { createClient } from 'redis'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { type RedisProcess, startRedis } from '../../../test-support/redis.js'
 import { inspector } from '../src/index.js'
 
@@ -18,6 +18,74 @@ afterAll(async () => {
 async function refuse(limiter: ReturnType<typeof createLimiter>, key: string, times: number) {
   for (let i = 0; i < times; i++) await limiter.consume(key)
 }
+
+const sum = (values: readonly number[] | undefined) => (values ?? []).reduce((a, b) => a + b, 0)
+
+describe('the fleet through Redis', () => {
+  it('sums decisions per second across processes, each keeping its own', async () => {
+    const client = new Redis(server.port, '127.0.0.1')
+    const store = new RedisStore({ client })
+    const name = `rates-${Date.now()}`
+    const prefix = `fleet-${Date.now()}:`
+    const a = createLimiter({ name, limit: 2, window: '1m', store })
+    const b = createLimiter({ name, limit: 2, window: '1m', store })
+    const options = { store, authorize: () => true, redisPrefix: prefix }
+    const pageA = inspector({ limiters: [a], ...options })
+    const pageB = inspector({ limiters: [b], ...options })
+    await refuse(a, 'p', 5) // 2 allowed, 3 refused
+    await refuse(b, 'q', 3) // 2 allowed, 1 refused
+    await pageA.state() // each writes its own
+    await pageB.state()
+    await refuse(b, 'q', 2) // 2 more refused in B, written when a page is read
+    await pageB.state()
+    for (const page of [pageA, pageB]) {
+      const state = await page.state()
+      expect(state).toMatchObject({ merged: true, processes: 2 })
+      const policy = state.policies[0]
+      expect(Math.round(sum(policy?.rates.allowed) * 5)).toBe(4)
+      expect(Math.round(sum(policy?.rates.refused) * 5)).toBe(6)
+    }
+    const own = (await pageA.state()).policies[0]?.ownRates
+    expect(Math.round(sum(own?.refused) * 5)).toBe(3)
+    pageA.close()
+    pageB.close()
+    await client.quit()
+  })
+
+  it('lists a block made in one process on every page, until it is lifted', async () => {
+    const client = new Redis(server.port, '127.0.0.1')
+    const store = new RedisStore({ client })
+    const name = `blocks-${Date.now()}`
+    const a = createLimiter({ name, limit: 2, window: '1m', store })
+    const b = createLimiter({ name, limit: 2, window: '1m', store })
+    const options = { store, authorize: () => true, maskKey: false }
+    const pageA = inspector({ limiters: [a], ...options })
+    const pageB = inspector({ limiters: [b], ...options })
+    await a.block('banned', '10m')
+    await b.penalize('noisy', 4)
+    const listed = async (page: typeof pageA) =>
+      (await page.state()).blocks.map((r) => [r.limiter, r.key, r.kind])
+    const both = [
+      [name, 'banned', 'block'],
+      [name, 'noisy', 'penalty'],
+    ]
+    // each process writes its blocks to Redis soon after it sees them, without a page read
+    await vi.waitFor(async () => expect(await listed(pageB)).toEqual(both), { timeout: 10_000 })
+    expect(await listed(pageA)).toEqual(both)
+    const key = `rl:inspector:blocks:{${name}}`
+    expect(await client.zcard(key)).toBe(2)
+    expect(await client.pttl(key)).toBeGreaterThan(9 * 60_000)
+    await b.reset('banned') // lifted in B: A's page drops it once A's limiter says so
+    // (A's blocked-key cache may answer for up to blockedCache.maxMs, 1 s, as A's consume would)
+    await vi.waitFor(
+      async () => expect((await pageA.state()).blocks.map((r) => r.key)).toEqual(['noisy']),
+      { timeout: 10_000, interval: 200 },
+    )
+    pageA.close()
+    pageB.close()
+    await client.quit()
+  })
+})
 
 describe('top refused keys across processes', () => {
   it('merges every process summary through Redis hashes (ioredis, RedisStore)', async () => {
@@ -39,9 +107,13 @@ describe('top refused keys across processes', () => {
       { key: 'y', count: 2, error: 0 },
     ])
     expect(state.policies[0]?.refused['15m']).toBe(10)
-    const keys = await client.keys('rl:inspector:*')
+    const keys = await client.keys('rl:inspector:{*')
     expect(keys.length).toBe(3) // one hash per process, one set of processes
     expect(await client.ttl(keys[0] as string)).toBeGreaterThan(15 * 60)
+    // and the rates (one hash per minute; two if the test straddled one), the processes' set
+    const all = await client.keys('rl:inspector:*')
+    expect(all.length).toBeGreaterThanOrEqual(5)
+    for (const key of all) expect(await client.pttl(key)).toBeGreaterThan(0)
     pageA.close()
     pageB.close()
     await client.quit()

@@ -5,6 +5,7 @@ import { monotonicMs } from '../common/clock.js'
 import { type Duration, parseDuration, warnBareMilliseconds } from '../common/duration.js'
 import { LimiterError, LimiterRangeError } from '../common/errors.js'
 import type { Decision } from '../decision/decision.js'
+import { blockChannel, publishBlock } from '../observability/events.js'
 import type { MemoryStore } from '../stores/memory-store.js'
 import {
   type Store,
@@ -17,6 +18,7 @@ import { type BlockedCache, remembering } from './blocked-cache.js'
 import { type Decisions, storeAnswers } from './decisions.js'
 import type { Guard, Handlers } from './guard.js'
 import type { LimiterSettings } from './settings.js'
+import type { Limiter } from './types.js'
 
 /** The longest block: a year (a longer ban belongs in a deny list, not a rate limiter). */
 export const MAX_BLOCK_MS = 365 * 86_400_000
@@ -30,10 +32,14 @@ export interface BlockPath {
   penalize(key: string, cost: number): Promise<Decision>
 }
 
-/** The validated `block` and `penalize` of a limiter over `path`. */
+/**
+ * The validated `block` and `penalize` of a limiter over `path`, each published on
+ * `limiter:block` once it resolves.
+ */
 export function blockerOf(
   settings: LimiterSettings,
   path: BlockPath,
+  limiter: () => Limiter,
 ): {
   block(key: string, duration: Duration): Promise<void>
   penalize(key: string, cost: number): Promise<Decision>
@@ -43,7 +49,9 @@ export function blockerOf(
     block(key, duration) {
       const ms = parseDuration(duration, 'duration', MAX_BLOCK_MS)
       warnBareMilliseconds(duration, 'limiter.block')
-      return path.block(key, ms)
+      const done = path.block(key, ms)
+      if (!blockChannel.hasSubscribers) return done
+      return done.then(() => publishBlock(limiter(), key, ms, 0, undefined))
     },
     penalize(key, cost) {
       if (leasesOnly)
@@ -58,7 +66,12 @@ export function blockerOf(
           `must be an integer from 1 to ${MAX_PENALTY}`,
           'ERR_LIMITER_COST',
         )
-      return path.penalize(key, cost)
+      const decided = path.penalize(key, cost)
+      if (!blockChannel.hasSubscribers) return decided
+      return decided.then((decision) => {
+        publishBlock(limiter(), key, decision.retryAfterMs, cost, decision)
+        return decision
+      })
     },
   }
 }

@@ -173,7 +173,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
   // the same decisions, published on `limiter:decision`: used only while someone subscribes
   const published = publishedDecide(() => limiter, settings.store, shadow, decideIn)
   const checkCost = costChecker(set)
-  const blocker = blockerOf(settings, path)
+  const blocker = blockerOf(settings, path, () => limiter)
   // acquire's waiters for a concurrency slot, in line per key, woken by a release here
   const wakers = new Wakers()
 

@@ -1,6 +1,7 @@
 // What a limiter publishes on `node:diagnostics_channel`: one message per decision, per store
 // failure and per circuit that opens or closes. Nothing is built unless someone subscribes.
 import { channel } from 'node:diagnostics_channel'
+import { nowMs } from '../common/clock.js'
 import type { LimiterError } from '../common/errors.js'
 import type { Decision, DecisionSource } from '../decision/types.js'
 import type { Limiter } from '../limiter/types.js'
@@ -14,6 +15,8 @@ export const DECISION_CHANNEL = 'limiter:decision'
 export const FAILURE_CHANNEL = 'limiter:failure'
 /** The channel of {@link CircuitEvent}s: a failure domain's circuit opening or closing. */
 export const CIRCUIT_CHANNEL = 'limiter:circuit'
+/** The channel of {@link BlockEvent}s: a key blocked (`block`) or penalized (`penalize`). */
+export const BLOCK_CHANNEL = 'limiter:block'
 
 /** Which kind of store decided: `'memory'` for in-process stores, `'redis'` for `RedisStore`. */
 export type StoreKind = 'memory' | 'redis' | 'custom'
@@ -63,10 +66,33 @@ export interface CircuitEvent {
   readonly state: 'open' | 'closed'
 }
 
+/**
+ * Published on `limiter:block` after `limiter.block(key, duration)` or `limiter.penalize(key,
+ * cost)` resolves (not when it fails).
+ */
+export interface BlockEvent {
+  readonly limiter: Limiter
+  readonly key: string
+  /** `'block'` (`limiter.block`) or `'penalty'` (`limiter.penalize`). */
+  readonly kind: 'block' | 'penalty'
+  /**
+   * A block: the duration asked for, in ms (a longer block already in place is kept). A
+   * penalty: the decision's `retryAfterMs` after it (0 if a request would still pass).
+   */
+  readonly durationMs: number
+  /** When that ends, in ms since the epoch, by this process's clock. */
+  readonly untilMs: number
+  /** A penalty's cost (0 for a block). */
+  readonly cost: number
+  /** A penalty's decision as it stands afterwards (undefined for a block). */
+  readonly decision?: Decision | undefined
+}
+
 // One channel object each, made when this module loads (cheap: no subscriber, no work).
 export const decisionChannel = channel(DECISION_CHANNEL)
 export const failureChannel = channel(FAILURE_CHANNEL)
 export const circuitChannel = channel(CIRCUIT_CHANNEL)
+export const blockChannel = channel(BLOCK_CHANNEL)
 
 /** The kind of `store`, as decision events name it. */
 export function storeKindOf(store: Store): StoreKind {
@@ -134,4 +160,26 @@ export function publishCircuit(limiter: Limiter, domain: string, state: 'open' |
   if (!circuitChannel.hasSubscribers) return
   const event: CircuitEvent = { limiter, domain, state }
   circuitChannel.publish(event)
+}
+
+/** Publishes a block or a penalty on `limiter:block` (when someone listens). */
+export function publishBlock(
+  limiter: Limiter,
+  key: string,
+  durationMs: number,
+  cost: number,
+  decision: Decision | undefined,
+): void {
+  if (!blockChannel.hasSubscribers) return
+  const kind = decision === undefined ? 'block' : 'penalty'
+  const event: BlockEvent = {
+    limiter,
+    key,
+    kind,
+    durationMs,
+    untilMs: nowMs() + durationMs,
+    cost,
+    decision,
+  }
+  blockChannel.publish(event)
 }
