@@ -4,7 +4,13 @@
 import type { Decision } from '../decision/decision.js'
 import { type PolicySet, refusedByConcurrency, trustedMs } from '../policies/limits.js'
 import { boundedKey } from '../stores/bounded-key.js'
-import type { BlockedCacheSettings } from './settings.js'
+
+/** The cache's bounds: keys held, and how long one refusal is trusted. */
+export interface BlockedCacheSettings {
+  /** 0 turns the cache off. */
+  readonly maxKeys: number
+  readonly maxMs: number
+}
 
 interface Blocked {
   readonly need: number

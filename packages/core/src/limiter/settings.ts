@@ -12,6 +12,7 @@ import type { NamedPolicy, Policy } from '../policies/policy.js'
 import { MemoryStore } from '../stores/memory-store.js'
 import { DECIDES_SETS, isStore, type Store } from '../stores/store.js'
 import { parseWait, type Waiting } from './acquire.js'
+import type { BlockedCacheSettings } from './blocked-cache.js'
 import { defaultOnError } from './failure.js'
 import type { BreakerOptions } from './guard.js'
 import type { ErrorContext, FailureMode, LimiterMode, LimiterOptions } from './types.js'
@@ -24,13 +25,6 @@ const LIMITER_OPTIONS: ReadonlySet<string> = new Set(
 const FAILURE_MODES: readonly FailureMode[] = ['open', 'closed', 'local']
 const MODES: readonly LimiterMode[] = ['enforce', 'shadow']
 const DEFAULT_TIMEOUT_MS = 500
-
-/** The cache's bounds: keys held, and how long one refusal is trusted. */
-export interface BlockedCacheSettings {
-  /** 0 turns the cache off. */
-  readonly maxKeys: number
-  readonly maxMs: number
-}
 
 const DEFAULT_MAX_KEYS = 10_000
 const DEFAULT_MAX_MS = 1000
