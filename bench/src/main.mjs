@@ -1,5 +1,5 @@
 // `pnpm bench` / `pnpm bench:quick`: starts a private Redis, runs every section, writes
-// bench/results/ and prints the headline. Options: --quick, --only=decisions,two-limits,concurrency,waiters,clients,events,memory,http,
+// bench/results/ and prints the headline. Options: --quick, --only=decisions,two-limits,concurrency,waiters,clients,events,memory,http,overload,
 // --http-algorithm=<algorithm> (our adapters' default otherwise), --http-frameworks=hono,express
 // (the HTTP section on those frameworks only), --no-build (measure the
 // packages' dist as it is instead of building core and the adapters first), and for short
@@ -26,6 +26,7 @@ const SECTIONS = [
   'events',
   'memory',
   'http',
+  'overload',
 ]
 const args = process.argv.slice(2)
 const option = (name) => args.find((a) => a.startsWith(`--${name}=`))?.split('=')[1]
@@ -130,6 +131,8 @@ async function main() {
   const { runWaitersSection } = await import('./waiters.mjs')
   const { waitersLines } = await import('./report/waiters.mjs')
   const { writeResults } = await import('./results.mjs')
+  const { runOverload } = await import('./overload.mjs')
+  const { overloadTargets } = await import('./overload-report.mjs')
 
   const redis = await startRedis()
   log(`bench (${profile.name}): private redis-server pid ${redis.pid} on 127.0.0.1:${redis.port}`)
@@ -158,6 +161,7 @@ async function main() {
     memory: [],
     slidingLog: [],
     http: [],
+    overload: undefined,
   }
   try {
     const versions = { limiter: commit(), node: process.version, redis: await redisVersion(admin) }
@@ -181,6 +185,7 @@ async function main() {
       '@nestjs/throttler',
       '@nest-lab/throttler-storage-redis',
       'autocannon',
+      '@fastify/under-pressure',
     ]) {
       versions[name] = packageVersion(name)
     }
@@ -246,6 +251,15 @@ async function main() {
     await section('http', '2. HTTP with autocannon', async () => {
       results.http = await runHttp(context)
     })
+    // not in the quick profile: ~5 minutes of open-loop load
+    if (profile.name !== 'quick' || args.some((a) => a.startsWith('--only=')))
+      await section(
+        'overload',
+        '10. overload: goodput and critical traffic at 0.5x to 4x capacity, open loop',
+        async () => {
+          results.overload = await runOverload(context)
+        },
+      )
     const skipped = results.http
       .filter((r) => r.skip)
       .map((r) => `HTTP ${r.framework} ${r.variant}: ${r.skip.split('\n')[0]}`)
@@ -295,6 +309,10 @@ async function main() {
     if (results.events.length > 0) {
       log('')
       for (const line of eventsLines(results.events)) log(line)
+    }
+    if (results.overload) {
+      log('')
+      for (const line of overloadTargets(results.overload.rows)) log(line)
     }
     for (const note of notes) log(`note: ${note}`)
     log(

@@ -2,6 +2,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs'
 import { join, resolve } from 'node:path'
 import { fileURLToPath } from 'node:url'
+import { overloadSvg } from './overload-report.mjs'
 import { markdown } from './report/markdown.mjs'
 import { svg } from './report/svg.mjs'
 
@@ -21,10 +22,12 @@ export function writeResults(results, dir = DIR) {
     svg: svg(results),
     json: `${JSON.stringify(results, null, 2)}\n`,
   }
+  // section 10's chart, beside the headline's: <base>-overload.svg
+  if (results.overload?.rows.length > 0) files['overload.svg'] = overloadSvg(results.overload)
   const written = []
   for (const base of bases) {
     for (const [ext, text] of Object.entries(files)) {
-      const path = join(resolve(dir), `${base}.${ext}`)
+      const path = join(resolve(dir), `${base}${ext === 'overload.svg' ? '-' : '.'}${ext}`)
       writeFileSync(path, text)
       written.push(path)
     }

@@ -6,7 +6,8 @@
 //   node src/script-instructions.mjs <script.lua> <policies> [calls] [batch] [port]
 // <policies>: `one:<limit>:<window_ms>:<capacity>` for a one-policy script, or the limits
 // script's policies, e.g. `gc:100:1000:100,fw:10000:86400000:10000`. The scripts are in
-// lua/build/ after `pnpm --filter @limiter/core generate`.
+// lua/build/ after `pnpm --filter @limiter/core generate`. With packed-limits.lua (a set whose
+// states share one key), each request sends that one key.
 import { readFileSync } from 'node:fs'
 import Redis from 'ioredis'
 
@@ -15,6 +16,7 @@ const client = new Redis({ port: Number(portArg) })
 const sha = await client.script('LOAD', readFileSync(file, 'utf8'))
 const policies = policyArg.split(',').map((p) => p.split(':'))
 const one = policies[0][0] === 'one'
+const packed = file.endsWith('packed-limits.lua')
 const batch = Number(batchArg)
 let user = 0
 
@@ -24,6 +26,7 @@ function call() {
     const u = user++ % 10_000
     const tag = `{10.0.${u >> 8}.${u & 255}}`
     if (one) keys.push(`rl:a:${tag}`)
+    else if (packed) keys.push(`rl:p0:+p1:${tag}`)
     else for (let j = 0; j < policies.length; j++) keys.push(`rl:p${j}:${tag}`)
   }
   const args = one ? policies[0].slice(1) : [policies.length, ...policies.flat()]

@@ -2,6 +2,7 @@
 import { SCENARIOS } from '../config.mjs'
 import { bestPeer } from '../decisions.mjs'
 import { limitsRequests } from '../http/variants.mjs'
+import { overloadSection } from '../overload-report.mjs'
 import { ratio } from '../stats.mjs'
 import { concurrencySection } from './concurrency.mjs'
 import { eventsSection } from './events.mjs'
@@ -264,5 +265,6 @@ ${twoLimitsSection(results.twoLimits ?? [])}
 ${concurrencySection(results.concurrency ?? [], results.outbound)}
 ${eventsSection(results.events ?? [])}
 ${waitersSection(results.waiters ?? [])}
+${results.overload ? overloadSection(results.overload) : ''}
 ${results.meta.notes.length > 0 ? `\n## Notes\n\n${results.meta.notes.map((n) => `- ${n}`).join('\n')}\n` : ''}`
 }

@@ -44,6 +44,12 @@ export const RECIPES = {
   concurrency: one('concurrency.lua', 'concurrency', 2, true),
   // Several policies of any algorithms, decided together (lib/limits.lua).
   limits: { parts: [...SHARED, ...MODULES, 'lib/limits.lua'], argsPerRequest: 2, tickets: true },
+  // Several gcra and fixed-window policies whose state is one key (lib/packed-limits.lua).
+  'packed-limits': {
+    parts: [...SHARED, 'lib/packed-limits.lua'],
+    argsPerRequest: 2,
+    tickets: false,
+  },
   // A key's block (limiter.block): one key, written from Redis time (block.lua).
   block: { parts: ['lib/time.lua', 'block.lua'], argsPerRequest: 0, tickets: false },
 }

@@ -10,9 +10,9 @@ import { useRedis } from './setup/redis.js'
 
 const redis = useRedis()
 
-// The one-policy scripts (`limits` decides several policies per request and finds no repeats;
-// `block` writes a block).
-type ScriptName = Exclude<keyof typeof SCRIPTS, 'limits' | 'block'>
+// The one-policy scripts (`limits` and `packed-limits` decide several policies per request and
+// find no repeats; `block` writes a block).
+type ScriptName = Exclude<keyof typeof SCRIPTS, 'limits' | 'packed-limits' | 'block'>
 
 // Far enough ahead of the real clock that nothing written expires while a run looks at it.
 const NOW_MS = 4_000_000_000_000
@@ -78,7 +78,9 @@ async function held(client: Redis, key: string): Promise<[string | null, number]
 let run = 0
 
 describe.each(
-  Object.keys(SCRIPTS).filter((name) => name !== 'limits' && name !== 'block') as ScriptName[],
+  Object.keys(SCRIPTS).filter(
+    (name) => name !== 'limits' && name !== 'packed-limits' && name !== 'block',
+  ) as ScriptName[],
 )('%s.lua', (script) => {
   it('decides a batch with repeated keys as one call per request, and leaves the same state', async () => {
     await fc.assert(

@@ -112,8 +112,10 @@ describe('createFetchLimiter', () => {
       () => inner.handle(req, ok, from('1.2.3.4')),
       from('1.2.3.4'),
     )
-    // gcra: one of 2 per second is full again in 0.5 s (t=1), one of 10 per minute in 6 s
-    expect(res.headers.get('ratelimit')).toBe('"burst";r=1;t=1, "gc10/1m";r=9;t=6')
+    // gcra: one of 2 per second is full again in 0.5 s (t=1), one of 10 per minute in 6 s; the
+    // outer limiter's member first, as on Node
+    expect(res.headers.get('ratelimit')).toBe('"gc10/1m";r=9;t=6, "burst";r=1;t=1')
+    expect(res.headers.get('ratelimit-policy')).toBe('"gc10/1m";q=10;w=60, "burst";q=2;w=1')
   })
 
   it('hands the release of a lease to waitUntil when the host offers one', async () => {

@@ -46,6 +46,12 @@ function spec(
     : { algorithm, limit, window: windowMs, burst }
 }
 
+// Specs unique by default name: two concurrency specs that differ only in `retryAfter` share a
+// name, and a limiter refuses two policies of one name at construction.
+function byDefaultName(s: LimitSpec): string {
+  return JSON.stringify({ ...s, retryAfter: undefined })
+}
+
 function limiterOn(store: Store, limits: readonly LimitSpec[], clock: () => number): Limiter {
   return createLimiter(
     withClock({ limits, name: `L${unique++}`, store, blockedCache: false }, clock),
@@ -59,6 +65,9 @@ function numbers(d: Decision) {
 }
 
 const PAIRS = ALGORITHMS.flatMap((a) => ALGORITHMS.map((b) => [a, b] as const))
+// The algorithms whose states a set keeps in one key (lua/lib/packed-limits.lua) when it does
+// not wait.
+const PACKED = new Set<Algorithm>(['gcra', 'token-bucket', 'leaky-bucket', 'fixed-window'])
 
 describe('construction', () => {
   it('names both options when `limits` comes with a one-policy field', () => {
@@ -251,7 +260,8 @@ describe.each([
         })
         expect((await limiter.consume('user')).allowed).toBe(true)
         const keys = (await scanKeys(client(), `${prefix}${side}:*`)).sort()
-        expect(keys).toHaveLength(2)
+        // one key per policy, or one for both
+        expect(keys).toHaveLength(PACKED.has(a) && PACKED.has(b) ? 1 : 2)
         const before = await heldState(client(), keys)
         const refused = await limiter.consume('user')
         expect(refused.allowed).toBe(false)
@@ -261,6 +271,56 @@ describe.each([
       }
     },
   )
+})
+
+describe.each([
+  ['standalone', () => redis.client as Redis | Cluster],
+  ['Cluster', () => cluster.client as Redis | Cluster],
+])('one key per set on Redis (%s)', (_name, client) => {
+  const limits = [
+    { name: 'second', limit: 4, window: '10s', burst: 5 },
+    { name: 'day', limit: 3, window: '1d', algorithm: 'fixed-window' as const },
+  ]
+  it('one turn of decisions, keys repeated back to back, admits exactly what the limits allow', async () => {
+    const prefix = `pk${unique++}:`
+    const limiter = createLimiter({ limits, prefix, store: new RedisStore({ client: client() }) })
+    const keys = ['a', 'a', 'a', 'b', 'a', 'b', 'b', 'b', 'a', 'c']
+    const decisions = await Promise.all(keys.map((key) => limiter.consume(key)))
+    const admitted = (key: string) =>
+      decisions.filter((d, i) => keys[i] === key && d.allowed).length
+    expect([admitted('a'), admitted('b'), admitted('c')]).toEqual([3, 3, 1])
+    // in order: each key's decisions count down, all or nothing
+    expect(
+      decisions.filter((_, i) => keys[i] === 'a').map((d) => d.policies[1]?.remaining),
+    ).toEqual([2, 1, 0, 0, 0])
+    expect((await scanKeys(client(), `${prefix}*`)).sort()).toEqual([
+      `${prefix}second:gc:+day:fw:{a}`,
+      `${prefix}second:gc:+day:fw:{b}`,
+      `${prefix}second:gc:+day:fw:{c}`,
+    ])
+    await limiter.reset('a')
+    expect((await limiter.peek('a')).policies.map((p) => p.remaining)).toEqual([5, 3])
+    expect(await scanKeys(client(), `${prefix}*{a}*`)).toEqual([])
+  })
+
+  it('block, penalize and peek act on the one key', async () => {
+    const prefix = `pk${unique++}:`
+    const limiter = createLimiter({ limits, prefix, store: new RedisStore({ client: client() }) })
+    await limiter.penalize('k', 2)
+    expect((await limiter.peek('k')).policies.map((p) => p.remaining)).toEqual([3, 1])
+    await limiter.block('k', 60_000)
+    const blocked = await limiter.consume('k')
+    expect(blocked.allowed).toBe(false)
+    expect(blocked.retryAfterMs).toBeGreaterThan(50_000)
+    // the block lives beside the set's one key
+    expect((await scanKeys(client(), `${prefix}*`)).sort()).toEqual([
+      `${prefix}second:gc:+day:fw:{k}`,
+      `${prefix}second:gc:+day:fw:{k}:block`,
+    ])
+    await limiter.reset('k')
+    expect(await scanKeys(client(), `${prefix}*`)).toEqual([])
+    expect((await limiter.consume('k')).allowed).toBe(true)
+  })
 })
 
 describe('Lua vs TypeScript twins, several policies', () => {
@@ -345,7 +405,7 @@ describe('Lua vs TypeScript twins, several policies', () => {
     fc.uniqueArray(specArb, {
       minLength: 1,
       maxLength: 3,
-      selector: (s) => JSON.stringify(s),
+      selector: byDefaultName,
     }),
     fc.array(opArb, { minLength: 1, maxLength: 40 }),
     fc.integer({ min: 1_600_000_000_000, max: 1_900_000_000_000 }),
@@ -437,6 +497,23 @@ describe('Lua vs TypeScript twins, several policies', () => {
       ),
   )
 
+  // Sets of 2 or 3 gcra-family and fixed-window policies: one key holds them all (the
+  // packed-limits script, and MemoryStore's twin of it).
+  const packedArb = fc.tuple(
+    fc.uniqueArray(
+      specArb.filter((s) => PACKED.has(s.algorithm as Algorithm)),
+      { minLength: 2, maxLength: 3, selector: (s) => JSON.stringify(s) },
+    ),
+    fc.array(opArb, { minLength: 1, maxLength: 40 }),
+    fc.integer({ min: 1_600_000_000_000, max: 1_900_000_000_000 }),
+  )
+  it.each(CLIENTS)('decide alike on %s with the packed layout (one key per set)', (_n, client) =>
+    differential(
+      client,
+      packedArb.map(([l, o, t]) => [l, o, t, {}] as const),
+    ),
+  )
+
   // Waiting: policies that reserve (and concurrency ones beside them) under random maxDelay and
   // delayAfter, so reservations at a common time are compared too.
   const waitingArb = fc
@@ -458,7 +535,7 @@ describe('Lua vs TypeScript twins, several policies', () => {
           .map(({ algorithm, limit, windowMs, burst, retryAfterMs }) =>
             spec(algorithm, limit, windowMs, burst, retryAfterMs),
           ),
-        { minLength: 1, maxLength: 3, selector: (x) => JSON.stringify(x) },
+        { minLength: 1, maxLength: 3, selector: byDefaultName },
       ),
       fc.array(opArb, { minLength: 1, maxLength: 40 }),
       fc.integer({ min: 1_600_000_000_000, max: 1_900_000_000_000 }),

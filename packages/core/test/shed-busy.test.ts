@@ -41,3 +41,57 @@ it('sheds low under a busy event loop, and never critical', async () => {
     shedder.close()
   }
 })
+
+// Requests of a synthetic service every 10 ms: one critical (1 ms of CPU) and four low (2.5 ms
+// each) when admitted: 110% of the loop with everything admitted. Whole classes can only flap
+// low in and out (10% of the loop without it, 110% with it); in steps, the shedder keeps the
+// share of low the loop can take.
+it('on a busy loop, keeps a steady share of low instead of flapping it in and out', async () => {
+  const shedder = createShedder({
+    interval: '100ms',
+    recovery: 3,
+    steps: 4,
+    recoveryBand: 0.3,
+    thresholds: { elu: 0.9, delay: false },
+  })
+  // each change of what is shed (the classes, and how much of them)
+  const changes: string[] = []
+  let low = 0
+  let lowAdmitted = 0
+  let criticalRefused = 0
+  try {
+    const start = performance.now()
+    let next = start
+    // 60 intervals; whatever the machine's load, a late tick runs one round, never a backlog
+    while (performance.now() - start < 6000) {
+      const c = shedder.admit('critical')
+      if (c.admitted) {
+        block(1)
+        c.done()
+      } else criticalRefused++
+      for (let i = 0; i < 4; i++) {
+        const a = shedder.admit('low')
+        low++
+        if (a.admitted) {
+          lowAdmitted++
+          block(2.5)
+          a.done()
+        }
+      }
+      next = Math.max(next + 10, performance.now())
+      await sleep(Math.max(0, next - performance.now()))
+      const { shedding, level } = shedder.state()
+      const now = `${shedding.join()} ${level}`
+      if (changes.at(-1) !== now) changes.push(now)
+    }
+  } finally {
+    shedder.close()
+  }
+  expect(criticalRefused).toBe(0)
+  // some low shed, and part of it served all along (a loaded machine slows the loop: less)
+  expect(lowAdmitted).toBeLessThan(low)
+  expect(lowAdmitted).toBeGreaterThan(low * 0.25)
+  // whole classes flap low in and out about every fourth interval (~15 changes in 60
+  // intervals); the steps settle after a few (a loaded machine may nudge them a few more)
+  expect(changes.length).toBeLessThanOrEqual(8)
+})

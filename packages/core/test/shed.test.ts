@@ -65,28 +65,35 @@ describe('priorities', () => {
 })
 
 describe('createShedder', () => {
-  it('sheds the lowest class first, one more class per interval while a signal is over', () => {
+  it('sheds the lowest class first, then one more per two intervals over in a row', () => {
     const { shedder, tick } = fixture()
     expect(admittedOf(shedder)).toEqual(CLASSES)
     tick({ elu: 0.95 })
     expect(admittedOf(shedder)).toEqual(['critical', 'high', 'normal'])
     const refused = shedder.admit('low')
     expect(refused).toEqual({ admitted: false, signal: 'elu', priority: 'low', retryAfterMs: 5000 })
+    // one interval over after a rise may be the backlog draining: it holds
+    tick({ delayMs: 450 })
+    expect(admittedOf(shedder)).toEqual(['critical', 'high', 'normal'])
     tick({ delayMs: 450 })
     expect(admittedOf(shedder)).toEqual(['critical', 'high'])
     expect(shedder.admit('normal')).toMatchObject({ signal: 'delay', retryAfterMs: 5000 })
     // low comes back only after normal: two quiet periods
     expect(shedder.admit('low')).toMatchObject({ retryAfterMs: 10_000 })
-    tick({ elu: 1 })
+    tick({ elu: 1 }, 2)
     expect(admittedOf(shedder)).toEqual(['critical'])
     tick({ elu: 1 }, 20)
     expect(admittedOf(shedder)).toEqual(['critical'])
-    expect(shedder.state()).toMatchObject({ shedding: ['high', 'normal', 'low'], over: 'elu' })
+    expect(shedder.state()).toMatchObject({
+      shedding: ['high', 'normal', 'low'],
+      over: 'elu',
+      level: 3,
+    })
   })
 
   it('admits a class again only after `recovery` quiet intervals, one class per period', () => {
     const { shedder, tick } = fixture({ recovery: 3 })
-    tick({ elu: 0.99 }, 2)
+    tick({ elu: 0.99 }, 3)
     expect(admittedOf(shedder)).toEqual(['critical', 'high'])
     tick({}, 2)
     expect(admittedOf(shedder)).toEqual(['critical', 'high'])
@@ -100,17 +107,71 @@ describe('createShedder', () => {
     expect(shedder.state().shedding).toEqual([])
   })
 
-  it('never readmits a class while a signal oscillates around its threshold', () => {
+  it('neither ratchets nor flaps while a signal hovers around its threshold', () => {
     const { shedder, tick } = fixture({ recovery: 3, thresholds: { elu: 0.8 } })
     const admitted: number[] = []
     for (let i = 0; i < 40; i++) {
       tick({ elu: i % 2 === 0 ? 0.81 : 0.79 })
       admitted.push(admittedOf(shedder).length)
     }
-    // each over interval sheds one more class until only critical is left; none comes back
-    for (let i = 1; i < admitted.length; i++)
-      expect(admitted[i]).toBeLessThanOrEqual(admitted[i - 1] as number)
-    expect(admitted.at(-1)).toBe(1)
+    // the first interval over sheds low; after that, over every other interval sheds nothing
+    // more, and 0.79 is in the recovery band (over 0.72): low stays shed, the rest stay in
+    expect(admitted).toEqual(Array(40).fill(3))
+    // a quiet stretch under the band brings low back
+    tick({ elu: 0.7 }, 3)
+    expect(admittedOf(shedder)).toEqual(CLASSES)
+  })
+
+  it('with `steps`, settles at the share of a class the service can take, and holds it', () => {
+    // a simulated service: each class's admitted share of its demand adds to the event loop's
+    // utilization, read one interval late (what was queued drains in the next one)
+    const { shedder, tick } = fixture({ steps: 4, recovery: 3 })
+    const demand: Record<string, number> = { critical: 0.2, high: 0, normal: 0, low: 0.9 }
+    let lastElu = 0.2
+    const levels: number[] = []
+    for (let i = 0; i < 60; i++) {
+      tick({ elu: Math.min(1, lastElu) })
+      let elu = 0
+      for (const p of CLASSES) {
+        let admitted = 0
+        for (let r = 0; r < 100; r++) {
+          const a = shedder.admit(p)
+          if (a.admitted) {
+            admitted++
+            a.done()
+          }
+        }
+        elu += ((demand[p] as number) * admitted) / 100
+      }
+      lastElu = elu
+      levels.push(shedder.state().level)
+    }
+    // 0.25 of low shed: 0.2 + 0.9 * 0.75 = 0.875, in the band (0.81 to 0.9): it holds there,
+    // where whole classes would flap between 1.1 and 0.2
+    expect(levels.slice(20)).toEqual(Array(40).fill(0.25))
+    expect(shedder.admit('critical').admitted).toBe(true)
+  })
+
+  it('with `steps`, rises a step, then twice as much; a signal far over takes the class', () => {
+    const { shedder, tick } = fixture({ steps: 10 })
+    tick({ elu: 0.95 })
+    expect(shedder.state().level).toBe(0.1)
+    // one unit, then two, then four
+    tick({ elu: 0.95 }, 2)
+    expect(shedder.state().level).toBeCloseTo(0.3)
+    tick({ elu: 0.95 })
+    expect(shedder.state().level).toBeCloseTo(0.3)
+    tick({ elu: 0.95 })
+    expect(shedder.state().level).toBeCloseTo(0.7)
+    // p99 delay over twice its threshold (200 ms): what queues is growing, all of low goes
+    tick({ delayMs: 450 }, 2)
+    expect(shedder.state().level).toBe(1)
+    expect(admittedOf(shedder)).toEqual(['critical', 'high', 'normal'])
+    // evenly spread: a tenth shed is every tenth request
+    tick({}, 5)
+    expect(shedder.state().level).toBeCloseTo(0.9)
+    const low = Array.from({ length: 20 }, () => shedder.admit('low').admitted)
+    expect(low.filter((a) => !a)).toHaveLength(18)
   })
 
   it('never sheds critical (rank 0), and sheds numeric ranks below low first', () => {
@@ -187,6 +248,9 @@ describe('createShedder', () => {
     const bad: [ShedderOptions, string][] = [
       [{ interval: 0 }, 'interval'],
       [{ recovery: 0 }, 'recovery'],
+      [{ steps: 0.5 }, 'steps'],
+      [{ steps: 101 }, 'steps'],
+      [{ recoveryBand: 1 }, 'recoveryBand'],
       [{ thresholds: { elu: 2 } }, 'thresholds.elu'],
       [{ thresholds: { delay: 'soon' } }, 'thresholds.delay'],
       [{ thresholds: { inflight: 1.5 } }, 'thresholds.inflight'],

@@ -3,7 +3,10 @@
 import type { Context } from 'hono'
 
 interface NodeBindings {
-  readonly incoming?: { readonly socket?: { readonly remoteAddress?: unknown } }
+  readonly incoming?: {
+    readonly socket?: { readonly remoteAddress?: unknown }
+    readonly headers?: Readonly<Record<string, unknown>>
+  }
 }
 interface BunServer {
   readonly requestIP?: (request: Request) => { readonly address?: unknown } | null
@@ -28,6 +31,20 @@ export function bindingAddress(c: Context): string | undefined {
   if (node !== undefined) return text(node)
   if (typeof env.requestIP === 'function') return text(env.requestIP(c.req.raw)?.address)
   return text(env.remoteAddr?.hostname)
+}
+
+/**
+ * A request header field: from Node's own request on @hono/node-server (a property read, where
+ * the Fetch `Headers` validates the name on every call), else from `c.req.raw.headers`.
+ */
+export function bindingHeader(c: Context, name: string): string | undefined {
+  const env = c.env as Binding | undefined
+  const fields = (env?.server ?? env)?.incoming?.headers
+  if (fields === undefined || fields === null || typeof fields !== 'object')
+    return c.req.raw.headers.get(name) ?? undefined
+  // Node joins repeated fields with ', ' (`set-cookie` aside, which is never asked for here)
+  const value = fields[name]
+  return typeof value === 'string' ? value : undefined
 }
 
 /** What to pass when no address was found: the error's advice. */

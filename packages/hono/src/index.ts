@@ -8,7 +8,7 @@ import {
   type WaitUntil,
 } from '@limiter/core/fetch'
 import type { Context, Env, MiddlewareHandler } from 'hono'
-import { bindingAddress, IP_HINT } from './client-ip.js'
+import { bindingAddress, bindingHeader, IP_HINT } from './client-ip.js'
 import { routeScope } from './route-scope.js'
 
 export {
@@ -109,29 +109,35 @@ export function rateLimit<E extends Env = Env>(options: RateLimitOptions<E>): Mi
     {
       request: (c) => c.req.raw,
       ip: bindingAddress,
+      header: bindingHeader,
       ipHint: IP_HINT,
     },
   )
+  // a limiter with a name of its own counts across routes: no route to read
+  const scoped = kit.resolved.scoped
   const middleware: MiddlewareHandler<E> = async (c, next) => {
     let built: Response | undefined
     const call: FetchCall = {
-      scope: routeScope(c),
+      scope: scoped ? routeScope(c) : '',
       // read only when something is given back: Hono throws off Workers, which costs every request
       waitUntil: (promise) => waitUntilOf(c)?.(promise),
       decided: (decision) => c.set('rateLimit', decision),
       respond: (body, init) => {
-        // (Hono types `status` as its contentful codes; ours are 403, 429 and 503)
-        built = (c.body as (data: string, init: ResponseInit) => Response)(body, init)
+        // (Hono types `status` as its contentful codes; ours are 403, 429 and 503). The record
+        // as `c.body`'s third argument is set onto what earlier middleware prepared, with no
+        // `Headers` copied in between.
+        built = (
+          c.body as (data: string, status: number, headers: Record<string, string>) => Response
+        )(body, init.status, init.headers)
         return built
       },
     }
     let handled = false
     const res = await kit.handle(
       c,
-      async () => {
+      () => {
         handled = true
-        await next()
-        return c.res
+        return next().then(() => c.res)
       },
       call,
     )

@@ -46,7 +46,8 @@ describe('route scopes', () => {
     app.get('/api/a', (c) => c.text('a'))
     const { url } = await listen(app)
     const res = await get(`${url}/api/a`)
-    expect(res.headers.ratelimit).toBe('"all";r=2;t=20, "gc3/1m";r=2;t=20')
+    // outer first, as on Node: the /api limiter was registered first
+    expect(res.headers.ratelimit).toBe('"gc3/1m";r=2;t=20, "all";r=2;t=20')
     expect(api.keys).toEqual(['/api#127.0.0.1'])
     expect(all.keys).toEqual(['127.0.0.1'])
   })
@@ -80,7 +81,7 @@ describe('the response', () => {
   })
 
   it('decorates a response proxied from fetch() and a Response.redirect() (immutable headers)', async () => {
-    // the upstream has a limiter of its own: its member stays, ours is appended
+    // the upstream has a limiter of its own: its member stays, ours goes first (ours is outside it)
     const upstream = createServer((_req, res) => {
       res.setHeader('ratelimit', '"upstream";r=7;t=1')
       res.end('from upstream')
@@ -96,7 +97,7 @@ describe('the response', () => {
       const proxied = await get(`${url}/proxy`)
       expect(proxied.status).toBe(200)
       expect(proxied.body).toBe('from upstream')
-      expect(proxied.headers.ratelimit).toBe('"upstream";r=7;t=1, "gc5/1m";r=4;t=12')
+      expect(proxied.headers.ratelimit).toBe('"gc5/1m";r=4;t=12, "upstream";r=7;t=1')
       const redirected = await fetch(`${url}/redirect`, { redirect: 'manual' })
       expect(redirected.status).toBe(302)
       expect(redirected.headers.get('location')).toBe(`${upstreamUrl}/x`)
@@ -114,7 +115,23 @@ describe('the response', () => {
     const { url } = await listen(app)
     const res = await get(url)
     expect(res.status).toBe(200)
-    expect(res.headers.ratelimit).toBe('"gc3/1m";r=2;t=20, "inflight";r=4')
+    expect(res.headers.ratelimit).toBe('"inflight";r=4, "gc3/1m";r=2;t=20')
+  })
+
+  it('nested limiters: the outer one first in every list field, on a pass and a refusal', async () => {
+    const app = new Hono()
+    app.use(rateLimit({ limit: 10, window: '1m', name: 'global' }))
+    app.get('/', rateLimit({ limit: 1, window: '1m', name: 'route' }), (c) => c.text('ok'))
+    const { url } = await listen(app)
+    const passed = await get(url)
+    expect(passed.status).toBe(200)
+    // the order Node's adapters give: the global limiter writes first there
+    expect(passed.headers['ratelimit-policy']).toBe('"global";q=10;w=60, "route";q=1;w=60')
+    expect(passed.headers.ratelimit).toBe('"global";r=9;t=6, "route";r=0;t=60')
+    const refused = await get(url)
+    expect(refused.status).toBe(429)
+    expect(refused.headers['ratelimit-policy']).toBe('"global";q=10;w=60, "route";q=1;w=60')
+    expect(refused.headers.ratelimit).toMatch(/^"global";r=8;t=\d+, "route";r=0;t=\d+$/)
   })
 
   it('a refusal keeps the headers earlier middleware set (CORS)', async () => {

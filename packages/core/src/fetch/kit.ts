@@ -1,10 +1,9 @@
 // The Fetch kit: one request check around a handler that answers a Fetch `Response`, for every
 // Web-standard host (Hono, srvx, Bun, Deno, Workers, Next.js route handlers).
-
 import { LimiterTypeError } from '../common/errors.js'
 import type { Decision } from '../decision/decision.js'
-import { beginCheck } from '../http/check.js'
-import { limitedResponse } from '../http/handle.js'
+import { beginCheck, isThenable } from '../http/check.js'
+import { limitedNow, limitedResponse } from '../http/handle.js'
 import {
   type Awaitable,
   type RateLimitOptions,
@@ -12,11 +11,11 @@ import {
   resolveRateLimitOptions,
 } from '../http/options.js'
 import { giveBackReservation, owedOnce } from '../http/owed.js'
-import type { RateLimitCheck } from '../http/types.js'
+import type { CheckResult, RateLimitCheck } from '../http/types.js'
 import type { RequestAddresses } from '../http/warnings.js'
 import { checkTrustProxy, clientAddress, noAddress, type TrustProxy } from './client-ip.js'
 import { keepAlive, settleOnAbort, settleWithBody, type WaitUntil, waitOut } from './lifecycle.js'
-import { type Respond, refusal, withHeaders } from './response.js'
+import { decorate, type Respond, refusal } from './response.js'
 
 /** Full control of a limited response: return it; the rate-limit headers are added to it. */
 export type FetchOnLimited<Req> = (req: Req, decision: Decision) => Awaitable<Response>
@@ -48,6 +47,11 @@ export interface FetchHost<Req> {
    * none, so that a limiter without `ip` or `key` fails at construction.
    */
   readonly ip?: ((req: Req) => string | null | undefined) | undefined
+  /**
+   * A request header field (lower-case `name`), when the host reads it more cheaply than the
+   * `Request`'s `Headers` (Hono on Node: Node's own header object). Default: `headers.get`.
+   */
+  readonly header?: ((req: Req, name: string) => string | undefined) | undefined
   /** Says what to pass when no address was found (the error message's advice). */
   readonly ipHint: string
   /** Option names the host reads itself, besides the shared ones and `ip`, `trustProxy`. */
@@ -96,6 +100,8 @@ function addresses<Req>(
   trust: TrustProxy,
 ): RequestAddresses<Req> {
   const resolve = options.ip ?? host.ip
+  const header =
+    host.header ?? ((req: Req, name: string) => host.request(req).headers.get(name) ?? undefined)
   const peer = (req: Req): string | undefined => {
     const address = resolve?.(req)
     return address === null || address === '' ? undefined : address
@@ -114,9 +120,8 @@ function addresses<Req>(
     // read only when a forwarding field is there; without an address there is nothing to
     // compare, and the watch then never asks for `ip`
     headers: (req) => {
-      const { headers } = host.request(req)
-      const xff = headers.get('x-forwarded-for') ?? undefined
-      const forwarded = headers.get('forwarded') ?? undefined
+      const xff = header(req, 'x-forwarded-for')
+      const forwarded = header(req, 'forwarded')
       if ((xff === undefined && forwarded === undefined) || peer(req) === undefined)
         return NO_HEADERS
       return { 'x-forwarded-for': xff, forwarded }
@@ -154,28 +159,72 @@ export function fetchKit<Req>(
   }
 }
 
-async function handle<Req>(
+// The check, then the rest in the same turn when it was synchronous (no promise to wait for).
+function handle<Req>(
   rl: ResolvedRateLimit<Req, FetchOnLimited<Req>>,
   host: FetchHost<Req>,
   req: Req,
   next: () => Promise<Response>,
   call: FetchCall,
 ): Promise<Response> {
-  const check = await beginCheck(rl, req, call.scope ?? '')
+  try {
+    const check = beginCheck(rl, req, call.scope ?? '')
+    if (isThenable(check))
+      return Promise.resolve(check).then((c) => checked(rl, host, req, next, call, c))
+    return checked(rl, host, req, next, call, check)
+  } catch (error) {
+    return Promise.reject(error)
+  }
+}
+
+function checked<Req>(
+  rl: ResolvedRateLimit<Req, FetchOnLimited<Req>>,
+  host: FetchHost<Req>,
+  req: Req,
+  next: () => Promise<Response>,
+  call: FetchCall,
+  check: CheckResult,
+): Promise<Response> {
   if (check === undefined) return next()
-  if (check.denied) return refusal(check.response, [], call.respond)
+  if (check.denied) return Promise.resolve(refusal(check.response, [], call.respond))
   call.decided?.(check.decision)
   const { decision } = check
   // a shadow limiter's refusal goes on: it was decided and counted, not enforced
-  if (!decision.allowed && !check.shadow) return refuse(rl, req, check, call.respond)
+  if (!decision.allowed && !check.shadow) return refuse(rl, host, req, check, call.respond)
+  if (decision.delayMs > 0 && !check.shadow) return waited(rl, host, req, next, call, check)
+  return run(rl, host.request(req), next, call, check)
+}
+
+// A request whose reserved slot is `delayMs` away: it waits, unless its client leaves first.
+async function waited<Req>(
+  rl: ResolvedRateLimit<Req, FetchOnLimited<Req>>,
+  host: FetchHost<Req>,
+  req: Req,
+  next: () => Promise<Response>,
+  call: FetchCall,
+  check: RateLimitCheck,
+): Promise<Response> {
   const request = host.request(req)
-  const { signal } = request
-  if (decision.delayMs > 0 && !check.shadow && !(await waitOut(decision.delayMs, signal))) {
+  if (!(await waitOut(check.decision.delayMs, request.signal))) {
     // the client left while its request waited: it never ran, so its slot comes back
     keepAlive(giveBackReservation(check), call.waitUntil)
     return new Response(null, { status: 499 })
   }
-  return admitted(rl, check, request, next, call.waitUntil)
+  return run(rl, request, next, call, check)
+}
+
+// The handler, its response decorated. (The request's `signal` is read only when something is
+// owed: a host may build it on first use, as @hono/node-server does with an AbortController.)
+function run<Req>(
+  rl: ResolvedRateLimit<Req, FetchOnLimited<Req>>,
+  request: Request,
+  next: () => Promise<Response>,
+  call: FetchCall,
+  check: RateLimitCheck,
+): Promise<Response> {
+  const owed = owedOnce(rl, check)
+  if (owed === undefined) return next().then((res) => decorate(request, res, check.headers, check))
+  return admitted(rl, check, request, next, owed, call.waitUntil)
 }
 
 async function admitted<Req>(
@@ -183,18 +232,17 @@ async function admitted<Req>(
   check: RateLimitCheck,
   request: Request,
   next: () => Promise<Response>,
+  owed: (status: number | undefined) => Promise<void> | undefined,
   waitUntil: WaitUntil | undefined,
 ): Promise<Response> {
-  const owed = owedOnce(rl, check)
-  const settle = (status: number | undefined): void => keepAlive(owed?.(status), waitUntil)
+  const settle = (status: number | undefined): void => keepAlive(owed(status), waitUntil)
   // A client that leaves while its handler runs: by default what it holds (a lease) is held
   // until the handler is over, since in flight means running; with `releaseOnDisconnect`, at once.
   const handler = { running: true, left: false }
-  if (owed !== undefined)
-    settleOnAbort(request.signal, (status) => {
-      if (handler.running && !rl.releaseOnDisconnect) handler.left = true
-      else settle(status)
-    })
+  settleOnAbort(request.signal, (status) => {
+    if (handler.running && !rl.releaseOnDisconnect) handler.left = true
+    else settle(status)
+  })
   let res: Response
   try {
     res = await next()
@@ -205,8 +253,7 @@ async function admitted<Req>(
   } finally {
     handler.running = false
   }
-  const decorated = withHeaders(res, check.headers, check)
-  if (owed === undefined) return decorated
+  const decorated = decorate(request, res, check.headers, check)
   if (handler.left) {
     settle(undefined)
     return decorated
@@ -220,17 +267,32 @@ async function admitted<Req>(
   return settleWithBody(decorated, settle)
 }
 
-async function refuse<Req>(
+// A refusal: `onLimited`'s response, or ours (built in this turn unless a `message` callback
+// must be awaited).
+function refuse<Req>(
   rl: ResolvedRateLimit<Req, FetchOnLimited<Req>>,
+  host: FetchHost<Req>,
   req: Req,
   check: RateLimitCheck,
   respond: Respond | undefined,
 ): Promise<Response> {
-  if (rl.onLimited !== undefined) {
-    const res = await rl.onLimited(req, check.decision)
-    if (!(res instanceof Response))
-      throw new LimiterTypeError('onLimited', res, 'a Response (or a promise of one)')
-    return withHeaders(res, check.headers, check)
-  }
-  return refusal(await limitedResponse(rl, req, check), check.headers, respond)
+  if (rl.onLimited !== undefined) return limitedBy(rl.onLimited, host, req, check)
+  const now = limitedNow(rl, check)
+  if (now !== undefined)
+    return Promise.resolve(refusal(now, check.headers, respond, host.request(req)))
+  return limitedResponse(rl, req, check).then((limited) =>
+    refusal(limited, check.headers, respond, host.request(req)),
+  )
+}
+
+async function limitedBy<Req>(
+  onLimited: FetchOnLimited<Req>,
+  host: FetchHost<Req>,
+  req: Req,
+  check: RateLimitCheck,
+): Promise<Response> {
+  const res = await onLimited(req, check.decision)
+  if (!(res instanceof Response))
+    throw new LimiterTypeError('onLimited', res, 'a Response (or a promise of one)')
+  return decorate(host.request(req), res, check.headers, check)
 }

@@ -1,5 +1,6 @@
 // createFetchLimiter: the Fetch kit for any host that hands over a `Request` (srvx, Bun, Deno,
 // Workers, Next.js route handlers), with the host's extras per request.
+import type { Decision } from '../decision/decision.js'
 import { type FetchRateLimitOptions, fetchKit } from './kit.js'
 import type { WaitUntil } from './lifecycle.js'
 
@@ -9,6 +10,11 @@ export interface FetchExtras {
   readonly ip?: string | undefined
   /** The runtime's `waitUntil` (Workers `ctx.waitUntil`), for releases after the response. */
   readonly waitUntil?: WaitUntil | undefined
+  /**
+   * Called with the decision of a counted request before `next` runs (not for a skipped or
+   * denied one): for a handler that reports it, e.g. the quota left.
+   */
+  readonly decided?: ((decision: Decision) => void) | undefined
 }
 
 /** Options of {@link createFetchLimiter}: callbacks see the `Request`; `ip` sees the extras too. */
@@ -63,7 +69,7 @@ export function createFetchLimiter(options: FetchLimiterOptions): FetchLimiter {
   return {
     handle(request, next, extras = NO_EXTRAS) {
       extrasOf.set(request, extras)
-      return kit.handle(request, next, { waitUntil: extras.waitUntil })
+      return kit.handle(request, next, { waitUntil: extras.waitUntil, decided: extras.decided })
     },
   }
 }

@@ -6,7 +6,9 @@ import { mergeHeaders } from '../http/merge-headers.js'
 import type { LimitedResponse, RateLimitCheck } from '../http/types.js'
 
 // The pairs to set: the check's own, merged with what the response holds (several limiters
-// append list members; single values keep the strictest).
+// append list members; single values keep the strictest). What is there came from inside this
+// limiter (inner limiters, the handler, an upstream), so this limiter's list members go first,
+// the order Node's adapters give.
 function pairsFor(headers: Headers, pairs: readonly HeaderPair[], check: RateLimitCheck) {
   let fresh = true
   for (const pair of pairs) {
@@ -20,6 +22,7 @@ function pairsFor(headers: Headers, pairs: readonly HeaderPair[], check: RateLim
     pairs,
     (name) => headers.get(name) ?? undefined,
     (standard) => formatHeaders([standard], check.policy, check.decision, nowMs),
+    'before',
   )
 }
 
@@ -43,17 +46,30 @@ export function mutableCopy(res: Response): Response | undefined {
 
 /**
  * `res` with the check's headers merged in: the same response when its headers can be changed,
- * else a copy. A response that cannot be copied goes out as it is, without them.
+ * else a copy. A response that cannot be copied goes out as it is, without them. With `merge`
+ * false (the kit's own call, when no other limiter of ours decorated this request's response),
+ * mutable headers are set without reading them first; immutable ones (an upstream's response
+ * from `fetch()`) are merged all the same.
  */
 export function withHeaders(
   res: Response,
   pairs: readonly HeaderPair[],
   check: RateLimitCheck,
+  merge = true,
 ): Response {
   if (pairs.length === 0) return res
-  const merged = pairsFor(res.headers, pairs, check)
+  const { headers } = res
+  if (!merge) {
+    try {
+      setAll(headers, pairs)
+      return res
+    } catch {
+      // immutable headers: merged into a copy below
+    }
+  }
+  const merged = pairsFor(headers, pairs, check)
   try {
-    setAll(res.headers, merged)
+    setAll(headers, merged)
     return res
   } catch {
     // immutable headers (a TypeError): the merge was computed from the original, so it holds
@@ -68,16 +84,58 @@ export function withHeaders(
   }
 }
 
+// Marks a request whose response a limiter of ours has decorated, under a symbol every copy of
+// this package shares: an outer limiter merges with what the inner ones wrote, one alone sets its
+// headers without reading the response's first (each read of a Fetch `Headers` costs about a
+// set). A property, not a WeakSet: adding to a WeakSet per request costs more than the reads.
+const DECORATED = Symbol.for('@limiter/core/fetch:decorated')
+type Marked = { [DECORATED]?: true }
+
+function mark(request: object): void {
+  try {
+    ;(request as Marked)[DECORATED] = true
+  } catch {
+    // a frozen request: an outer limiter then sets its fields over the inner ones'
+  }
+}
+
+/**
+ * {@link withHeaders} for the response to `request`: merged when another limiter of ours has
+ * decorated it already (nested limiters), set directly otherwise; `request` is marked as
+ * decorated.
+ */
+export function decorate(
+  request: object,
+  res: Response,
+  pairs: readonly HeaderPair[],
+  check: RateLimitCheck,
+): Response {
+  if (pairs.length === 0) return res
+  const out = withHeaders(res, pairs, check, (request as Marked)[DECORATED] === true)
+  mark(request)
+  return out
+}
+
 /** A limited response (from `limitedResponse`, or `deny`'s 403) as a Fetch `Response`. */
 export function refusal(
   limited: LimitedResponse,
   pairs: readonly HeaderPair[],
   respond: Respond = (body, init) => new Response(body, init),
+  request?: object,
 ): Response {
-  const headers = new Headers(pairs as HeaderPair[])
-  headers.set('content-type', limited.contentType)
+  if (request !== undefined && pairs.length > 0) mark(request)
+  // a plain record: a host may write it as it is (@hono/node-server does), with no `Headers`
+  const headers: Record<string, string> = {}
+  for (const [name, value] of pairs) headers[name] = value
+  headers['content-type'] = limited.contentType
   return respond(limited.body, { status: limited.status, headers })
 }
 
-/** How a host builds a response from a body and its status and headers. */
-export type Respond = (body: string, init: { status: number; headers: Headers }) => Response
+/**
+ * How a host builds a response from a body, its status and its header fields (a plain record,
+ * each name once).
+ */
+export type Respond = (
+  body: string,
+  init: { status: number; headers: Record<string, string> },
+) => Response

@@ -79,20 +79,31 @@ export async function limitedResponse<Req>(
   req: Req,
   check: RateLimitCheck,
 ): Promise<LimitedResponse> {
+  const now = limitedNow(rl, check)
+  if (now !== undefined) return now
+  const { message } = rl
+  const value: MessageBody = await invoke('message', 'ERR_LIMITER_OPTION', () =>
+    (message as NonNullable<typeof message>)(req, check.decision),
+  )
+  return { status: rl.statusCode, ...bodyOf(value) }
+}
+
+/**
+ * {@link limitedResponse} without a promise, when no `message` callback is to be called:
+ * `undefined` when one is (then `limitedResponse` calls it).
+ */
+export function limitedNow<Req>(
+  rl: ResolvedRateLimit<Req, unknown>,
+  check: RateLimitCheck,
+): LimitedResponse | undefined {
   // A denial because the store is down (failureMode 'closed') is the server's fault: 503.
   if (failureOf(check.decision) !== undefined)
     return { status: 503, ...unavailableBody(check.decision) }
   // So is one by a fleet reserve alone (the slots left are kept for higher priorities), or by
   // the `shed` option's shedder (this process is overloaded).
   if (check.decision.reason !== undefined) return { status: 503, ...overloadedBody(check.decision) }
+  if (rl.message !== undefined) return undefined
   const status = rl.statusCode
-  const { message } = rl
-  if (message !== undefined) {
-    const value: MessageBody = await invoke('message', 'ERR_LIMITER_OPTION', () =>
-      message(req, check.decision),
-    )
-    return { status, ...bodyOf(value) }
-  }
   return { status, ...(rl.messageBody ?? problemBody(status, check.policy, check.decision)) }
 }
 

@@ -49,7 +49,7 @@ export {
   userKey,
 } from './keys.js'
 export { type LimitSet, type LimitsFunction, MAX_LIMIT_SETS } from './limit-sets.js'
-export { type HeaderValue, mergeHeaders } from './merge-headers.js'
+export { type HeaderValue, type MemberPlace, mergeHeaders } from './merge-headers.js'
 export {
   clientGone,
   handlerDone,

@@ -114,6 +114,22 @@ describe('mergeHeaders', () => {
       ['RateLimit-Policy', '"a";q=1;w=1, "b";q=1;w=1'],
     ])
   })
+
+  it("place 'before' puts the member first (Fetch: the outer limiter decorates last)", () => {
+    const existing = current({ 'ratelimit-policy': '"in";q=1;w=1', ratelimit: '"in";r=0;t=1' })
+    const incoming: HeaderPair[] = [
+      ['RateLimit-Policy', '"out";q=5;w=60'],
+      ['RateLimit', '"out";r=4;t=60'],
+    ]
+    expect(mergeHeaders(incoming, existing, undefined, 'before')).toEqual([
+      ['RateLimit-Policy', '"out";q=5;w=60, "in";q=1;w=1'],
+      ['RateLimit', '"out";r=4;t=60, "in";r=0;t=1'],
+    ])
+    // and an identical member is not repeated
+    expect(
+      mergeHeaders([['RateLimit-Policy', '"in";q=1;w=1']], existing, undefined, 'before'),
+    ).toEqual([['RateLimit-Policy', '"in";q=1;w=1']])
+  })
 })
 
 describe('mergeHeaders across header styles (the first style written for a field wins)', () => {

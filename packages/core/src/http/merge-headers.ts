@@ -61,13 +61,21 @@ function inStyleFound(
 }
 
 /**
+ * Where a limiter's list member goes among those already there: `'after'` (Node, where the
+ * outer limiter writes first), `'before'` (Fetch, where the inner limiters have written when the
+ * outer one decorates the response): either way the outer limiter's member comes first.
+ */
+export type MemberPlace = 'after' | 'before'
+
+/**
  * Merges a limiter's header pairs into what the response already holds, so several limiters on
  * one route add up instead of overwriting: list fields (`RateLimit-Policy`, draft-10 `RateLimit`)
- * get one member per limiter, `Retry-After` keeps the later instant, and single-valued sets
- * (draft-6, draft-7 `RateLimit`, legacy) keep the limiter with the fewest remaining. Returns the
- * pairs to set; `current(name)` reads the response (names are matched case-insensitively). With
- * `restyle`, a `RateLimit` or `RateLimit-Policy` field already written in the other syntax gets
- * this limiter's entry in that syntax, so no field mixes the two and no limiter's entry is lost.
+ * get one member per limiter (at `place`, default after the others), `Retry-After` keeps the
+ * later instant, and single-valued sets (draft-6, draft-7 `RateLimit`, legacy) keep the limiter
+ * with the fewest remaining. Returns the pairs to set; `current(name)` reads the response (names
+ * are matched case-insensitively). With `restyle`, a `RateLimit` or `RateLimit-Policy` field
+ * already written in the other syntax gets this limiter's entry in that syntax, so no field
+ * mixes the two and no limiter's entry is lost.
  *
  * @example
  * for (const [name, value] of mergeHeaders(pairs, (n) => res.getHeader(n))) res.setHeader(name, value)
@@ -76,6 +84,7 @@ export function mergeHeaders(
   incoming: readonly HeaderPair[],
   current: (name: string) => HeaderValue,
   restyle?: Restyle,
+  place: MemberPlace = 'after',
 ): HeaderPair[] {
   const pairs = restyle === undefined ? incoming : inStyleFound(incoming, current, restyle)
   const merged = new Map<string, HeaderPair>()
@@ -102,7 +111,8 @@ export function mergeHeaders(
         (lower === 'ratelimit-policy' || before.startsWith('"'))
       ) {
         const members = before.split(/\s*,\s*/)
-        next = members.includes(value) ? before : `${before}, ${value}`
+        if (members.includes(value)) next = before
+        else next = place === 'after' ? `${before}, ${value}` : `${value}, ${before}`
       }
     } else if (lower === 'retry-after') {
       const seconds = Number(before)

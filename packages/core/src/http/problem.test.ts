@@ -38,4 +38,34 @@ describe('problemBody', () => {
       'violated-policies': ['login'],
     })
   })
+
+  it('writes the same bytes as JSON.stringify, for each status and an escaped name', () => {
+    const policy = headerPolicy('a "quoted"\\name', 1, 1000)
+    for (const [status, retryAfterMs] of [
+      [429, 1000],
+      [503, 2500],
+      [429, 3000],
+    ] as const) {
+      const decision = {
+        allowed: false,
+        limit: 1,
+        remaining: 0,
+        resetMs: 1000,
+        retryAfterMs,
+        delayMs: 0,
+        source: 'store' as const,
+        policies: [],
+      }
+      const seconds = Math.ceil(retryAfterMs / 1000)
+      expect(problemBody(status, policy, decision).body).toBe(
+        JSON.stringify({
+          type: QUOTA_EXCEEDED_TYPE,
+          title: 'Request quota exceeded',
+          status,
+          detail: `The limit is 1 request per 1 second. Retry in ${seconds} second${seconds === 1 ? '' : 's'}.`,
+          'violated-policies': [policy.name],
+        }),
+      )
+    }
+  })
 })

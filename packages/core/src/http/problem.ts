@@ -75,15 +75,55 @@ function violatedOf(policy: HeaderPolicy, decision: Decision): readonly HeaderPo
  */
 export function problemBody(status: number, policy: HeaderPolicy, decision: Decision): LimitedBody {
   const seconds = retryAfterSeconds(decision)
+  const retry = `Retry in ${seconds} second${seconds === 1 ? '' : 's'}.`
+  if (policy.members === undefined) {
+    // one policy: all but the seconds are the same for every refusal, serialized once
+    const frame = problemFrame(status, policy)
+    // a flood of refusals mostly says the same seconds: the last body is kept
+    if (frame.seconds !== seconds) {
+      frame.seconds = seconds
+      frame.body = `${frame.head}${JSON.stringify(`${summary(policy)} ${retry}`)}${frame.tail}`
+    }
+    return { contentType: PROBLEM_JSON, body: frame.body }
+  }
   const violated = violatedOf(policy, decision)
   const problem = {
-    type: QUOTA_EXCEEDED_TYPE,
-    title: 'Request quota exceeded',
-    status,
-    detail: `${policy.members === undefined ? summary(policy) : violated.map(named).join(' ')} Retry in ${seconds} second${seconds === 1 ? '' : 's'}.`,
+    ...problemHead(status),
+    detail: `${violated.map(named).join(' ')} ${retry}`,
     'violated-policies': violated.map((p) => p.name),
   }
   return { contentType: PROBLEM_JSON, body: JSON.stringify(problem) }
+}
+
+const problemHead = (status: number) => ({
+  type: QUOTA_EXCEEDED_TYPE,
+  title: 'Request quota exceeded',
+  status,
+})
+
+// The JSON of a one-policy problem around its `detail` string (what JSON.stringify writes before
+// and after it), per policy and status, with the last body written.
+interface Frame {
+  readonly status: number
+  readonly head: string
+  readonly tail: string
+  seconds: number
+  body: string
+}
+const frames = new WeakMap<HeaderPolicy, Frame>()
+
+function problemFrame(status: number, policy: HeaderPolicy): Frame {
+  const known = frames.get(policy)
+  if (known !== undefined && known.status === status) return known
+  const frame: Frame = {
+    status,
+    head: `${JSON.stringify(problemHead(status)).slice(0, -1)},"detail":`,
+    tail: `,"violated-policies":${JSON.stringify([policy.name])}}`,
+    seconds: -1,
+    body: '',
+  }
+  frames.set(policy, frame)
+  return frame
 }
 
 /**

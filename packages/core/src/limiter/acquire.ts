@@ -1,11 +1,11 @@
 // Waiting for a slot (limiter.acquire and limiter.run), for outbound calls and jobs.
-
 import { MAX_TIMER_MS, parseDuration } from '../common/duration.js'
 import { LimiterError, LimiterRangeError, LimiterTypeError } from '../common/errors.js'
 import { own } from '../common/option-names.js'
 import type { Decision } from '../decision/decision.js'
 import { refusedByConcurrency } from '../policies/limits.js'
-import type { AcquireOptions, Limiter } from './types.js'
+import { PRIORITY_RANKS, type Priority, priorityRank } from '../shed/priority.js'
+import type { AcquireOptions, ConsumeOptions, Limiter } from './types.js'
 import { type Wake, Wakers } from './wakers.js'
 
 export { Wakers }
@@ -14,6 +14,10 @@ interface Parsed {
   readonly cost: number
   readonly maxWaitMs: number
   readonly signal: AbortSignal | undefined
+  /** `{ priority }` for consume, when one is given. */
+  readonly consume: ConsumeOptions | undefined
+  /** The priority's rank (normal when none is given). */
+  readonly rank: number
 }
 
 /** What a limiter's acquire waits by: its wait allowance, and the default `maxWait`. */
@@ -39,17 +43,26 @@ export function parseWait(value: unknown, option: string): number {
 }
 
 function parse(options: AcquireOptions | undefined, maxWaitMs: number): Parsed {
-  if (options === undefined) return { cost: 1, maxWaitMs, signal: undefined }
+  const normal = PRIORITY_RANKS.normal
+  if (options === undefined)
+    return { cost: 1, maxWaitMs, signal: undefined, consume: undefined, rank: normal }
   if (options === null || typeof options !== 'object')
-    throw new LimiterTypeError('options', options, 'an object { cost?, maxWait?, signal? }')
+    throw new LimiterTypeError(
+      'options',
+      options,
+      'an object { cost?, maxWait?, signal?, priority? }',
+    )
   const maxWait = own(options, 'maxWait')
   const signal = own(options, 'signal')
   if (signal !== undefined && !(signal instanceof AbortSignal))
     throw new LimiterTypeError('signal', signal, 'an AbortSignal')
+  const priority = own(options, 'priority') as Priority | undefined
   return {
     cost: (own(options, 'cost') ?? 1) as number,
     maxWaitMs: maxWait === undefined ? maxWaitMs : parseWait(maxWait, 'maxWait'),
     signal,
+    consume: priority === undefined ? undefined : { priority },
+    rank: priorityRank(priority),
   }
 }
 
@@ -184,16 +197,18 @@ export async function acquire(
   options: AcquireOptions | undefined,
   shadow = false,
 ): Promise<Decision> {
-  const { cost, maxWaitMs, signal } = parse(options, waiting.maxWaitMs)
+  const { cost, maxWaitMs, signal, consume, rank } = parse(options, waiting.maxWaitMs)
   signal?.throwIfAborted()
   // a shadow limiter observes: its decision is made and counted, and the caller goes at once
-  if (shadow) return limiter.consume(key, cost)
+  if (shadow) return limiter.consume(key, cost, consume)
   const deadline = performance.now() + maxWaitMs
   const seq = wakers.arrive()
   const inLine = (wake: Wake) => wakers.add(key, seq, wake)
   // callers already wait for this key's slots, or ask for all of them: queue behind them
-  // rather than ask out of turn
-  const queue = maxWaitMs > 0 && wakers.busy(key, slotsOf(limiter))
+  // rather than ask out of turn; with a fleet reserve, a caller above normal asks at once
+  // (those waiting may be held back by the reserve, not by a lack of slots for it)
+  const passes = rank < PRIORITY_RANKS.normal && hasReserve(limiter)
+  const queue = maxWaitMs > 0 && !passes && wakers.busy(key, slotsOf(limiter))
   let woken: Woken = queue ? await pause(maxWaitMs, signal, inLine) : 'timer'
   let firstAsk = queue ? undefined : wakers.firstAsk(key)
   for (;;) {
@@ -201,7 +216,7 @@ export async function acquire(
     // whole ms as delayMs is
     const askedAt = performance.now()
     const heard = (decision: Decision | undefined) => tell(wakers, key, woken, decision)
-    const decision = await ask(limiter, key, cost, firstAsk).catch((error: unknown) => {
+    const decision = await ask(limiter, key, cost, firstAsk, consume).catch((error: unknown) => {
       heard(undefined)
       throw error
     })
@@ -233,8 +248,14 @@ export async function acquire(
 }
 
 // Asks the store; a caller's first ask counts (Wakers.busy) until it hears back.
-function ask(limiter: Limiter, key: string, cost: number, firstAsk?: () => void) {
-  const asking = limiter.consume(key, cost)
+function ask(
+  limiter: Limiter,
+  key: string,
+  cost: number,
+  firstAsk: (() => void) | undefined,
+  options: ConsumeOptions | undefined,
+) {
+  const asking = limiter.consume(key, cost, options)
   if (firstAsk !== undefined) void asking.then(firstAsk, firstAsk)
   return asking
 }
@@ -244,6 +265,11 @@ function tell(wakers: Wakers, key: string, woken: Woken, decision: Decision | un
   if (woken === 'timer') return
   const admitted = decision?.allowed === true
   wakers.asked(key, admitted, woken === 'poll', admitted ? (decision?.remaining ?? 0) : 0)
+}
+
+// Whether a concurrency policy of the limiter keeps a fleet reserve.
+function hasReserve(limiter: Limiter): boolean {
+  return limiter.policies.some((p) => p.reserve !== undefined)
 }
 
 // The slots of the limiter's concurrency policies (the fewest; none: Infinity).

@@ -193,7 +193,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
     mode: settings.mode,
     consume: (key, cost = 1, options = undefined) =>
       settled(() => decide(key, cost, rankOf(options))),
-    peek: (key) => limiter.consume(key, 0),
+    peek: (key, options) => limiter.consume(key, 0, options),
     reset: (key) =>
       settled(() => {
         checkKey(key)

@@ -42,8 +42,11 @@ export interface Limiter {
    * `'normal'`), which a concurrency policy's `reserve` admits only below its class's ceiling.
    */
   consume(key: string, cost?: number, options?: ConsumeOptions): Promise<Decision>
-  /** The decision a cost-1 request would get now; changes nothing. */
-  peek(key: string): Promise<Decision>
+  /**
+   * The decision a cost-1 request would get now; changes nothing. `options.priority`: the class
+   * asking (a fleet reserve's ceiling depends on it; default `'normal'`).
+   */
+  peek(key: string, options?: ConsumeOptions): Promise<Decision>
   /** Forgets `key` in every policy: it is back to full capacity, and any `block` is lifted. */
   reset(key: string): Promise<void>
   /**
@@ -119,6 +122,12 @@ export interface AcquireOptions {
   readonly maxWait?: Duration | undefined
   /** Stops waiting: the promise rejects with the signal's reason. */
   readonly signal?: AbortSignal | undefined
+  /**
+   * The call's priority class, as `consume` takes it (default `'normal'`): a concurrency
+   * policy's `reserve` admits it only below its class's ceiling. With a reserve, a caller above
+   * normal asks at once instead of queueing behind those already waiting for the key.
+   */
+  readonly priority?: Priority | undefined
 }
 
 /** Whether a limiter's refusals are enforced, or only observed (`'shadow'`). */

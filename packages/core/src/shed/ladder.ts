@@ -1,22 +1,48 @@
-// The ramp: which priority classes a shedder refuses. Pure state, stepped once per interval.
+// The ramp: how much of each priority class a shedder refuses. Pure state, stepped once per
+// interval.
+
+/** What the signals said over one interval. */
+export type Pressure =
+  /** a signal is over its threshold */
+  | 'over'
+  /** a signal is over twice its threshold (ELU cannot be): the rise takes a whole class */
+  | 'far'
+  /** none over, but one is in the recovery band just under its threshold: hold */
+  | 'band'
+  /** every signal is under the recovery band */
+  | 'under'
 
 /**
- * Sheds the lowest class still admitted for each interval a signal is over, and admits the
- * highest class shed again only after `recovery` intervals in a row with every signal under:
- * one class per quiet period, so a signal hovering at its threshold never readmits a class.
+ * The shed level counts in `units`, `steps` per class, from the least important class up: with
+ * `steps` 4, 6 units shed all of the lowest class and half of the next. The first interval over
+ * sheds one unit; each further rise needs two intervals over in a row (the first may be the
+ * backlog of what was just shed still draining), and is twice the last while the signal stays
+ * over, never past the next class's boundary in one rise; a signal over twice its threshold
+ * (a queue that grows) takes the rest of the class at once. It goes down one unit only after
+ * `recovery` intervals in a row under the recovery band; an interval in the band holds it. So a
+ * signal hovering at its threshold neither sheds more (ratchets) nor flaps a class in and out.
  * Rank 0 (critical) is never shed.
  */
 export class Ladder {
-  /** Requests of this rank or lower (numerically higher) are shed; Infinity sheds none. */
-  cutoff = Number.POSITIVE_INFINITY
-  /** Intervals in a row with every signal under, since the last change or the last over. */
+  /** Shed units, `steps` per class. */
+  units = 0
+  /** Intervals in a row under the recovery band, since the last change. */
   quiet = 0
+  /** A closed ladder sheds nothing. */
+  closed = false
   readonly #recovery: number
+  readonly #steps: number
+  // intervals over in a row since the last rise, and the next rise's size in units
+  #overs = 0
+  #stride = 1
   // every rank seen (the named classes from the start), ascending
   #ranks: number[] = [1, 2, 3]
+  // per rank, the share of a request owed to shedding: partly shed classes shed every n-th
+  readonly #owed = new Map<number, number>()
 
-  constructor(recovery: number) {
+  constructor(recovery: number, steps = 1) {
     this.#recovery = recovery
+    this.#steps = steps
   }
 
   /** Learns a rank a request asked with, so the ramp steps through it. */
@@ -26,36 +52,66 @@ export class Ladder {
     this.#ranks.sort((a, b) => a - b)
   }
 
-  /** One interval passed, with a signal over (`true`) or all under. Returns whether it changed. */
-  step(over: boolean): boolean {
-    if (over) {
-      this.quiet = 0
-      let next = -1
-      for (const r of this.#ranks) if (r < this.cutoff) next = r
-      if (next === -1) return false
-      this.cutoff = next
-      return true
-    }
-    if (this.cutoff === Number.POSITIVE_INFINITY) return false
-    if (++this.quiet < this.#recovery) return false
+  /** One interval passed. Returns whether the level rose (`'up'`), fell (`'down'`) or not. */
+  step(pressure: Pressure): 'up' | 'down' | undefined {
+    if (this.closed) return undefined
+    if (pressure !== 'under') this.quiet = 0
+    if (pressure === 'over' || pressure === 'far') return this.#rise(pressure === 'far')
+    this.#overs = 0
+    this.#stride = 1
+    if (pressure === 'band' || this.units === 0) return undefined
+    if (++this.quiet < this.#recovery) return undefined
     this.quiet = 0
-    this.cutoff = this.#ranks.find((r) => r > this.cutoff) ?? Number.POSITIVE_INFINITY
-    return true
+    this.units--
+    return 'down'
   }
 
-  /** `rank` is shed now. */
+  #rise(far: boolean): 'up' | undefined {
+    const max = this.#ranks.length * this.#steps
+    // the first rise at once; each further one after two intervals over in a row
+    if (++this.#overs < (this.units === 0 ? 1 : 2) || this.units >= max) return undefined
+    this.#overs = 0
+    const boundary = (Math.floor(this.units / this.#steps) + 1) * this.#steps
+    this.units = far ? boundary : Math.min(this.units + this.#stride, boundary)
+    this.#stride *= 2
+    return 'up'
+  }
+
+  /** The share of `rank` shed now, 0 to 1. */
+  share(rank: number): number {
+    if (rank === 0 || this.closed) return 0
+    const fromBottom = this.#ranks.length - 1 - this.#ranks.indexOf(rank)
+    return Math.min(1, Math.max(0, this.units / this.#steps - fromBottom))
+  }
+
+  /** Whether to shed this request of `rank`: a partly shed class sheds evenly spread requests. */
   sheds(rank: number): boolean {
-    return rank !== 0 && rank >= this.cutoff
+    if (rank === 0 || this.closed) return false
+    const fromBottom = this.#ranks.length - 1 - this.#ranks.indexOf(rank)
+    // the class's shed units, in whole units so the spread is exact
+    const units = this.units - fromBottom * this.#steps
+    if (units >= this.#steps) return true
+    if (units <= 0) return false
+    const owed = (this.#owed.get(rank) ?? 0) + units
+    const shed = owed >= this.#steps
+    this.#owed.set(rank, shed ? owed - this.#steps : owed)
+    return shed
   }
 
-  /** Intervals until `rank` is admitted again if every signal stays under from now on. */
+  /** Intervals until `rank` is admitted in full if every signal stays under from now on. */
   intervalsUntilAdmitted(rank: number): number {
-    const classes = this.#ranks.filter((r) => r >= this.cutoff && r <= rank).length
-    return Math.max(1, classes * this.#recovery - this.quiet)
+    const fromBottom = this.#ranks.length - 1 - this.#ranks.indexOf(rank)
+    const units = this.units - fromBottom * this.#steps
+    return Math.max(1, units * this.#recovery - this.quiet)
   }
 
-  /** The ranks shed now, most important first. */
+  /** The ranks shed now (in full or in part), most important first. */
   shed(): number[] {
-    return this.#ranks.filter((r) => r >= this.cutoff)
+    return this.#ranks.filter((r) => this.share(r) > 0)
+  }
+
+  /** Classes shed, counted from the least important: 1.5 is all of one and half the next. */
+  level(): number {
+    return this.closed ? 0 : this.units / this.#steps
   }
 }

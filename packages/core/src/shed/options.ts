@@ -46,6 +46,31 @@ export function overOf(limits: Limits, r: ShedReading): ShedSignal | undefined {
   return undefined
 }
 
+/** Whether a signal other than ELU (a share, at most 1) is over twice its threshold. */
+export function farOver(limits: Limits, r: ShedReading): boolean {
+  return (
+    (limits.delay !== undefined && r.delayMs > 2 * limits.delay) ||
+    (limits.inflight !== undefined && r.inflight > 2 * limits.inflight) ||
+    (limits.queue !== undefined && r.queueMs > 2 * limits.queue) ||
+    (limits.heap !== undefined && r.heapUsedBytes > 2 * limits.heap)
+  )
+}
+
+/**
+ * Whether any signal is in the recovery band: over `1 - band` times its threshold. Heap and
+ * in-flight scale the same way as the others.
+ */
+export function inBand(limits: Limits, r: ShedReading, band: number): boolean {
+  const k = 1 - band
+  return (
+    (limits.elu !== undefined && r.elu > limits.elu * k) ||
+    (limits.delay !== undefined && r.delayMs > limits.delay * k) ||
+    (limits.inflight !== undefined && r.inflight > limits.inflight * k) ||
+    (limits.queue !== undefined && r.queueMs > limits.queue * k) ||
+    (limits.heap !== undefined && r.heapUsedBytes > limits.heap * k)
+  )
+}
+
 /** Checks an option of `createShedder`. */
 export function checkMode(mode: unknown): 'enforce' | 'shadow' {
   if (mode === undefined || mode === 'enforce' || mode === 'shadow') return mode ?? 'enforce'

@@ -12,7 +12,7 @@ import { publishShed } from './events.js'
 import { hooksOf, SHED_HOOKS } from './hooks.js'
 import { Ladder } from './ladder.js'
 import { numberIn } from './number-option.js'
-import { checkMode, checkName, type Limits, limitsOf, overOf } from './options.js'
+import { checkMode, checkName, farOver, inBand, type Limits, limitsOf, overOf } from './options.js'
 import { type Priority, priorityName, priorityRank } from './priority.js'
 import { processSignals, type ShedSignal, type SignalSource } from './signals.js'
 import type {
@@ -49,6 +49,7 @@ class ProcessShedder implements Shedder {
   readonly #intervalMs: number
   readonly #limits: Limits
   readonly #ladder: Ladder
+  readonly #band: number
   readonly #adaptive: AdaptiveLimit | undefined
   readonly #now: () => number
   readonly #source: SignalSource
@@ -67,7 +68,11 @@ class ProcessShedder implements Shedder {
     this.#name = checkName(options.name)
     this.#mode = checkMode(options.mode)
     this.#intervalMs = parseDuration(options.interval ?? 1000, 'interval', MAX_TIMER_MS)
-    this.#ladder = new Ladder(numberIn(options.recovery, 'recovery', 5, 1, 1_000_000, true))
+    this.#ladder = new Ladder(
+      numberIn(options.recovery, 'recovery', 5, 1, 1_000_000, true),
+      numberIn(options.steps, 'steps', 1, 1, 100, true),
+    )
+    this.#band = numberIn(options.recoveryBand, 'recoveryBand', 0.1, 0, 0.99)
     this.#limits = limitsOf(options.thresholds)
     const hooks = hooksOf(options)
     const adaptive = checkAdaptive(options.adaptive)
@@ -101,10 +106,18 @@ class ProcessShedder implements Shedder {
     }
     this.#doneMaxMs = 0
     this.#reading = reading
-    this.#over = overOf(this.#limits, reading)
-    const before = this.#ladder.cutoff
-    this.#ladder.step(this.#over !== undefined)
-    if (this.#over !== undefined && this.#ladder.cutoff !== before) this.#cause = this.#over
+    const over = overOf(this.#limits, reading)
+    this.#over = over
+    const limits = this.#limits
+    const pressure =
+      over === undefined
+        ? inBand(limits, reading, this.#band)
+          ? 'band'
+          : 'under'
+        : farOver(limits, reading)
+          ? 'far'
+          : 'over'
+    if (this.#ladder.step(pressure) === 'up' && over !== undefined) this.#cause = over
   }
 
   admit(priority?: Priority): ShedAdmitted | ShedRefused {
@@ -164,6 +177,7 @@ class ProcessShedder implements Shedder {
       name: this.#name,
       mode: this.#mode,
       shedding: this.#ladder.shed().map(priorityName),
+      level: this.#ladder.level(),
       over: this.#over ?? null,
       reading: this.#reading,
       quietIntervals: this.#ladder.quiet,
@@ -178,16 +192,18 @@ class ProcessShedder implements Shedder {
     this.#closed = true
     if (this.#timer !== undefined) clearInterval(this.#timer)
     this.#source.close()
-    this.#ladder.cutoff = Number.POSITIVE_INFINITY
+    this.#ladder.closed = true
   }
 }
 
 /**
  * A process shedder: once per `interval` it reads event-loop utilization and p99 delay over
  * that interval (and, when given thresholds, in-flight requests, the longest a request has been
- * in the process, and heap in use). For each interval a signal is over, it sheds the least
- * important class still admitted, one class per interval; a shed class comes back only after
- * `recovery` intervals in a row with every signal under, one class per quiet period.
+ * in the process, and heap in use). After two intervals in a row with a signal over, it sheds
+ * the least important class still admitted (or, with `steps`, the next `1/steps` of it, then
+ * twice as much at each further rise while the signal stays over); shed requests come back
+ * only after `recovery` intervals in a row with every signal under its recovery band (a share
+ * `recoveryBand` under its threshold), one step per quiet period; in the band it holds.
  * `'critical'` is never shed. With `adaptive`, in-flight is also capped at a limit learned from
  * the round trips of what it admits (critical requests pass, and count).
  *

@@ -24,8 +24,23 @@ export interface ShedderOptions {
   readonly name?: string
   /** How often the signals are read, each over the interval just ended (default `'1s'`). */
   readonly interval?: Duration
-  /** Intervals in a row with every signal under before one shed class comes back (default 5). */
+  /**
+   * Intervals in a row with every signal under its recovery band before one step of shedding
+   * is undone (default 5).
+   */
   readonly recovery?: number
+  /**
+   * The steps each class is shed in, 1 to 100 (default 1: a class at a time). With 10, a rise
+   * sheds a tenth of the class (every tenth request), then two tenths more, four..., so a
+   * server with few classes keeps the share of a class it can serve.
+   */
+  readonly steps?: number
+  /**
+   * How far under its threshold a signal must fall, as a share of it, for an interval to count
+   * as quiet (default 0.1: under 0.81 for an `elu` threshold of 0.9). In between, the shedding
+   * holds: neither more nor less.
+   */
+  readonly recoveryBand?: number
   readonly thresholds?: ShedThresholds
   /** `'shadow'` counts and publishes what it would shed, and admits it (default `'enforce'`). */
   readonly mode?: 'enforce' | 'shadow'
@@ -60,13 +75,15 @@ export interface ShedReading extends ProcessReading {
 export interface ShedderState {
   readonly name: string
   readonly mode: 'enforce' | 'shadow'
-  /** The classes refused now, most important first. */
+  /** The classes refused now, in full or in part, most important first. */
   readonly shedding: readonly Priority[]
+  /** How many classes are shed, from the least important: 1.5 is all of one and half the next. */
+  readonly level: number
   /** The signal over at the last interval, or `null`. */
   readonly over: ShedSignal | null
   /** The last interval's reading (undefined before the first interval ends). */
   readonly reading: ShedReading | undefined
-  /** Intervals in a row with every signal under. */
+  /** Intervals in a row with every signal under its recovery band. */
   readonly quietIntervals: number
   readonly inflight: number
   /** Requests refused since the start (in shadow mode: that would have been). */

@@ -10,8 +10,9 @@ import { ownOptions } from '../common/option-names.js'
 import type { PolicySet } from '../policies/limits.js'
 import type { Policy } from '../policies/policy.js'
 import { boundedKey } from './bounded-key.js'
-import { reservedLease } from './leases.js'
 import { blockedDecision, MemoryBlocks } from './memory-blocks.js'
+import { packedNamespace } from './packed-set.js'
+import { decideSet, leaseFor } from './set-decision.js'
 import { DECIDES_SETS, type Store, type StoreCall, type StoreDecision } from './store.js'
 
 /**
@@ -221,11 +222,9 @@ export class MemoryStore implements Store {
     const { policies } = set
     // a limiter's block is held under its first policy's namespace
     const blocks = set.namespaces[0] as string
-    const now = (at: number | undefined): number => {
-      const t = at ?? nowMs()
-      if (t > this.#latestMs) this.#latestMs = t
-      return t
-    }
+    const now = this.#clock
+    const packed = packedNamespace(set)
+    if (packed !== undefined) return this.#bindPacked(set, this.#space(packed), spaces, now)
     return {
       consume: (key, cost, at, rank) =>
         this.#checkAll(spaces, policies, boundedKey(key), cost, now(at), blocks, rank),
@@ -261,10 +260,61 @@ export class MemoryStore implements Store {
     }
   }
 
-  // Several policies, all or nothing (the twin of lua/lib/limits.lua): each policy's check
-  // writes nothing; if every policy admits, each writes its new state (policies that reserve a
-  // later slot all reserve at the longest of their waits); if any refuses, none counts, and a
-  // policy that would have admitted reports what it holds now (a peek).
+  // The time of a call (`at`, or the store's clock), which sweeping follows.
+  readonly #clock = (at: number | undefined): number => {
+    const t = at ?? nowMs()
+    if (t > this.#latestMs) this.#latestMs = t
+    return t
+  }
+
+  // BIND_SET for a set whose states share one key (see packedNamespace): the twin of
+  // lua/lib/packed-limits.lua. Its policies hold no leases: a release does nothing.
+  #bindPacked(
+    set: PolicySet,
+    space: Map<string, Entry>,
+    spaces: readonly Map<string, Entry>[],
+    now: (at: number | undefined) => number,
+  ): BoundSet {
+    const { policies } = set
+    // its block is held beside its one key, under the same namespace
+    const blocks = packedNamespace(set) as string
+    const adjust = (key: string, cost: number, t: number, penalty: boolean): void => {
+      const entry = space.get(key)
+      if (entry === undefined && !penalty) return
+      const held = packedOf(entry, policies.length)
+      const states = liveStates(held, t)
+      policies.forEach((policy, i) => {
+        const twin = TWINS[policy.algorithm]
+        const o = penalty
+          ? (twin.penalize?.(states[i], t, policy, cost) ?? { state: null, ttlMs: 0 })
+          : twin.refund(states[i], t, policy, cost)
+        held.states[i] = o.state ?? undefined
+        held.endsMs[i] = o.state === null ? 0 : t + o.ttlMs
+      })
+      this.#writePacked(space, key, entry, held, t)
+    }
+    return {
+      consume: (key, cost, at) =>
+        this.#checkPacked(space, policies, boundedKey(key), cost, now(at), blocks),
+      penalize: (key, cost, at) => {
+        const t = now(at)
+        const held = boundedKey(key)
+        adjust(held, cost, t, true)
+        return this.#checkPacked(space, policies, held, 0, t, blocks)
+      },
+      refund: (key, cost, _tickets, at) => adjust(boundedKey(key), cost, now(at), false),
+      release: () => undefined,
+      reset: (key) => {
+        const held = boundedKey(key)
+        this.#delete(space, held)
+        for (const s of spaces) this.#delete(s, held)
+        this.#blocks.delete(blocks, held)
+        this.#blocks.delete(set.namespaces[0] as string, held)
+      },
+    }
+  }
+
+  // Several policies, all or nothing (the twin of lua/lib/limits.lua), each in its own space.
   #checkAll(
     spaces: readonly Map<string, Entry>[],
     policies: PolicySet['policies'],
@@ -274,46 +324,66 @@ export class MemoryStore implements Store {
     blocks: string,
     rank?: number,
   ): StoreDecision[] {
-    // a blocked key counts nothing: every policy peeks, and refuses until the block ends
-    const leftMs = this.#blocks.left(blocks, key, now)
-    const cost = leftMs > 0 ? 0 : given
     const n = policies.length
     const entries: Array<Entry | undefined> = new Array(n)
     const states: unknown[] = new Array(n)
-    const outcomes: Outcome<unknown>[] = new Array(n)
-    let all = true
-    let holdMs = 0
     for (let i = 0; i < n; i++) {
-      const policy = policies[i] as PolicySet['policies'][number]
       const entry = (spaces[i] as Map<string, Entry>).get(key)
-      const state = entry !== undefined && entry.expiresAtMs > now ? entry.state : undefined
-      const outcome = TWINS[policy.algorithm].check(
-        state,
-        now,
-        policy,
-        cost,
-        undefined,
-        leftMs > 0 ? undefined : leaseFor(policy, cost, rank),
-      )
       entries[i] = entry
-      states[i] = state
-      outcomes[i] = outcome
-      if (!outcome.allowed) all = false
-      else if ((outcome.delayMs ?? 0) > holdMs) holdMs = outcome.delayMs as number
+      states[i] = entry !== undefined && entry.expiresAtMs > now ? entry.state : undefined
     }
-    return outcomes.map((outcome, i) => {
-      const policy = policies[i] as PolicySet['policies'][number]
-      const twin = TWINS[policy.algorithm]
-      let o = outcome
-      if (!all && outcome.allowed) o = twin.check(states[i], now, policy, 0)
-      else if (all && cost > 0 && outcome.delayMs !== undefined && outcome.delayMs < holdMs)
-        o = twin.check(states[i], now, policy, cost, undefined, undefined, holdMs)
+    const leftMs = this.#blocks.left(blocks, key, now)
+    const { decisions, outcomes } = decideSet(policies, states, given, now, leftMs, rank)
+    for (let i = 0; i < n; i++) {
+      const o = outcomes[i] as Outcome<unknown>
       if (o.state !== undefined)
         this.#write(spaces[i] as Map<string, Entry>, key, entries[i], o.state, now + o.ttlMs)
-      if (leftMs > 0) return blockedDecision(o, leftMs)
-      if (o === outcome || all) return o
-      return { allowed: true, remaining: o.remaining, resetMs: o.resetMs, retryAfterMs: 0 }
+    }
+    return decisions
+  }
+
+  // The same, for a set whose states share one key (the twin of lua/lib/packed-limits.lua).
+  #checkPacked(
+    space: Map<string, Entry>,
+    policies: PolicySet['policies'],
+    key: string,
+    given: number,
+    now: number,
+    blocks: string,
+  ): StoreDecision[] {
+    const entry = space.get(key)
+    const held = packedOf(entry, policies.length)
+    const leftMs = this.#blocks.left(blocks, key, now)
+    const { decisions, outcomes } = decideSet(
+      policies,
+      liveStates(held, now),
+      given,
+      now,
+      leftMs,
+      undefined,
+    )
+    let changed = false
+    outcomes.forEach((o, i) => {
+      if (o.state === undefined) return
+      held.states[i] = o.state
+      held.endsMs[i] = now + o.ttlMs
+      changed = true
     })
+    if (changed) this.#writePacked(space, key, entry, held, now)
+    return decisions
+  }
+
+  // Writes a packed set's states: the key lives until its last policy is empty again.
+  #writePacked(
+    space: Map<string, Entry>,
+    key: string,
+    entry: Entry | undefined,
+    held: PackedState,
+    now: number,
+  ): void {
+    const endsMs = Math.max(...held.endsMs)
+    if (endsMs > now) this.#write(space, key, entry, held, endsMs)
+    else this.#delete(space, key)
   }
 
   // One consume: the key's live state through its twin, and the new state written back.
@@ -388,9 +458,11 @@ export class MemoryStore implements Store {
   block(call: Omit<StoreCall, 'cost'>, durationMs: number): Promise<number> {
     const now = this.#now(call as StoreCall)
     const key = boundedKey(call.key)
+    // a set whose states share one key holds its block beside it
+    const namespace = (call.set && packedNamespace(call.set)) ?? call.namespace
     // a block is a key a client may choose (`login:${email}`): it counts towards maxKeys
-    if (!this.#blocks.has(call.namespace, key) && this.size >= this.#maxKeys) this.#makeRoom()
-    const endMs = this.#blocks.add(call.namespace, key, now + durationMs)
+    if (!this.#blocks.has(namespace, key) && this.size >= this.#maxKeys) this.#makeRoom()
+    const endMs = this.#blocks.add(namespace, key, now + durationMs)
     return Promise.resolve(endMs - now)
   }
 
@@ -435,6 +507,10 @@ export class MemoryStore implements Store {
   }
 
   reset(call: Omit<StoreCall, 'cost'>): Promise<void> {
+    if (call.set !== undefined && call.set.policies.length > 1) {
+      this[BIND_SET](call.set).reset(call.key)
+      return Promise.resolve()
+    }
     const space = this.#spaces.get(call.namespace)
     const key = boundedKey(call.key)
     if (space !== undefined) this.#delete(space, key)
@@ -563,10 +639,20 @@ export class MemoryStore implements Store {
   }
 }
 
-// A concurrency consume's new lease (none for a peek or another algorithm), behind its class's
-// ceiling under a fleet reserve (see reservedLease).
-function leaseFor(policy: Policy, cost: number, rank: number | undefined): string | undefined {
-  if (policy.algorithm !== 'concurrency') return undefined
-  const lease = reservedLease(policy, cost, rank)
-  return lease === '' ? undefined : lease
+// A packed set's state (see packedNamespace): each policy's state and when it is empty again.
+interface PackedState {
+  readonly states: unknown[]
+  readonly endsMs: number[]
+}
+
+// The packed state an entry holds (a fresh one when it holds none, or something else).
+function packedOf(entry: Entry | undefined, n: number): PackedState {
+  const held = entry?.state as PackedState | undefined
+  if (held !== undefined && held.endsMs?.length === n) return held
+  return { states: new Array(n).fill(undefined), endsMs: new Array(n).fill(0) }
+}
+
+// Each policy's state while it is live at `now`, else undefined.
+function liveStates(held: PackedState, now: number): unknown[] {
+  return held.states.map((state, i) => ((held.endsMs[i] as number) > now ? state : undefined))
 }

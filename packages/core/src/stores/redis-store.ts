@@ -8,6 +8,7 @@ import { type Algorithm, capacityArg, type Policy } from '../policies/policy.js'
 import { clusterSlot } from './cluster-slot.js'
 import { reservedLease } from './leases.js'
 import type { LuaScript } from './lua-script.js'
+import { packedNamespace } from './packed-set.js'
 import { errorCode, isNoScript, type RedisStoreClient, tooOld } from './redis-client.js'
 import { CLIENT_EXPECTED, driverOf, type RedisDriver } from './redis-drivers/index.js'
 import { baseKey, encodeTag } from './redis-keys.js'
@@ -86,9 +87,11 @@ class Batch {
       if (op === 'c' && call.policy.algorithm === 'concurrency')
         lease = reservedLease(call.policy, call.cost, call.rank)
     } else {
-      // one key per policy: the namespace of each, the same hash tag
       const tag = key.slice(call.namespace.length)
-      for (const namespace of set.namespaces) this.keys.push(`${namespace}${tag}`)
+      const packed = packedNamespace(set)
+      // the set's one key, or one key per policy: the namespace of each, the same hash tag
+      if (packed !== undefined) this.keys.push(`${packed}${tag}`)
+      else for (const namespace of set.namespaces) this.keys.push(`${namespace}${tag}`)
       if (op === 'c' && set.leases && (call.cost > 0 || set.reserve))
         lease = setLeases(set, call.cost, call.rank)
     }
@@ -180,14 +183,15 @@ export class RedisStore implements Store {
   }
 
   /**
-   * Blocks a key (see `Store.block`): one key beside its (first policy's) state key, same hash
-   * tag, expiring when the block ends by Redis time (lua/block.lua).
+   * Blocks a key (see `Store.block`): one key beside its (first policy's, or its set's one)
+   * state key, same hash tag, expiring when the block ends by Redis time (lua/block.lua).
    */
   async block(call: Omit<StoreCall, 'cost'>, durationMs: number): Promise<number> {
     const down = this.#driver.down(this.#cluster ? this.#slotOf(call.key) : -1)
     if (down !== undefined) throw this.#failure(`is unreachable (${down})`, undefined)
     this.#sendQueued()
-    const key = `${baseKey(call.namespace, this.#tagOf(call.key))}${BLOCK_SUFFIX}`
+    const packed = call.set === undefined ? undefined : packedNamespace(call.set)
+    const key = `${baseKey(packed ?? call.namespace, this.#tagOf(call.key))}${BLOCK_SUFFIX}`
     const test = call.nowMs !== undefined
     const args = [key, call.nowMs ?? '', test ? TEST_CLOCK_OFFSET_MS : 0, durationMs]
     const { sha1, source } = SCRIPTS.block
@@ -216,8 +220,14 @@ export class RedisStore implements Store {
     const namespaces = call.set?.namespaces ?? [call.namespace]
     // one DEL (the block too): a key's policies share its hash tag, so one Cluster slot
     const keys = namespaces.map((namespace) => baseKey(namespace, tag))
+    keys.push(`${keys[0]}${BLOCK_SUFFIX}`)
+    // a set whose states share one key: that key and its block (and any left by the layout of
+    // one key per policy, before it)
+    const packed = call.set === undefined ? undefined : packedNamespace(call.set)
+    if (packed !== undefined)
+      keys.push(baseKey(packed, tag), `${baseKey(packed, tag)}${BLOCK_SUFFIX}`)
     this.#sendQueued()
-    await this.#driver.del([...keys, `${keys[0]}${BLOCK_SUFFIX}`])
+    await this.#driver.del(keys)
   }
 
   // A reset or a block goes after the decisions this turn asked for before it (they wait in
@@ -235,7 +245,7 @@ export class RedisStore implements Store {
       return
     }
     const key = baseKey(call.namespace, this.#tagOf(call.key))
-    const script = call.set === undefined ? SCRIPT_OF[call.policy.algorithm] : SCRIPTS.limits
+    const script = scriptOf(call)
     // Clock-injected calls (tests) carry their own time, so they travel alone.
     if (this.#maxBatch === 1 || call.nowMs !== undefined) {
       const alone = new Batch()
@@ -298,11 +308,7 @@ export class RedisStore implements Store {
     this.#queue = new Map()
     // A batch that filled up has gone already: what is left is smaller than maxSize.
     for (const batch of queue.values()) {
-      const first = batch.calls[0] as StoreCall
-      this.#send(
-        first.set === undefined ? SCRIPT_OF[first.policy.algorithm] : SCRIPTS.limits,
-        batch,
-      )
+      this.#send(scriptOf(batch.calls[0] as StoreCall), batch)
     }
   }
 
@@ -341,6 +347,14 @@ export class RedisStore implements Store {
       this.#driver.eval(script.source, keys, args).then(deliver, fail)
     })
   }
+}
+
+// The script that decides a call: its algorithm's, `limits` for several policies, or
+// `packed-limits` for several whose states share one key.
+function scriptOf(call: StoreCall): LuaScript {
+  const { set } = call
+  if (set === undefined) return SCRIPT_OF[call.policy.algorithm]
+  return packedNamespace(set) === undefined ? SCRIPTS.limits : SCRIPTS['packed-limits']
 }
 
 // The batch group of a call: its policy's (or policies') numbers.

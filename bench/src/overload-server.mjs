@@ -1,0 +1,107 @@
+// Child process for the overload section: one server (a contender) with a CPU-bound or an
+// I/O-bound handler on a free port of 127.0.0.1. Argument: JSON { workload, contender, cpuMs,
+// ioMs, ioSlots }. Prints one JSON line {"port": n}, runs until SIGTERM, and then prints one
+// JSON line with what the server counted ({ shed, state }).
+//
+// - cpu: `GET /work` spins the CPU for `cpuMs` (a busy loop on performance.now()), then answers.
+// - io: `GET /work` waits for one of `ioSlots` slots of a simulated downstream (a FIFO queue
+//   in front of it, as a connection pool has) and holds it `ioMs` (a timer): the downstream
+//   serves at most ioSlots / ioMs requests per ms, whatever the process's CPU.
+// The header `x-priority: critical` marks a critical request; anything else is low.
+//
+// Contenders: `none` (Express, no protection), `under-pressure` (Fastify with
+// @fastify/under-pressure, fixed thresholds), `ours` (Express, createShedder with priorities).
+import { OURS_CPU, OURS_IO, UNDER_PRESSURE } from './overload-settings.mjs'
+
+const config = JSON.parse(process.argv[2])
+const { workload, contender, cpuMs, ioMs, ioSlots } = config
+
+function spin(ms) {
+  const end = performance.now() + ms
+  let x = 0
+  while (performance.now() < end) x++
+  return x
+}
+
+// The downstream: `ioSlots` slots, each held `ioMs`; the rest wait in FIFO order. A caller whose
+// client has gone (`gone()`) gives its turn up without holding a slot, as a pool drops a
+// cancelled waiter: without that, requests the generator abandoned would keep the downstream
+// busy after every contender had counted them done.
+let busy = 0
+const waiting = []
+function downstream(gone) {
+  return new Promise((resolve) => {
+    const run = () => {
+      if (gone()) {
+        waiting.shift()?.()
+        return resolve()
+      }
+      busy++
+      setTimeout(() => {
+        busy--
+        waiting.shift()?.()
+        resolve()
+      }, ioMs)
+    }
+    if (busy < ioSlots) run()
+    else waiting.push(run)
+  })
+}
+
+const critical = (headers) => headers['x-priority'] === 'critical'
+
+let shedder
+async function expressApp() {
+  const { default: createApp } = await import('express')
+  const app = createApp()
+  if (contender === 'ours') {
+    const { createShedder } = await import('@limiter/core/shed')
+    shedder = createShedder(workload === 'cpu' ? OURS_CPU : OURS_IO)
+    app.use((req, res, next) => {
+      const admission = shedder.admit(critical(req.headers) ? 'critical' : 'low')
+      if (!admission.admitted) {
+        res.set('Retry-After', String(Math.ceil(admission.retryAfterMs / 1000)))
+        res.status(503).send('overloaded')
+        return
+      }
+      res.on('close', admission.done)
+      next()
+    })
+  }
+  app.get('/work', async (req, res) => {
+    if (workload === 'cpu') spin(cpuMs)
+    else await downstream(() => req.socket.destroyed)
+    res.send('ok')
+  })
+  const server = app.listen(0, '127.0.0.1', () => listening(server.address().port))
+  server.keepAliveTimeout = 30_000
+}
+
+async function fastifyApp() {
+  const { default: Fastify } = await import('fastify')
+  const { default: underPressure } = await import('@fastify/under-pressure')
+  const app = Fastify({ logger: false, keepAliveTimeout: 30_000 })
+  await app.register(underPressure, UNDER_PRESSURE)
+  app.get('/work', async (request) => {
+    if (workload === 'cpu') spin(cpuMs)
+    else await downstream(() => request.raw.socket.destroyed)
+    return 'ok'
+  })
+  await app.listen({ port: 0, host: '127.0.0.1' })
+  listening(app.server.address().port)
+}
+
+function listening(port) {
+  process.stdout.write(`${JSON.stringify({ port })}\n`)
+}
+
+process.on('SIGTERM', () => {
+  const state = shedder?.state()
+  process.stdout.write(
+    `${JSON.stringify({ shed: state?.shed ?? null, adaptive: state?.adaptive?.limit ?? null })}\n`,
+  )
+  process.exit(0)
+})
+
+if (contender === 'under-pressure') await fastifyApp()
+else await expressApp()

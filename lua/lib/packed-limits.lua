@@ -1,0 +1,275 @@
+--[[
+lib/packed-limits.lua: the driver of the `packed-limits` script: the `limits` script's decisions
+(lib/limits.lua: all or nothing, n requests in order) for a set of 2 to 8 policies that are each
+GCRA that does not wait (or token-bucket, leaky-bucket) or fixed-window, with the whole set's
+state in ONE key: one GET and at most one SET per request, whatever the number of policies
+(the `limits` script reads and writes each policy's own key, 2 to 3 commands per policy).
+KEYS[i]       request i's packed state key (the set's namespace and the user key's hash tag);
+              its block is that name plus ':block' (lib/block.lua)
+ARGV[3..]     as lib/limits.lua: P, then each policy's module ('gc' or 'fw'), limit, window_ms
+              and capacity (burst), then per request its cost (a refund: minus its cost; a
+              penalty: 'p<cost>'; 'l', a release, does nothing: no lease here) and its tickets
+              ('': none of these policies has one), both left out when every request of the
+              batch is a consume of cost 1
+State: one string of 8-byte little-endian doubles (integers, exact below 2^53), each policy's in
+order: gcra's ms, frac, den (the TAT is ms + frac / den; it matters only while ms >= now, as
+gcra.lua's key would exist), fixed-window's count, end_ms (the window open while now < end_ms).
+The key expires when every policy is empty again (the latest of their ends); times in the value
+are Redis time. A value of another length (or type) reads as empty.
+Reply: as lib/limits.lua (none of these policies adds a fifth value).
+]]
+local policies = tonumber(ARGV[3])
+-- per policy: gcra or not, limit, window_ms, and gcra's tolerance (burst x T, in units of
+-- 1/limit ms); the value's layout: 8-byte doubles (exact for integers below 2^53), 3 per gcra
+-- policy and 2 per fixed-window one, read and written by the struct library (no text to parse)
+local is_gcra, limit, window_ms, tolerance = {}, {}, {}, {}
+local layout, width = { '<' }, 0
+for p = 1, policies do
+  local b = 3 + 4 * (p - 1)
+  local gc = ARGV[b + 1] == 'gc'
+  is_gcra[p] = gc
+  limit[p] = tonumber(ARGV[b + 2])
+  window_ms[p] = tonumber(ARGV[b + 3])
+  tolerance[p] = tonumber(ARGV[b + 4]) * window_ms[p]
+  if gc then
+    layout[#layout + 1] = 'ddd'
+    width = width + 24
+  else
+    layout[#layout + 1] = 'dd'
+    width = width + 16
+  end
+end
+layout = table.concat(layout)
+local pack, unpack_values = struct.pack, struct.unpack
+local base = 3 + 4 * policies
+local plain = #ARGV == base
+
+-- One request's state, per policy: `held` is gcra's TAT as units of 1/limit ms ahead of now (0:
+-- empty), fixed-window's count; `ends` the window's end (fixed-window); `after` what it would
+-- hold with the request counted, and `fits` whether that is within its limit. `stored` is the
+-- value as read (gcra policies are written back from it unchanged when the request counts
+-- nowhere), `stored_ends` when the key expires (-1: it holds no value of this layout), as the
+-- last write computed it.
+local held, ends, after, fits = {}, {}, {}, {}
+local stored, stored_ends = false, -1
+
+-- Policy p's `after` and `fits` for `need`; returns `fits`.
+local function check(p, need)
+  local next_held
+  if is_gcra[p] then
+    next_held = held[p] + need * window_ms[p]
+    fits[p] = next_held <= tolerance[p]
+  else
+    next_held = held[p] + need
+    fits[p] = next_held <= limit[p]
+  end
+  after[p] = next_held
+  return fits[p]
+end
+
+-- Reads the key into the tables above (a value of another length, or another type, reads as
+-- empty and is replaced by the next write), checking `need` (false: no check) under every
+-- policy. Returns whether every policy fits it, and whether any changed (a shortened window).
+local function read(key, need)
+  -- a missing key reads false; one of another type an error table, whose length is 0
+  local raw = redis.pcall('GET', key)
+  local valid = raw and #raw == width
+  local at = 1
+  local all, any = true, false
+  local last = 0
+  for p = 1, policies do
+    local l = limit[p]
+    if is_gcra[p] then
+      local ms, frac, den = 0, 0, l
+      if valid then ms, frac, den, at = unpack_values('<ddd', raw, at) end
+      if frac > 0 then
+        if ms + 1 > last then last = ms + 1 end
+      elseif ms > last then
+        last = ms
+      end
+      local ahead = 0
+      if ms >= now_ms and den > 0 then
+        if den ~= l then
+          -- a changed limit re-expresses the fraction, rounding the TAT later (as gcra.lua)
+          frac = ceil(frac * l / den)
+          if frac >= l then
+            ms = ms + 1
+            frac = frac - l
+          end
+        end
+        ahead = (ms - now_ms) * l + frac
+      end
+      held[p] = ahead
+    else
+      local count, end_ms = 0, 0
+      if valid then count, end_ms, at = unpack_values('<dd', raw, at) end
+      -- a window shortened by a policy change ends no later than the new length from now (the
+      -- first request that sees the change stores that end: fixed-window.lua)
+      local e = now_ms + window_ms[p]
+      if end_ms < e then e = end_ms end
+      if count > 0 and end_ms > last then last = end_ms end
+      if count > 0 and now_ms < e then
+        held[p], ends[p] = count, e
+        if e ~= end_ms then any = true end
+      else
+        held[p], ends[p] = 0, now_ms + window_ms[p]
+      end
+    end
+    if need then
+      -- what the policy would hold with `need` counted, and whether that fits
+      local next_held, fit
+      if is_gcra[p] then
+        next_held = held[p] + need * window_ms[p]
+        fit = next_held <= tolerance[p]
+      else
+        next_held = held[p] + need
+        fit = next_held <= l
+      end
+      after[p], fits[p] = next_held, fit
+      if not fit then all = false end
+    end
+  end
+  stored, stored_ends = valid and raw, valid and last or -1
+  return all, any
+end
+
+-- Writes the tables back (gcra policies as held when `all`, else as read): the key expires
+-- when the last policy is empty; an expiry that stays the same is kept (KEEPTTL: no expiry to
+-- format or to set, as when a long fixed window outlasts the others).
+local fields = {}
+local function write(key, all)
+  local n, ends_ms = 0, 0
+  for p = 1, policies do
+    local l = limit[p]
+    if is_gcra[p] then
+      local ms, frac, den = 0, 0, l
+      if not all then
+        if stored then ms, frac, den = unpack_values('<ddd', stored, 8 * n + 1) end
+      else
+        local ahead = held[p]
+        if ahead > 0 then
+          frac = ahead % l
+          ms = now_ms + (ahead - frac) / l
+        end
+      end
+      fields[n + 1], fields[n + 2], fields[n + 3] = ms, frac, den
+      n = n + 3
+      if frac > 0 then ms = ms + 1 end
+      if ms > ends_ms then ends_ms = ms end
+    else
+      local count, end_ms = held[p], ends[p]
+      if count <= 0 then count, end_ms = 0, 0 end
+      fields[n + 1], fields[n + 2] = count, end_ms
+      n = n + 2
+      if end_ms > ends_ms then ends_ms = end_ms end
+    end
+  end
+  if ends_ms == stored_ends and ends_ms > now_ms then
+    redis.call('SET', key, pack(layout, unpack(fields, 1, n)), 'KEEPTTL')
+  elseif ends_ms > now_ms then
+    redis.call('SET', key, pack(layout, unpack(fields, 1, n)), 'PXAT', int(ends_ms + offset_ms))
+  else
+    redis.call('DEL', key)
+  end
+end
+
+-- A penalty (count `cost` past the limit) or a refund (give `cost` back), on every policy.
+local function adjust(cost, penalty)
+  for p = 1, policies do
+    if is_gcra[p] then
+      local w = window_ms[p]
+      if penalty then
+        -- at most one window past a full bucket, never earlier than the TAT already is
+        local most = tolerance[p] + limit[p] * w
+        local a = held[p] + cost * w
+        if a > most then a = max(held[p], most) end
+        held[p] = a
+      else
+        held[p] = max(0, held[p] - cost * w)
+      end
+    elseif penalty then
+      held[p] = held[p] + cost
+    else
+      held[p] = max(0, held[p] - cost)
+    end
+  end
+end
+
+-- Appends each policy's decision to the reply, counting the request in all of them when
+-- `counts` (every policy fits it, and it is no peek); `left_ms`: the key's block. Returns the
+-- reply's new length.
+local function decide(reply, n, counts, left_ms)
+  for p = 1, policies do
+    local now_held = held[p]
+    if counts then
+      now_held = after[p]
+      held[p] = now_held
+    end
+    local remaining, reset_ms, retry_ms = 0, 0, 0
+    if is_gcra[p] then
+      -- floor and ceil of quotients of integers >= 0, without a C call each
+      local l, w, room = limit[p], window_ms[p], tolerance[p] - now_held
+      if room > 0 then remaining = (room - room % w) / w end
+      reset_ms = now_held % l
+      if reset_ms > 0 then reset_ms = l - reset_ms end
+      reset_ms = (now_held + reset_ms) / l
+      if not fits[p] then retry_ms = ceil((after[p] - tolerance[p]) / l) end
+    else
+      remaining = limit[p] - now_held
+      if remaining < 0 then remaining = 0 end
+      local window_left_ms = ends[p] - now_ms
+      if now_held > 0 then reset_ms = window_left_ms end
+      if not fits[p] then retry_ms = window_left_ms end
+    end
+    if left_ms > 0 then
+      -- blocked: nothing counted, refused until the block ends (lib/block.lua)
+      n = n + 3
+      reply[n - 2], reply[n - 1], reply[n] = -1, max(reset_ms, left_ms), max(retry_ms, left_ms)
+    elseif fits[p] then
+      n = n + 2
+      reply[n - 1], reply[n] = remaining, reset_ms
+    else
+      n = n + 3
+      reply[n - 2], reply[n - 1], reply[n] = -1 - remaining, reset_ms, retry_ms
+    end
+  end
+  return n
+end
+
+local blocks = any_blocked(KEYS, 1)
+local reply = {}
+local n = 0
+for i = 1, #KEYS do
+  local key = KEYS[i]
+  local given = false
+  local cost = 1
+  if not plain then
+    given = ARGV[base + 2 * i - 1]
+    cost = tonumber(given)
+  end
+  local left_ms = 0
+  if blocks and given ~= 'l' and (not cost or cost >= 0) then left_ms = block_left(key) end
+  if cost and cost >= 0 then
+    -- a consume (0: a peek, and a blocked key's), all or nothing
+    if left_ms > 0 then cost = 0 end
+    local need = cost
+    if cost == 0 then need = 1 end
+    local all, any = read(key, need)
+    n = decide(reply, n, all and cost > 0, left_ms)
+    local counts = all and cost > 0
+    if counts or any then write(key, counts) end
+  elseif given ~= 'l' then
+    -- 'p<cost>': a penalty on every policy (counted past the limit), then a peek; or a refund
+    read(key, false)
+    if cost then
+      adjust(-cost, false)
+    else
+      adjust(tonumber(string.sub(given, 2)), true)
+      for p = 1, policies do check(p, 1) end
+      n = decide(reply, n, false, left_ms)
+    end
+    write(key, true)
+  end
+  -- 'l', a release: these policies hold no leases
+end
+return reply
