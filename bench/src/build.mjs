@@ -10,6 +10,8 @@ const ADAPTERS = [
   '@limiter/fastify',
   '@limiter/hono',
   '@limiter/nest',
+  // not an adapter: the events section attaches it (skipped when it is not built)
+  '@limiter/inspector',
 ]
 
 function turboBuild(filters) {

@@ -50,11 +50,12 @@ export async function measureOnce(contender, scenario, inFlight, { port, admin, 
   })
   const onRedis = contender.store === 'redis'
   try {
-    await drive(instance.decide, { keyAt, inFlight, durationMs: warmupMs })
+    const allowedOf = instance.allowed
+    await drive(instance.decide, { keyAt, inFlight, durationMs: warmupMs, allowedOf })
     const callsBefore = onRedis ? await commandCalls(admin) : undefined
     const redisCpuBefore = onRedis ? await serverCpuUs(admin) : 0
     const sentBefore = sent.commands
-    const run = await drive(instance.decide, { keyAt, inFlight, durationMs: runMs })
+    const run = await drive(instance.decide, { keyAt, inFlight, durationMs: runMs, allowedOf })
     const sentDuring = sent.commands - sentBefore
     const redisCpuUs = onRedis ? (await serverCpuUs(admin)) - redisCpuBefore : 0
     const commands = onRedis ? callsDelta(callsBefore, await commandCalls(admin)) : {}

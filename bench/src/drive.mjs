@@ -6,14 +6,16 @@ import { percentile } from './stats.mjs'
 const SAMPLE_SIZE = 1 << 18
 
 /**
- * Runs `decide(key)` (returning a boolean or a promise of one) from `inFlight` concurrent
+ * Runs `decide(key)` (returning a boolean or a promise of one; with `allowedOf`, any result,
+ * which `allowedOf(result)` reads as allowed or not, as a caller reads a limiter's answer once it
+ * has it) from `inFlight` concurrent
  * loops for `durationMs` or `maxOps` decisions, whichever comes first, then waits for the
  * calls in flight. Returns decisions/s, p50/p99 latency (ms), Node CPU µs per decision, the
  * share allowed, and the error count. Latency is sampled (reservoir of 2^18) so memory stays flat.
  */
 export async function drive(
   decide,
-  { keyAt, inFlight, durationMs, maxOps = Number.MAX_SAFE_INTEGER },
+  { keyAt, inFlight, durationMs, maxOps = Number.MAX_SAFE_INTEGER, allowedOf },
 ) {
   const samples = new Float64Array(SAMPLE_SIZE)
   let issued = 0
@@ -40,7 +42,8 @@ export async function drive(
       if (issued++ >= maxOps) break
       const t0 = performance.now()
       try {
-        if (await decide(keyAt(issued))) allowed++
+        const result = await decide(keyAt(issued))
+        if (allowedOf === undefined ? result : allowedOf(result)) allowed++
       } catch (error) {
         errors++
         firstError ??= error

@@ -1,11 +1,12 @@
 // Child process for section 7, one store: one limiter (the default algorithm), 10,000 keys all
 // allowed, measured in short runs that alternate, round after round, between nobody subscribed
-// to `limiter:decision`, a bare subscriber, and the OpenTelemetry bridge on the real metrics
-// SDK, with and without durations (and, with `core`, a limiter of another core build with nobody subscribed). Alternating
+// to `limiter:decision`, a bare subscriber, the OpenTelemetry bridge on the real metrics
+// SDK, with and without durations, and the inspector attached (and, with `core`, a limiter of another core build with nobody subscribed). Alternating
 // in one process pairs each variant's run with the others' under the same machine load.
-// Argument: JSON { store, port, inFlight, rounds, ops, core }. Prints one JSON line:
+// Argument: JSON { store, port, inFlight, rounds, ops, core, only } (only: the variants to run). Prints one JSON line:
 // { runs: { variant: [{ wall, cpu }] } (ns per decision), counted, expected }.
 import { subscribe, unsubscribe } from 'node:diagnostics_channel'
+import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { pathToFileURL } from 'node:url'
 import { MeterProvider, MetricReader } from '@opentelemetry/sdk-metrics'
@@ -13,7 +14,7 @@ import { Redis } from 'ioredis'
 import { SCENARIOS } from './config.mjs'
 import { drive } from './drive.mjs'
 
-const { store, port, inFlight, rounds, ops, core } = JSON.parse(process.argv[2])
+const { store, port, inFlight, rounds, ops, core, only } = JSON.parse(process.argv[2])
 const { limit, windowMs, keyAt } = SCENARIOS.find((s) => s.id === 'distinct')
 const here = await import('@limiter/core')
 const { instrumentLimiters } = await import('@limiter/core/otel')
@@ -32,6 +33,7 @@ async function limiterOf({ createLimiter, MemoryStore, RedisStore }, prefix) {
     store: client ? new RedisStore({ client }) : new MemoryStore({ maxKeys: 200_000 }),
     prefix,
   })
+  limiterOf.last = limiter
   return (key) => limiter.consume(key).then((d) => d.allowed)
 }
 
@@ -71,6 +73,26 @@ const variants = {
     counts: true,
   },
 }
+// The operator's page (@limiter/inspector, issue 28) attached to the same limiter: its recorder
+// subscribes to the decisions (and, on Redis, writes its summaries there every 5 s). Loaded from
+// its build in the workspace; skipped when it is not built.
+const inspectorBuild = new URL('../../packages/inspector/dist/index.mjs', import.meta.url)
+if (existsSync(inspectorBuild)) {
+  const { inspector } = await import(inspectorBuild.href)
+  const watched = limiterOf.last
+  let page
+  variants.inspector = {
+    decide,
+    on: () => {
+      page = inspector({
+        limiters: [watched],
+        unsafe: true,
+        ...(store === 'redis' ? { store: clients[0] } : {}),
+      })
+    },
+    off: () => page.close(),
+  }
+}
 if (core !== undefined) {
   const base = await import(pathToFileURL(join(core, 'dist', 'index.mjs')).href)
   variants.base = { decide: await limiterOf(base, 'ev-base:') }
@@ -89,7 +111,7 @@ async function measure(variant) {
   }
 }
 
-const names = Object.keys(variants)
+const names = Object.keys(variants).filter((name) => only === undefined || only.includes(name))
 for (let i = 0; i < 2; i++) for (const name of names) await measure(variants[name]) // warm-up
 bridged = 0
 const before = await countedNow()

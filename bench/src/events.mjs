@@ -17,6 +17,7 @@ export const EVENT_VARIANTS = [
   { id: 'subscriber', label: 'a bare subscriber' },
   { id: 'bridge', label: 'the OpenTelemetry bridge' },
   { id: 'bridge-counts', label: 'the bridge, durations: false' },
+  { id: 'inspector', label: 'the inspector attached' },
 ]
 
 // Decisions per run: a few ms to a few tens of ms each, so rounds are many and short.
@@ -67,9 +68,9 @@ function rowsOf(store, result, inFlight, rounds) {
 
 /**
  * Measures each store in a child process: `10 x profile.reps` rounds, each run of every variant
- * once. Returns one row per (store, variant).
+ * (or of the `only` ones: ids of EVENT_VARIANTS) once. Returns one row per (store, variant).
  */
-export async function runEvents({ profile, port, admin, log, eventsBase }) {
+export async function runEvents({ profile, port, admin, log, eventsBase }, only = undefined) {
   const inFlight = Math.max(...profile.inFlight)
   const rounds = 10 * profile.reps
   const rows = []
@@ -82,6 +83,7 @@ export async function runEvents({ profile, port, admin, log, eventsBase }) {
       rounds,
       ops: OPS[store],
       core: eventsBase,
+      only,
     })
     if (store === 'redis') await admin.flushdb()
     const mine = rowsOf(store, result, inFlight, rounds)

@@ -24,6 +24,7 @@ const SECTIONS = [
   'waiters',
   'clients',
   'events',
+  'inspector',
   'memory',
   'http',
   'overload',
@@ -235,11 +236,16 @@ async function main() {
     )
     await section(
       'events',
-      '8. events: nobody subscribed, a bare subscriber, the OpenTelemetry bridge',
+      '8. events: nobody subscribed, a bare subscriber, the OpenTelemetry bridge, the inspector',
       async () => {
         results.events = await runEvents(context)
       },
     )
+    // the inspector's row of section 8 alone (section 8 has it already)
+    if (!only.includes('events'))
+      await section('inspector', '8. events: nobody subscribed, the inspector', async () => {
+        results.events = await runEvents(context, ['none', 'inspector'])
+      })
     await section(
       'memory',
       `3. Redis memory per key (${profile.keysForMemory} keys each)`,

@@ -14,8 +14,9 @@ const instance = await contender.create({
   limit,
   windowMs,
 })
-await drive(instance.decide, { keyAt, inFlight, durationMs: warmupMs })
-const run = await drive(instance.decide, { keyAt, inFlight, durationMs: runMs })
+const allowedOf = instance.allowed
+await drive(instance.decide, { keyAt, inFlight, durationMs: warmupMs, allowedOf })
+const run = await drive(instance.decide, { keyAt, inFlight, durationMs: runMs, allowedOf })
 await instance.close()
 process.stdout.write(`${JSON.stringify(run)}\n`)
 // Peers' memory stores may hold timers open: the measurement is done.

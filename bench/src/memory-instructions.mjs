@@ -3,7 +3,13 @@
 // Run it at two N (20000 and 220000) and divide the difference in "Collected" by 200000: the
 // instructions per decision, start-up left out (BENCHMARKS.md). <benchDir> (4th argument) runs
 // another checkout's bench and core (e.g. a base worktree's).
-const [id, scenarioId, nArg, benchDir = '..'] = process.argv.slice(2)
+// `--listen=subscriber` or `--listen=inspector`: with a bare subscriber on `limiter:decision`, or
+// with this checkout's @limiter/inspector attached to the limiter (ours only), for what events cost.
+const listen = process.argv.find((a) => a.startsWith('--listen='))?.slice('--listen='.length)
+const [id, scenarioId, nArg, benchDir = '..'] = process.argv
+  .slice(2)
+  .filter((a) => !a.startsWith('--'))
+const { subscribe } = await import('node:diagnostics_channel')
 const base = new URL(`${benchDir}/src/`, import.meta.url)
 const { CONTENDERS } = await import(new URL('contenders/index.mjs', base).href)
 const { SCENARIOS } = await import(new URL('config.mjs', base).href)
@@ -14,13 +20,20 @@ const instance = await contender.create({
   limit: scenario.limit,
   windowMs: scenario.windowMs,
 })
+if (listen === 'subscriber') subscribe('limiter:decision', () => {})
+else if (listen === 'inspector') {
+  const { inspector } = await import(new URL('../../packages/inspector/dist/index.mjs', base).href)
+  if (instance.limiter === undefined) throw new Error(`${id}: no limiter to attach to`)
+  inspector({ limiters: [instance.limiter], unsafe: true })
+} else if (listen !== undefined) throw new Error(`--listen: subscriber or inspector, not ${listen}`)
 const n = Number(nArg)
 let i = 0
 let allowed = 0
 async function worker() {
   while (i < n) {
     const key = scenario.keyAt(i++)
-    if (await instance.decide(key)) allowed++
+    const result = await instance.decide(key)
+    if (instance.allowed === undefined ? result : instance.allowed(result)) allowed++
   }
 }
 await Promise.all(Array.from({ length: 256 }, worker))

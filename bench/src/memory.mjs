@@ -30,6 +30,7 @@ async function fill(
       inFlight,
       durationMs: 600_000,
       maxOps: keys * perKey,
+      allowedOf: instance.allowed,
     })
     const after = await usedMemory(admin)
     const redisKeys = await admin.dbsize()

@@ -41,7 +41,8 @@ const PEERS = {
       })
       await store.init({ windowMs })
       return {
-        decide: (key) => store.increment(key).then((r) => r.totalHits <= limit),
+        decide: (key) => store.increment(key),
+        allowed: (r) => r.totalHits <= limit,
         close: () => client.quit(),
       }
     },
@@ -49,7 +50,8 @@ const PEERS = {
       const store = new ErlMemoryStore()
       store.init({ windowMs })
       return {
-        decide: (key) => store.increment(key).then((r) => r.totalHits <= limit),
+        decide: (key) => store.increment(key),
+        allowed: (r) => r.totalHits <= limit,
         close: async () => store.shutdown(),
       }
     },
@@ -90,20 +92,16 @@ const PEERS = {
     async redis({ connect, limit, windowMs }) {
       const db = await connect()
       return {
-        decide: (id) =>
-          new KoaRedisLimiter({ id, db, max: limit, duration: windowMs })
-            .get()
-            .then((r) => r.remaining > 0),
+        decide: (id) => new KoaRedisLimiter({ id, db, max: limit, duration: windowMs }).get(),
+        allowed: (r) => r.remaining > 0,
         close: () => db.quit(),
       }
     },
     async memory({ limit, windowMs }) {
       const db = new Map()
       return {
-        decide: (id) =>
-          new KoaMemoryLimiter({ id, db, max: limit, duration: windowMs })
-            .get()
-            .then((r) => r.remaining > 0),
+        decide: (id) => new KoaMemoryLimiter({ id, db, max: limit, duration: windowMs }).get(),
+        allowed: (r) => r.remaining > 0,
         close: noop,
       }
     },

@@ -41,9 +41,11 @@ export function eventsSection(rows) {
     r.variant === 'none' ? '-' : spreadNs(r.wallNs),
     r.uncounted ? '⚠ see the notes' : '',
   ])
-  return `## 7. Events: nobody subscribed, a bare subscriber, the OpenTelemetry bridge
+  return `## 7. Events: nobody subscribed, a bare subscriber, the OpenTelemetry bridge, the inspector
 
-One limiter (the default algorithm), 10,000 keys all allowed, ${rows[0]?.inFlight} in flight. One
+One limiter (the default algorithm), 10,000 keys all allowed, ${rows[0]?.inFlight} in flight; "the
+inspector attached": \`inspector({ limiters: [limiter], unsafe: true })\` from
+\`@limiter/inspector\` (on Redis with \`store\`, so it also writes its summaries there). One
 process per store alternates the variants in short runs, ${rows[0]?.rounds} rounds; each run is
 compared with nobody subscribed in the same round (median, and quartiles in parentheses): the
 change in decisions/s, and what a decision costs more in Node CPU and in wall time (1 / dec/s

@@ -117,7 +117,8 @@ export class Recorder {
     if (event.cost === 0) return // a peek: the page's own, or an app's; not traffic
     const records = this.policies.get(event.limiter)
     if (records === undefined) return
-    const nowMs = this.#now()
+    // the decision's own time, when the limiter gives it: no clock read per decision
+    const nowMs = event.atMs ?? this.#now()
     const { decision } = event
     if (decision.source === 'fail-open') {
       for (const record of records) record.count(FAIL_OPEN, nowMs)

@@ -100,3 +100,33 @@ describe('the recorder', () => {
     page.close()
   })
 })
+
+describe('the recorder, per decision', () => {
+  it('files a decision under the time it was made (the event’s atMs), reading no clock', async () => {
+    const { withClock } = await import('@limiter/core/testing')
+    const { Recorder } = await import('../src/recorder.js')
+    const atMs = 1_700_000_123_456
+    const limiter = createLimiter(withClock({ name: 'at-ms', limit: 1, window: '1m' }, () => atMs))
+    let clockReads = 0
+    const recorder = new Recorder([limiter], 8, () => {
+      clockReads++
+      return 0
+    })
+    recorder.start()
+    try {
+      await limiter.consume('k') // allowed
+      await limiter.consume('k') // refused
+    } finally {
+      recorder.stop()
+    }
+    const record = recorder.policies.get(limiter)?.[0]
+    const second = Math.floor(atMs / 1000)
+    const slot = second % 900
+    expect(record?.seconds[slot]).toBe(second)
+    expect([record?.counts[slot * 5], record?.counts[slot * 5 + 1]]).toEqual([1, 1])
+    expect(record?.summaryOf(Math.floor(atMs / 60_000))?.top()).toEqual([
+      { key: 'k', count: 1, error: 0 },
+    ])
+    expect(clockReads).toBe(0)
+  })
+})

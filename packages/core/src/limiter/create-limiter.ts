@@ -145,6 +145,40 @@ function giveBacks(
   }
 }
 
+type Decide = (key: string, cost: number, rank?: number) => Decision | Promise<Decision>
+
+// consume's decision, answered synchronously when the store can (MemoryStore); bad input throws.
+function deciderOf(
+  settings: ReturnType<typeof limiterSettings>,
+  path: ReturnType<typeof storePathOf>,
+  checkCost: ReturnType<typeof costChecker>,
+  limiterOf: () => Limiter,
+): Decide {
+  const { set } = settings
+  // a fleet reserve's refusals marked `reason: 'reserve'` (a limiter with one)
+  const decideIn = withReserve(set, path.decide)
+  // the common consume (cost 1, no priority) on its own path, where the store has one and no
+  // fleet reserve marks refusals
+  const one = set.reserve ? undefined : path.one
+  // the same decisions, published on `limiter:decision`: used only while someone subscribes
+  const published = publishedDecide(
+    limiterOf,
+    settings.store,
+    settings.mode === 'shadow',
+    decideIn,
+    one,
+    settings.clock,
+  )
+  return (key, cost, rank) => {
+    checkKey(key)
+    if (cost !== 1 || one === undefined) checkCost(cost, 0)
+    if (decisionChannel.hasSubscribers) return published(key, cost, rank)
+    return cost === 1 && rank === undefined && one !== undefined
+      ? one(key)
+      : decideIn(key, cost, rank)
+  }
+}
+
 /**
  * Creates a limiter. Options are validated here: a bad one throws a `TypeError`/`RangeError`
  * naming it.
@@ -168,21 +202,11 @@ export function createLimiter(options: LimiterOptions): Limiter {
     publishCircuit(limiter, domain, state),
   )
   const shadow = settings.mode === 'shadow'
-  // a fleet reserve's refusals marked `reason: 'reserve'` (a limiter with one)
-  const decideIn = withReserve(set, path.decide)
-  // the same decisions, published on `limiter:decision`: used only while someone subscribes
-  const published = publishedDecide(() => limiter, settings.store, shadow, decideIn)
   const checkCost = costChecker(set)
+  const decide = deciderOf(settings, path, checkCost, () => limiter)
   const blocker = blockerOf(settings, path, () => limiter)
   // acquire's waiters for a concurrency slot, in line per key, woken by a release here
   const wakers = new Wakers()
-
-  // consume, answered synchronously when the store can (MemoryStore); bad input throws.
-  const decide = (key: string, cost: number, rank?: number): Decision | Promise<Decision> => {
-    checkKey(key)
-    checkCost(cost, 0)
-    return decisionChannel.hasSubscribers ? published(key, cost, rank) : decideIn(key, cost, rank)
-  }
 
   const limiter: Limiter & { [DECIDE]: typeof decide } = {
     [DECIDE]: decide,
@@ -191,8 +215,16 @@ export function createLimiter(options: LimiterOptions): Limiter {
     name: settings.name,
     prefix: settings.prefix,
     mode: settings.mode,
-    consume: (key, cost = 1, options = undefined) =>
-      settled(() => decide(key, cost, rankOf(options))),
+    // no closure per call (settled's): a decision, or the store's promise, as a promise
+    consume(key, cost = 1, options = undefined) {
+      try {
+        return Promise.resolve(
+          decide(key, cost, options === undefined ? undefined : rankOf(options)),
+        )
+      } catch (error) {
+        return Promise.reject(error)
+      }
+    },
     peek: (key, options) => limiter.consume(key, 0, options),
     reset: (key) =>
       settled(() => {

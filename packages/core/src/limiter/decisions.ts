@@ -28,6 +28,12 @@ export interface Decisions {
     source: DecisionSource,
     delayMs?: number,
   ): Decision
+  /**
+   * A one-policy store answer read at once (MemoryStore's bound consume, whose answer object the
+   * next call reuses): the same Decision as `of(d, 'store')`, built without the steps between.
+   * A refusal equal to the one before is that one again (frozen).
+   */
+  fromStore(d: StoreDecision): Decision
   /** A store's answer: one decision, or one per policy for a limiter with several. */
   of(value: StoreDecision | readonly StoreDecision[], source: DecisionSource): Decision
   /** The answer of `failureMode` `'open'` or `'closed'`, carrying the failure behind it. */
@@ -64,6 +70,7 @@ export function decisionsFor(set: PolicySet): Decisions {
   return {
     owner: m.owner,
     one,
+    fromStore: storeDecisions(m.owner, m.first.limit),
     of(value, source) {
       if (several) return fromOutcomes(m, value as readonly StoreDecision[], source)
       const d = value as StoreDecision
@@ -71,6 +78,53 @@ export function decisionsFor(set: PolicySet): Decisions {
     },
     failed: (mode, error) => failedDecision(m, several, mode, error),
     blocked: (decision, elapsedMs) => blockedDecision(m, several, decision, elapsedMs),
+  }
+}
+
+// The one-policy Decisions of a store's answers read at once (`Decisions.fromStore`). The latest
+// refusal, frozen, is handed out again while the store refuses with the same numbers (a hot key
+// refused within one ms): a client over its limit costs no new object per request.
+function storeDecisions(owner: DecisionOwner, limit: number): (d: StoreDecision) => Decision {
+  let refused: LimiterDecision | undefined
+  return (d) => {
+    if (!d.allowed && d.ticket === undefined) {
+      const r = refused
+      if (
+        r !== undefined &&
+        r.remaining === d.remaining &&
+        r.resetMs === d.resetMs &&
+        r.retryAfterMs === d.retryAfterMs &&
+        r.delayMs === (d.delayMs ?? 0)
+      )
+        return r
+      const made = new LimiterDecision(
+        owner,
+        false,
+        limit,
+        d.remaining,
+        d.resetMs,
+        d.retryAfterMs,
+        undefined,
+        'store',
+        undefined,
+        d.delayMs ?? 0,
+      )
+      Object.freeze(made)
+      refused = made
+      return made
+    }
+    return new LimiterDecision(
+      owner,
+      d.allowed,
+      limit,
+      d.remaining,
+      d.resetMs,
+      d.retryAfterMs,
+      d.ticket,
+      'store',
+      undefined,
+      d.delayMs ?? 0,
+    )
   }
 }
 

@@ -25,6 +25,11 @@ import type { FailedOperation } from './types.js'
 export interface StorePath extends BlockPath {
   /** `rank`: the request's priority rank (a concurrency policy's `reserve` reads it). */
   decide(key: string, cost: number, rank?: number): Decision | Promise<Decision>
+  /**
+   * `decide(key, 1)`, synchronously: the common case's own path, where the store has one (a
+   * MemoryStore with one policy). Exactly `decide`'s decision (a property test holds them equal).
+   */
+  readonly one?: ((key: string, atMs?: number) => Decision) | undefined
   refund(key: string, cost: number, ticket: Ticket): Promise<void>
   /**
    * Gives back the leases `ticket` names (a limiter with a concurrency policy; never rejects),
@@ -102,7 +107,12 @@ function memoryPath(
   const bound = set.policies.length > 1 ? store[BIND_SET](set) : undefined
   if (bound === undefined) {
     const consume = store[BIND](settings.namespace, settings.policy)
+    const { fromStore } = decisions
     return {
+      one:
+        clock === undefined
+          ? (key, at) => fromStore(consume(key, 1, at))
+          : (key, at) => fromStore(consume(key, 1, at ?? clock())),
       decide(key, cost, rank) {
         const d = consume(key, cost, clock?.(), rank)
         const { allowed, remaining, resetMs, retryAfterMs, ticket, delayMs } = d

@@ -6,6 +6,7 @@ import type { LimiterError } from '../common/errors.js'
 import type { Decision, DecisionSource } from '../decision/types.js'
 import type { Limiter } from '../limiter/types.js'
 import { type Priority, priorityName } from '../shed/priority.js'
+import { MemoryStore } from '../stores/memory-store.js'
 import { RedisStore } from '../stores/redis-store.js'
 import type { Store } from '../stores/store.js'
 
@@ -36,8 +37,17 @@ export interface DecisionEvent {
   readonly source: DecisionSource
   /** `'memory'` (an in-process store), `'redis'` (`RedisStore`) or `'custom'` (any other). */
   readonly store: StoreKind
-  /** From the ask to the decision, in ms (fractional; the store's round trip for Redis). */
+  /**
+   * From the ask to the decision, in ms (fractional; the store's round trip for Redis). 0 for a
+   * decision a MemoryStore made at once: timing it would cost more than deciding.
+   */
   readonly durationMs: number
+  /**
+   * When the decision was made, in ms since the epoch, by the limiter's clock (for a store that
+   * answers later, when its answer came). Always set by a limiter (optional in the type for
+   * events built by hand): a subscriber that files decisions by time need not read the clock.
+   */
+  readonly atMs?: number
   /** The limiter runs in shadow mode: its adapters let a refused request through. */
   readonly shadow: boolean
   /**
@@ -102,23 +112,33 @@ export function storeKindOf(store: Store): StoreKind {
 
 type Decide = (key: string, cost: number, rank?: number) => Decision | Promise<Decision>
 
+/** The common consume's own path: `decide(key, 1)` at `atMs`, synchronously (a MemoryStore's). */
+export type DecideOne = (key: string, atMs: number) => Decision
+
 /**
- * `decide`, publishing each decision on `limiter:decision` with its duration. The limiter calls
- * it only while the channel has subscribers, so a limiter nobody watches pays nothing more.
+ * `decide`, publishing each decision on `limiter:decision`. The limiter calls it only while the
+ * channel has subscribers, so a limiter nobody watches pays nothing more. Only what waits is
+ * timed: reading the clock costs more than a MemoryStore decision, so one decided at once in
+ * process reports `durationMs: 0`, and its `atMs` is the time the store decided at.
  */
 export function publishedDecide(
   limiter: () => Limiter,
   store: Store,
   shadow: boolean,
   decide: Decide,
+  one: DecideOne | undefined,
+  clock: () => number = nowMs,
 ): Decide {
   const kind = storeKindOf(store)
+  // a MemoryStore decides synchronously: nothing to wait for, nothing to time
+  const timed = !(store instanceof MemoryStore)
   const publish = (
     key: string,
     cost: number,
     rank: number | undefined,
     decision: Decision,
-    startMs: number,
+    atMs: number,
+    durationMs: number,
   ): Decision => {
     const event: DecisionEvent = {
       limiter: limiter(),
@@ -127,19 +147,24 @@ export function publishedDecide(
       decision,
       source: decision.source,
       store: kind,
-      durationMs: performance.now() - startMs,
+      durationMs,
       shadow,
       priority: rank === undefined ? 'normal' : priorityName(rank),
+      atMs,
     }
     decisionChannel.publish(event)
     return decision
   }
   return (key, cost, rank) => {
-    const startMs = performance.now()
+    if (one !== undefined && cost === 1 && rank === undefined) {
+      const atMs = clock()
+      return publish(key, cost, rank, one(key, atMs), atMs, 0)
+    }
+    const startMs = timed ? performance.now() : 0
     const decision = decide(key, cost, rank)
-    return decision instanceof Promise
-      ? decision.then((d) => publish(key, cost, rank, d, startMs))
-      : publish(key, cost, rank, decision, startMs)
+    if (!(decision instanceof Promise))
+      return publish(key, cost, rank, decision, clock(), timed ? performance.now() - startMs : 0)
+    return decision.then((d) => publish(key, cost, rank, d, clock(), performance.now() - startMs))
   }
 }
 
