@@ -7,6 +7,8 @@
 //   strongly connected component of more than one file (or a file that imports itself).
 // - Long functions: every function, method, accessor, constructor and arrow function of
 //   packages/*/src (tests and generated files left out), counted from its first line to its last.
+// - The request flow: every path packages/core/README.md's "How a request flows" names exists
+//   (scripts/check-flow.mjs).
 //
 // scripts/shape-allow.json lists the exceptions, each with the reason and the most lines it may
 // have: the escape hatch while a split is under way, not a habit. An entry that no longer matches
@@ -16,6 +18,7 @@ import { existsSync, readFileSync } from 'node:fs'
 import { dirname, join, posix } from 'node:path'
 import { fileURLToPath } from 'node:url'
 import ts from 'typescript'
+import { checkFlow } from './check-flow.mjs'
 
 const MAX_LINES = 60
 const root = join(dirname(fileURLToPath(import.meta.url)), '..')
@@ -160,6 +163,7 @@ for (const found of longFunctions()) {
   } else long.push(found)
 }
 const stale = allow.filter((entry) => !used.has(entry))
+const flow = checkFlow(root)
 
 for (const circle of circles) console.log(`circle: ${circle.join(' <-> ')}`)
 for (const f of long) console.log(`long: ${f.file}:${f.line} ${f.name} ${f.lines} lines`)
@@ -167,7 +171,9 @@ for (const entry of stale)
   console.log(
     `stale: scripts/shape-allow.json allows ${entry.file} ${entry.name} up to ${entry.maxLines} lines, but it is not over ${MAX_LINES} (or grew past ${entry.maxLines}, listed above): remove or fix the entry`,
   )
+for (const problem of flow) console.log(`flow: ${problem}`)
 console.log(
-  `shape: ${circles.length} import circles, ${long.length} functions over ${MAX_LINES} lines, ${stale.length} stale allowances`,
+  `shape: ${circles.length} import circles, ${long.length} functions over ${MAX_LINES} lines, ${stale.length} stale allowances, ${flow.length} request-flow problems`,
 )
-process.exit(circles.length > 0 || long.length > 0 || stale.length > 0 ? 1 : 0)
+const failed = circles.length + long.length + stale.length + flow.length > 0
+process.exit(failed ? 1 : 0)

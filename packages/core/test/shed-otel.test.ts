@@ -20,8 +20,8 @@ function shedderOver(name: string, mode: 'enforce' | 'shadow') {
     mode,
     [SHED_HOOKS]: { manual: true, signals: { read: () => reading, close() {} } },
   } as ShedderOptions)
-  tickShedder(shedder)
-  tickShedder(shedder)
+  // over at every tick: low goes at the first, normal after two more intervals over in a row
+  for (let i = 0; i < 3; i++) tickShedder(shedder)
   return shedder
 }
 

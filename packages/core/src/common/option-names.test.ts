@@ -1,7 +1,8 @@
-import { afterEach, describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it, vi } from 'vitest'
 import type { LimitSet } from '../http/limit-sets.js'
 import { resolveRateLimitOptions } from '../http/options.js'
 import { createLimiter } from '../limiter/create-limiter.js'
+import type { Store } from '../stores/store.js'
 import { resetDurationWarnings } from './duration.js'
 import { editDistance, suggestOption } from './option-names.js'
 
@@ -216,6 +217,26 @@ describe('options come from the object given', () => {
     } finally {
       delete proto.failureThreshold
       delete proto.maxKeys
+    }
+  })
+
+  it('a polluted Object.prototype.onError hears no store failure', async () => {
+    const heard: unknown[] = []
+    const proto = Object.prototype as Record<string, unknown>
+    const warn = vi.spyOn(console, 'warn').mockImplementation(() => {})
+    // a remote store that fails every call: the limiter fails open and reports each failure
+    const down = () => Promise.reject(new Error('down'))
+    const store = { consume: down, refund: down, reset: down } as unknown as Store
+    proto.onError = (error: unknown) => heard.push(error)
+    try {
+      const limiter = createLimiter({ limit: 1, window: '1m', store, circuitBreaker: false })
+      expect((await limiter.consume('a')).source).toBe('fail-open')
+      expect(heard).toEqual([])
+      // the default reporter took it instead
+      expect(warn).toHaveBeenCalledTimes(1)
+    } finally {
+      delete proto.onError
+      warn.mockRestore()
     }
   })
 

@@ -1,9 +1,6 @@
 // A bounded process-local cache of keys a remote store has refused, until the store's own
 // Retry-After: a hot key far over its limit is answered without a round trip.
 
-import { type Duration, parseDuration } from '../common/duration.js'
-import { LimiterRangeError, LimiterTypeError } from '../common/errors.js'
-import { own } from '../common/option-names.js'
 import type { Decision } from '../decision/decision.js'
 import { type PolicySet, refusedByConcurrency, trustedMs } from '../policies/limits.js'
 import { boundedKey } from '../stores/bounded-key.js'
@@ -13,27 +10,6 @@ export interface BlockedCacheSettings {
   /** 0 turns the cache off. */
   readonly maxKeys: number
   readonly maxMs: number
-}
-
-const DEFAULT_MAX_KEYS = 10_000
-const DEFAULT_MAX_MS = 1000
-
-/** Validates the `blockedCache` option (`false`, or `{ maxKeys?, maxMs? }`). */
-export function parseBlockedCache(value: unknown): BlockedCacheSettings {
-  if (value === undefined) return { maxKeys: DEFAULT_MAX_KEYS, maxMs: DEFAULT_MAX_MS }
-  if (value === false) return { maxKeys: 0, maxMs: 0 }
-  if (value === null || typeof value !== 'object')
-    throw new LimiterTypeError('blockedCache', value, 'an object { maxKeys?, maxMs? } or false')
-  const maxKeys = own(value, 'maxKeys') ?? DEFAULT_MAX_KEYS
-  if (typeof maxKeys !== 'number' || !Number.isInteger(maxKeys) || maxKeys < 0) {
-    throw new LimiterRangeError('blockedCache.maxKeys', maxKeys, 'must be a non-negative integer')
-  }
-  const maxMs = own(value, 'maxMs')
-  return {
-    maxKeys,
-    maxMs:
-      maxMs === undefined ? DEFAULT_MAX_MS : parseDuration(maxMs as Duration, 'blockedCache.maxMs'),
-  }
 }
 
 interface Blocked {

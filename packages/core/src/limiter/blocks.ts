@@ -17,7 +17,7 @@ import {
 import { type BlockedCache, remembering } from './blocked-cache.js'
 import { type Decisions, storeAnswers } from './decisions.js'
 import type { Guard, Handlers } from './guard.js'
-import type { LimiterSettings } from './options.js'
+import type { LimiterSettings } from './settings.js'
 import type { Limiter } from './types.js'
 
 /** The longest block: a year (a longer ban belongs in a deny list, not a rate limiter). */

@@ -14,12 +14,11 @@ import { checkKey } from '../stores/redis-keys.js'
 import { acquire, runInSlot, Wakers } from './acquire.js'
 import { blockerOf } from './blocks.js'
 import { decisionsFor } from './decisions.js'
-import { defaultOnError } from './failure.js'
-import { limiterSettings } from './options.js'
 import { owedOf } from './owed.js'
 import { type Report, storePathOf } from './paths.js'
 import { rankOf, withReserve } from './reserve.js'
-import type { FailureMode, Limiter, LimiterOptions } from './types.js'
+import { type LimiterSettings, limiterSettings } from './settings.js'
+import type { Limiter, LimiterOptions } from './types.js'
 
 export type {
   AcquireOptions,
@@ -92,11 +91,8 @@ function costChecker(set: PolicySet): (cost: unknown, min: 0 | 1) => number {
  * A limiter's report of a store failure: to its `onError` (a throwing hook cannot turn a decision
  * into a crash), then on `limiter:failure`. `limiterOf` gives the limiter once it exists.
  */
-function failureReporter(
-  onError: NonNullable<LimiterOptions['onError']>,
-  failureMode: FailureMode,
-  limiterOf: () => Limiter,
-): Report {
+function failureReporter(settings: LimiterSettings, limiterOf: () => Limiter): Report {
+  const { onError, failureMode } = settings
   return (error, key, circuitOpen = false, operation = 'decide') => {
     // Skipped calls are the consequence of failures already reported, not new ones.
     if (error.code === 'ERR_LIMITER_CIRCUIT_OPEN') return
@@ -116,7 +112,7 @@ function failureReporter(
  * waits for those still in flight.
  */
 function giveBacks(
-  settings: ReturnType<typeof limiterSettings>,
+  settings: LimiterSettings,
   path: ReturnType<typeof storePathOf>,
   decisions: ReturnType<typeof decisionsFor>,
   wakers: Wakers,
@@ -197,11 +193,11 @@ function deciderOf(
  * ] })
  */
 export function createLimiter(options: LimiterOptions): Limiter {
+  // every option resolved here, once: the rest reads only `settings`
   const settings = limiterSettings(options)
-  const { set, failureMode } = settings
+  const { set } = settings
   const decisions = decisionsFor(set)
-  const onError = options.onError ?? defaultOnError()
-  const report = failureReporter(onError, failureMode, () => limiter)
+  const report = failureReporter(settings, () => limiter)
   const path = storePathOf(settings, decisions, report, (domain, state) =>
     publishCircuit(limiter, domain, state),
   )

@@ -18,7 +18,7 @@ import { type BlockPath, type Fallback, localBlocks, memoryBlocks, remoteBlocks 
 import { type Decisions, storeAnswers } from './decisions.js'
 import { asLimiterError } from './failure.js'
 import { type CircuitListener, createGuard, type Handlers } from './guard.js'
-import type { LimiterSettings } from './options.js'
+import type { LimiterSettings } from './settings.js'
 import type { FailedOperation } from './types.js'
 
 /** What a limiter asks of its store, for a key and cost already validated. */

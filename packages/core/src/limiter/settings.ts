@@ -1,8 +1,10 @@
-// createLimiter's options: their types, and their validation at construction.
+// createLimiter's options resolved in one pass, at construction, into one frozen LimiterSettings
+// value: every option validated (a bad one throws naming it), every default applied, durations in
+// ms. The limiter's parts (store paths, blocks, waiting, failure reports) read only the settings.
 
 import { CLOCK } from '../common/clock.js'
-import { MAX_TIMER_MS, parseDuration } from '../common/duration.js'
-import { LimiterRangeError, LimiterTypeError } from '../common/errors.js'
+import { type Duration, MAX_TIMER_MS, parseDuration } from '../common/duration.js'
+import { type LimiterError, LimiterRangeError, LimiterTypeError } from '../common/errors.js'
 import { checkOptionNames, own, ownOptions } from '../common/option-names.js'
 import { type PolicySet, policySetOf } from '../policies/limits.js'
 import { checkName } from '../policies/naming.js'
@@ -10,9 +12,10 @@ import type { NamedPolicy, Policy } from '../policies/policy.js'
 import { MemoryStore } from '../stores/memory-store.js'
 import { DECIDES_SETS, isStore, type Store } from '../stores/store.js'
 import { parseWait, type Waiting } from './acquire.js'
-import { type BlockedCacheSettings, parseBlockedCache } from './blocked-cache.js'
+import type { BlockedCacheSettings } from './blocked-cache.js'
+import { defaultOnError } from './failure.js'
 import type { BreakerOptions } from './guard.js'
-import type { FailureMode, LimiterMode, LimiterOptions } from './types.js'
+import type { ErrorContext, FailureMode, LimiterMode, LimiterOptions } from './types.js'
 
 const LIMITER_OPTIONS: ReadonlySet<string> = new Set(
   'algorithm limit window burst retryAfter reserve limits store name prefix timeout failureMode circuitBreaker blockedCache onError maxDelay delayAfter mode acquire'.split(
@@ -23,7 +26,28 @@ const FAILURE_MODES: readonly FailureMode[] = ['open', 'closed', 'local']
 const MODES: readonly LimiterMode[] = ['enforce', 'shadow']
 const DEFAULT_TIMEOUT_MS = 500
 
-/** {@link LimiterOptions}, validated, with their defaults. */
+const DEFAULT_MAX_KEYS = 10_000
+const DEFAULT_MAX_MS = 1000
+
+/** Validates the `blockedCache` option (`false`, or `{ maxKeys?, maxMs? }`). */
+function parseBlockedCache(value: unknown): BlockedCacheSettings {
+  if (value === undefined) return { maxKeys: DEFAULT_MAX_KEYS, maxMs: DEFAULT_MAX_MS }
+  if (value === false) return { maxKeys: 0, maxMs: 0 }
+  if (value === null || typeof value !== 'object')
+    throw new LimiterTypeError('blockedCache', value, 'an object { maxKeys?, maxMs? } or false')
+  const maxKeys = own(value, 'maxKeys') ?? DEFAULT_MAX_KEYS
+  if (typeof maxKeys !== 'number' || !Number.isInteger(maxKeys) || maxKeys < 0) {
+    throw new LimiterRangeError('blockedCache.maxKeys', maxKeys, 'must be a non-negative integer')
+  }
+  const maxMs = own(value, 'maxMs')
+  return {
+    maxKeys,
+    maxMs:
+      maxMs === undefined ? DEFAULT_MAX_MS : parseDuration(maxMs as Duration, 'blockedCache.maxMs'),
+  }
+}
+
+/** {@link LimiterOptions}, validated, with their defaults: frozen, read by the limiter's parts. */
 export interface LimiterSettings {
   /** The limiter's policies and where their counters live. */
   readonly set: PolicySet
@@ -36,6 +60,8 @@ export interface LimiterSettings {
   readonly namespace: string
   readonly timeoutMs: number
   readonly failureMode: FailureMode
+  /** Told each store failure: `onError`, else the default (one console line per 30 s). */
+  readonly onError: (error: LimiterError, context: ErrorContext) => void
   /** `'shadow'`: decide and count, but let refused requests through (adapters, acquire). */
   readonly mode: LimiterMode
   readonly breaker: BreakerOptions
@@ -47,7 +73,7 @@ export interface LimiterSettings {
   readonly clock: (() => number) | undefined
 }
 
-/** Validates `options`: a bad one throws a `TypeError`/`RangeError` naming it. */
+/** Resolves `options` once: a bad one throws a `TypeError`/`RangeError` naming it. */
 export function limiterSettings(given: LimiterOptions): LimiterSettings {
   // Own properties only: a polluted Object.prototype must not set an option.
   const options = ownOptions(given)
@@ -83,13 +109,14 @@ export function limiterSettings(given: LimiterOptions): LimiterSettings {
   if (options.onError !== undefined && typeof options.onError !== 'function') {
     throw new LimiterTypeError('onError', options.onError, 'a function')
   }
+  const onError = options.onError ?? defaultOnError()
   const breaker = parseBreaker(options.circuitBreaker)
   const blocked = parseBlockedCache(options.blockedCache)
   const acquireWaitMs = parseAcquire(options.acquire)
   const clock = (options as { [CLOCK]?: () => number })[CLOCK]
   // Made last: a bad option above leaves no store (and no sweep timer) behind.
   const store = ownStore ?? new MemoryStore()
-  return {
+  return Object.freeze({
     set,
     policy: unnamed(set.policies[0] as NamedPolicy),
     store,
@@ -98,12 +125,13 @@ export function limiterSettings(given: LimiterOptions): LimiterSettings {
     namespace: set.namespaces[0] as string,
     timeoutMs,
     failureMode,
+    onError,
     mode,
-    breaker,
-    blocked,
-    waiting: { waitMs: set.waitMs, maxWaitMs: acquireWaitMs ?? set.waitMs },
+    breaker: Object.freeze(breaker),
+    blocked: Object.freeze(blocked),
+    waiting: Object.freeze({ waitMs: set.waitMs, maxWaitMs: acquireWaitMs ?? set.waitMs }),
     clock,
-  }
+  })
 }
 
 // A named policy as the plain Policy a limiter's `policy` has always been.
