@@ -45,8 +45,11 @@ export {
   type CircuitEvent,
   DECISION_CHANNEL,
   type DecisionEvent,
+  // internal, for @limiter/inspector: not part of the public API (see their docs)
+  type DecisionObserver,
   FAILURE_CHANNEL,
   type FailureEvent,
+  observeDecisions,
   type StoreKind,
 } from './observability/events.js'
 export { MAX_LIMITS } from './policies/limits.js'

@@ -30,6 +30,7 @@ export class RateWriter {
   /** Adds to the shared hashes what was counted since the last write (up to 2 minutes back). */
   async write(send: Send, prefix: string, nowMs: number): Promise<void> {
     const record = this.#record
+    record.settle()
     const last = Math.floor(nowMs / 1000)
     const touched = new Set<string>()
     const writes: Array<Promise<unknown>> = []

@@ -1,6 +1,7 @@
 // What the recorder takes from the channels: fail-open decisions, store errors and circuits from
 // a failing store, shadow refusals, and per-policy refusals of a several-policy limiter.
-import { createLimiter, MemoryStore, type Store } from '@limiter/core'
+import { channel, subscribe, unsubscribe } from 'node:diagnostics_channel'
+import { createLimiter, type DecisionEvent, MemoryStore, type Store } from '@limiter/core'
 import { describe, expect, it } from 'vitest'
 import { inspector, type PolicyState } from '../src/index.js'
 
@@ -128,5 +129,143 @@ describe('the recorder, per decision', () => {
       { key: 'k', count: 1, error: 0 },
     ])
     expect(clockReads).toBe(0)
+  })
+})
+
+describe('the recorder, told directly by the limiters', () => {
+  it('subscribes to no limiter:decision channel, and counts what the channel tells', async () => {
+    const two = createLimiter({
+      name: 'direct-two',
+      limits: [
+        { name: 'short', limit: 2, window: '10s', algorithm: 'fixed-window' },
+        { name: 'long', limit: 3, window: '1h', algorithm: 'fixed-window' },
+      ],
+    })
+    const shadow = createLimiter({ name: 'direct-shadow', limit: 1, window: '1m', mode: 'shadow' })
+    const failing = createLimiter({
+      name: 'direct-failing',
+      limit: 5,
+      window: '1m',
+      store: {
+        consume: () => Promise.reject(new Error('down')),
+        refund: () => Promise.resolve(),
+        reset: () => Promise.resolve(),
+      },
+      failureMode: 'open',
+      onError: () => {},
+    })
+    const limiters = [two, shadow, failing]
+    const page = inspector({ limiters, authorize: () => true })
+    // the limiters tell the recorder directly: no event object, no channel
+    expect(channel('limiter:decision').hasSubscribers).toBe(false)
+    // what a subscriber counts from the same decisions, per policy, as the page's series
+    const expected = new Map<string, Record<string, number>>()
+    const listener = (message: unknown) => {
+      const e = message as DecisionEvent
+      if (e.cost === 0 || !limiters.includes(e.limiter)) return
+      e.limiter.policies.forEach((p, i) => {
+        const id = `${e.limiter.name}/${p.name}`
+        const c = expected.get(id) ?? { allowed: 0, refused: 0, shadow: 0, failOpen: 0 }
+        expected.set(id, c)
+        if (e.decision.source === 'fail-open') c.failOpen = (c.failOpen ?? 0) + 1
+        else if (e.decision.allowed) c.allowed = (c.allowed ?? 0) + 1
+        else if (e.decision.policies[i]?.allowed === false)
+          c[e.shadow ? 'shadow' : 'refused'] = (c[e.shadow ? 'shadow' : 'refused'] ?? 0) + 1
+      })
+    }
+    subscribe('limiter:decision', listener)
+    try {
+      for (let i = 0; i < 5; i++) await two.consume(`user-${i % 2}`)
+      await two.peek('user-0')
+      for (let i = 0; i < 3; i++) await shadow.consume('s')
+      for (let i = 0; i < 2; i++) await failing.consume('f')
+    } finally {
+      unsubscribe('limiter:decision', listener)
+    }
+    const state = await page.state()
+    page.close()
+    const got = new Map(
+      state.policies.map((p) => [
+        p.id,
+        {
+          allowed: counted(p, 'allowed'),
+          refused: counted(p, 'refused'),
+          shadow: counted(p, 'shadow'),
+          failOpen: counted(p, 'failOpen'),
+        },
+      ]),
+    )
+    expect(got).toEqual(expected)
+    expect(got.get('direct-two/short')).toEqual({ allowed: 4, refused: 1, shadow: 0, failOpen: 0 })
+    expect(got.get('direct-shadow/direct-shadow')?.shadow).toBe(2)
+  })
+
+  it('serves two inspectors on one limiter; closing one leaves the other counting', async () => {
+    const limiter = createLimiter({ name: 'watched-twice', limit: 100, window: '1m' })
+    const first = inspector({ limiters: [limiter], authorize: () => true })
+    const second = inspector({ limiters: [limiter], authorize: () => true })
+    await limiter.consume('a')
+    first.close()
+    await limiter.consume('b')
+    const allowed = async (page: typeof first) =>
+      counted((await page.state()).policies[0], 'allowed')
+    expect([await allowed(first), await allowed(second)]).toEqual([1, 2])
+    second.close()
+    await limiter.consume('c')
+    expect([await allowed(first), await allowed(second)]).toEqual([1, 2])
+  })
+
+  it('hears a limiter it cannot watch directly (not made by createLimiter) on the channel', async () => {
+    const real = createLimiter({ name: 'hand-made', limit: 1, window: '1m' })
+    // a Limiter of its own making: no hook, so the recorder listens to limiter:decision for it
+    const handMade = Object.fromEntries(Object.entries(real)) as unknown as typeof real
+    const page = inspector({ limiters: [handMade], authorize: () => true, maskKey: false })
+    expect(channel('limiter:decision').hasSubscribers).toBe(true)
+    const decisions = channel('limiter:decision')
+    for (const decision of [await real.consume('k'), await real.consume('k')])
+      decisions.publish({ limiter: handMade, key: 'k', cost: 1, decision, shadow: false })
+    const policy = (await page.state()).policies[0]
+    page.close()
+    expect(channel('limiter:decision').hasSubscribers).toBe(false)
+    expect([counted(policy, 'allowed'), counted(policy, 'refused')]).toEqual([1, 1])
+    expect(policy?.top['1m']).toEqual([{ key: 'k', count: 1, error: 0 }])
+  })
+
+  it('files allowed decisions under their own second, counted when read', async () => {
+    const { withClock } = await import('@limiter/core/testing')
+    const { Recorder } = await import('../src/recorder.js')
+    const start = 1_700_000_000_000
+    let atMs = start + 999
+    const limiter = createLimiter(withClock({ name: 'lazy', limit: 10, window: '1h' }, () => atMs))
+    const recorder = new Recorder([limiter], 8, () => 0)
+    recorder.start()
+    const record = recorder.policies.get(limiter)?.[0]
+    const countsAt = (ms: number) => {
+      const second = Math.floor(ms / 1000)
+      const slot = second % 900
+      return record?.seconds[slot] === second
+        ? [record.counts[slot * 5], record.counts[slot * 5 + 1]]
+        : undefined
+    }
+    try {
+      await limiter.consume('k')
+      await limiter.consume('k')
+      atMs = start + 1000 // the next second
+      for (let i = 0; i < 3; i++) await limiter.consume('k')
+      atMs = start + 500 // the clock stepped back
+      await limiter.consume('k')
+      atMs = start + 1500
+      // read while recording: what was counted so far is there (allowed, the last two seconds)
+      expect(record?.rates(atMs, 1)[0]?.slice(-2)).toEqual([3, 3])
+      await limiter.consume('k') // counted with start + 1000's, once read
+      // 15 minutes on, a refusal files into the same slot first: the allowed one left is gone
+      atMs = start + 1500 + 900_000
+      await limiter.consume('k', 10) // refused
+      for (let i = 0; i < 2; i++) await limiter.consume('k')
+    } finally {
+      recorder.stop()
+    }
+    expect(countsAt(start + 1000)).toBeUndefined()
+    expect(countsAt(start + 1000 + 900_000)).toEqual([2, 1])
   })
 })

@@ -3,10 +3,12 @@
 import { LimiterRangeError } from '../common/errors.js'
 import { type Decision, LimiterDecision } from '../decision/decision.js'
 import {
+  DecisionWatch,
   decisionChannel,
   publishCircuit,
   publishedDecide,
   publishFailure,
+  WATCH,
 } from '../observability/events.js'
 import type { PolicySet } from '../policies/limits.js'
 import { isCost } from '../policies/policy.js'
@@ -153,6 +155,7 @@ function deciderOf(
   path: ReturnType<typeof storePathOf>,
   checkCost: ReturnType<typeof costChecker>,
   limiterOf: () => Limiter,
+  watch: DecisionWatch,
 ): Decide {
   const { set } = settings
   // a fleet reserve's refusals marked `reason: 'reserve'` (a limiter with one)
@@ -160,7 +163,8 @@ function deciderOf(
   // the common consume (cost 1, no priority) on its own path, where the store has one and no
   // fleet reserve marks refusals
   const one = set.reserve ? undefined : path.one
-  // the same decisions, published on `limiter:decision`: used only while someone subscribes
+  // the same decisions, told to `watch`'s observers and published on `limiter:decision`: used
+  // only while either listens
   const published = publishedDecide(
     limiterOf,
     settings.store,
@@ -168,11 +172,13 @@ function deciderOf(
     decideIn,
     one,
     settings.clock,
+    watch,
   )
   return (key, cost, rank) => {
     checkKey(key)
     if (cost !== 1 || one === undefined) checkCost(cost, 0)
-    if (decisionChannel.hasSubscribers) return published(key, cost, rank)
+    if (watch.observer !== undefined || decisionChannel.hasSubscribers)
+      return published(key, cost, rank)
     return cost === 1 && rank === undefined && one !== undefined
       ? one(key)
       : decideIn(key, cost, rank)
@@ -203,13 +209,16 @@ export function createLimiter(options: LimiterOptions): Limiter {
   )
   const shadow = settings.mode === 'shadow'
   const checkCost = costChecker(set)
-  const decide = deciderOf(settings, path, checkCost, () => limiter)
+  // the in-process observers of its decisions (observeDecisions, for the inspector)
+  const watch = new DecisionWatch()
+  const decide = deciderOf(settings, path, checkCost, () => limiter, watch)
   const blocker = blockerOf(settings, path, () => limiter)
   // acquire's waiters for a concurrency slot, in line per key, woken by a release here
   const wakers = new Wakers()
 
-  const limiter: Limiter & { [DECIDE]: typeof decide } = {
+  const limiter: Limiter & { [DECIDE]: typeof decide; [WATCH]: DecisionWatch } = {
     [DECIDE]: decide,
+    [WATCH]: watch,
     policy: settings.policy,
     policies: set.policies,
     name: settings.name,

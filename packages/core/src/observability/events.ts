@@ -116,10 +116,89 @@ type Decide = (key: string, cost: number, rank?: number) => Decision | Promise<D
 export type DecideOne = (key: string, atMs: number) => Decision
 
 /**
- * `decide`, publishing each decision on `limiter:decision`. The limiter calls it only while the
- * channel has subscribers, so a limiter nobody watches pays nothing more. Only what waits is
- * timed: reading the clock costs more than a MemoryStore decision, so one decided at once in
- * process reports `durationMs: 0`, and its `atMs` is the time the store decided at.
+ * Internal (for `@limiter/inspector`; not part of the public API, may change in any release): told
+ * of each decision one limiter makes, peeks (`cost` 0) included, synchronously once it is made,
+ * with what a `limiter:decision` event would hold that the limiter does not: no event object is
+ * built for it and nothing goes through `node:diagnostics_channel`. It must not throw (an error
+ * it throws is rethrown on its own, as a channel subscriber's is, and the decision stands).
+ */
+export type DecisionObserver = (key: string, cost: number, decision: Decision, atMs: number) => void
+
+/**
+ * A limiter's decision observers. `observer` is the one to call (all of them), or undefined while
+ * none is registered: the limiter reads it once per decision, and takes its published path only
+ * while it is set or the channel has subscribers.
+ */
+export class DecisionWatch {
+  observer: DecisionObserver | undefined
+  // one entry per registration: the same function registered twice is two registrations
+  #entries: ReadonlyArray<{ readonly observer: DecisionObserver }> = []
+
+  /** Registers `observer`; the function returned unregisters it (once; again does nothing). */
+  add(observer: DecisionObserver): () => void {
+    const entry = { observer }
+    this.#set([...this.#entries, entry])
+    return () => this.#set(this.#entries.filter((e) => e !== entry))
+  }
+
+  #set(entries: ReadonlyArray<{ readonly observer: DecisionObserver }>): void {
+    this.#entries = entries
+    const observers = entries.map((e) => e.observer)
+    this.observer =
+      observers.length > 1
+        ? (key, cost, decision, atMs) => {
+            for (const o of observers) observed(o, key, cost, decision, atMs)
+          }
+        : observers[0]
+  }
+}
+
+/**
+ * Where a limiter keeps its {@link DecisionWatch}: a registered symbol with a version, so that a
+ * package loading another copy of core (its CommonJS build beside the ESM one) still finds it.
+ */
+export const WATCH: unique symbol = Symbol.for('@limiter/core.decisionWatch.v1') as never
+
+/**
+ * Internal (for `@limiter/inspector`; not part of the public API, may change in any release):
+ * calls `observer` with each decision `limiter` makes from now on (see {@link DecisionObserver}),
+ * until the function returned is called. Answers undefined for a limiter that cannot be watched
+ * this way (not made by `createLimiter`, or by a core without this hook): subscribe to
+ * `limiter:decision` for that one instead. Costs nothing once every observer is gone.
+ */
+export function observeDecisions(
+  limiter: Limiter,
+  observer: DecisionObserver,
+): (() => void) | undefined {
+  const watch = (limiter as { [WATCH]?: { add?: unknown } })[WATCH]
+  if (watch === undefined || typeof watch.add !== 'function') return undefined
+  return (watch as DecisionWatch).add(observer)
+}
+
+// An observer's error, rethrown on its own (as diagnostics_channel does a subscriber's): the
+// decision it was told of stands.
+function observed(
+  observer: DecisionObserver,
+  key: string,
+  cost: number,
+  decision: Decision,
+  atMs: number,
+): void {
+  try {
+    observer(key, cost, decision, atMs)
+  } catch (error) {
+    queueMicrotask(() => {
+      throw error
+    })
+  }
+}
+
+/**
+ * `decide`, telling each decision to `watch`'s observers and publishing it on `limiter:decision`.
+ * The limiter calls it only while either listens, so a limiter nobody watches pays nothing more.
+ * Only what waits is timed, and only for the channel: reading the clock costs more than a
+ * MemoryStore decision, so one decided at once in process reports `durationMs: 0`, and its `atMs`
+ * is the time the store decided at.
  */
 export function publishedDecide(
   limiter: () => Limiter,
@@ -128,6 +207,7 @@ export function publishedDecide(
   decide: Decide,
   one: DecideOne | undefined,
   clock: () => number = nowMs,
+  watch: DecisionWatch = new DecisionWatch(),
 ): Decide {
   const kind = storeKindOf(store)
   // a MemoryStore decides synchronously: nothing to wait for, nothing to time
@@ -138,8 +218,14 @@ export function publishedDecide(
     rank: number | undefined,
     decision: Decision,
     atMs: number,
-    durationMs: number,
+    startMs: number,
   ): Decision => {
+    const listening = decisionChannel.hasSubscribers
+    // timed before the observers run, from the ask (-1: not timed, see below)
+    const durationMs = listening && startMs >= 0 ? performance.now() - startMs : 0
+    const { observer } = watch
+    if (observer !== undefined) observed(observer, key, cost, decision, atMs)
+    if (!listening) return decision
     const event: DecisionEvent = {
       limiter: limiter(),
       key,
@@ -158,13 +244,13 @@ export function publishedDecide(
   return (key, cost, rank) => {
     if (one !== undefined && cost === 1 && rank === undefined) {
       const atMs = clock()
-      return publish(key, cost, rank, one(key, atMs), atMs, 0)
+      return publish(key, cost, rank, one(key, atMs), atMs, -1)
     }
-    const startMs = timed ? performance.now() : 0
+    // timed only for the channel's subscribers (an observer is told no duration)
+    const startMs = timed && decisionChannel.hasSubscribers ? performance.now() : -1
     const decision = decide(key, cost, rank)
-    if (!(decision instanceof Promise))
-      return publish(key, cost, rank, decision, clock(), timed ? performance.now() - startMs : 0)
-    return decision.then((d) => publish(key, cost, rank, d, clock(), performance.now() - startMs))
+    if (!(decision instanceof Promise)) return publish(key, cost, rank, decision, clock(), startMs)
+    return decision.then((d) => publish(key, cost, rank, d, clock(), startMs))
   }
 }
 
