@@ -244,7 +244,13 @@ export function publishedDecide(
   return (key, cost, rank) => {
     if (one !== undefined && cost === 1 && rank === undefined) {
       const atMs = clock()
-      return publish(key, cost, rank, one(key, atMs), atMs, -1)
+      const decision = one(key, atMs)
+      const { observer } = watch
+      // the common case with only observers: told at once, no event to build
+      if (observer === undefined || decisionChannel.hasSubscribers)
+        return publish(key, cost, rank, decision, atMs, -1)
+      observed(observer, key, 1, decision, atMs)
+      return decision
     }
     // timed only for the channel's subscribers (an observer is told no duration)
     const startMs = timed && decisionChannel.hasSubscribers ? performance.now() : -1
