@@ -1,5 +1,5 @@
-// Decisions per second of a MemoryStore limiter with and without an inspector attached (its
-// recorder subscribes to limiter:decision). Run after `pnpm build`:
+// Decisions per second of a MemoryStore limiter with and without an inspector attached (the
+// limiter tells its recorder each decision directly). Run after `pnpm build`:
 //   node packages/inspector/scripts/bench-hot-path.mjs
 import { subscribe, unsubscribe } from 'node:diagnostics_channel'
 import { createLimiter } from '@limiter/core'
