@@ -4,19 +4,12 @@
 import { createLimiter, MemoryStore } from '@limiter/core'
 import request from 'supertest'
 import { describe, expect, it } from 'vitest'
-import { describeAdapterContract } from '../../../test-support/adapter-contract.js'
-import { describeConcurrencyContract } from '../../../test-support/concurrency-contract.js'
-import { describeLimitsContract } from '../../../test-support/limits-contract.js'
+import { describeMemoryContracts } from '../../../test-support/shared-contracts.js'
 import { rateLimit } from '../src/index.js'
 import { EXPRESS, harness, appWith as makeApp } from './helpers.js'
 
 describe.each(EXPRESS)('$version', ({ express }) => {
-  describeAdapterContract('adapter contract', harness(express))
-  describeLimitsContract('several limits', harness(express))
-  describeConcurrencyContract('concurrency and waiting', harness(express), {
-    store: () => new MemoryStore(),
-    createLimiter,
-  })
+  describeMemoryContracts(harness(express), { store: () => new MemoryStore(), createLimiter })
 
   it('several limiters on one route append one list member each', async () => {
     const app = express()

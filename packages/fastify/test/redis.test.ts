@@ -4,26 +4,19 @@ import { createLimiter } from '@limiter/core'
 import { Redis } from 'ioredis'
 import { describe, expect, it } from 'vitest'
 import { freshPrefix, useRedis } from '../../../test-support/adapter-helpers.js'
-import { describeConcurrencyContract } from '../../../test-support/concurrency-contract.js'
 import { freePort } from '../../../test-support/redis.js'
-import { describeRedisContract } from '../../../test-support/redis-contract.js'
+import { describeRedisContracts } from '../../../test-support/shared-contracts.js'
 import { RedisStore, rateLimit } from '../src/index.js'
 import { FASTIFY, harness } from './helpers.js'
 
-const client = useRedis((port) => new Redis(port, '127.0.0.1'))
+const connect = (port: number) => new Redis(port, '127.0.0.1')
+const client = useRedis(connect)
 
 describe.each(FASTIFY)('$version on Redis', ({ fastify }) => {
-  describeRedisContract('adapter contract', harness(fastify), {
+  describeRedisContracts(harness(fastify), {
     client,
-    store: () => new RedisStore({ client: client() }),
-    unreachable: async () => {
-      const port = await freePort()
-      return { client: new Redis(port, '127.0.0.1'), address: `127.0.0.1:${port}` }
-    },
-  })
-  describeConcurrencyContract('concurrency and waiting', harness(fastify), {
-    store: () => new RedisStore({ client: client() }),
-    batching: true,
+    connect,
+    store: (c) => new RedisStore({ client: c }),
     createLimiter,
   })
 

@@ -5,26 +5,18 @@ import { Redis } from 'ioredis'
 import request from 'supertest'
 import { describe, expect, it } from 'vitest'
 import { freshPrefix, useRedis } from '../../../test-support/adapter-helpers.js'
-import { describeConcurrencyContract } from '../../../test-support/concurrency-contract.js'
-import { freePort } from '../../../test-support/redis.js'
-import { describeRedisContract } from '../../../test-support/redis-contract.js'
+import { describeRedisContracts } from '../../../test-support/shared-contracts.js'
 import { RedisStore, rateLimit, userKey } from '../src/index.js'
 import { harness, KOA } from './helpers.js'
 
-const client = useRedis((port) => new Redis(port, '127.0.0.1'))
+const connect = (port: number) => new Redis(port, '127.0.0.1')
+const client = useRedis(connect)
 
 describe.each(KOA)('$version on Redis', ({ Koa }) => {
-  describeRedisContract('adapter contract', harness(Koa), {
+  describeRedisContracts(harness(Koa), {
     client,
-    store: () => new RedisStore({ client: client() }),
-    unreachable: async () => {
-      const port = await freePort()
-      return { client: new Redis(port, '127.0.0.1'), address: `127.0.0.1:${port}` }
-    },
-  })
-  describeConcurrencyContract('concurrency and waiting', harness(Koa), {
-    store: () => new RedisStore({ client: client() }),
-    batching: true,
+    connect,
+    store: (c) => new RedisStore({ client: c }),
     createLimiter,
   })
 
