@@ -1,6 +1,7 @@
 // Test support: the contracts every adapter runs in full, opened the same way in each adapter's
 // tests: on the embedded MemoryStore (adapter, several limits, concurrency and waiting), and on
 // its test file's private redis-server (Redis, concurrency and waiting).
+import { expect } from 'vitest'
 import { describeAdapterContract } from './adapter-contract.js'
 import type { StoreLike } from './adapter-helpers.js'
 import { type ConcurrencyBackend, describeConcurrencyContract } from './concurrency-contract.js'
@@ -55,4 +56,39 @@ export function describeRedisContracts<C>(
     batching: true,
     createLimiter: redis.createLimiter,
   })
+}
+
+/**
+ * A login route limited 2 per 15 minutes per user with sliding-log, as the READMEs show, on
+ * Redis: `login(user)` posts as `user` and resolves to the status and headers; `keys()` lists the
+ * test's keys in Redis, one of which holds `stored` (the route and the user's key).
+ */
+export async function expectLoginLimited(
+  login: (user: string) => Promise<{ status: number; headers: Record<string, unknown> }>,
+  keys: () => Promise<string[]>,
+  stored: string,
+): Promise<void> {
+  expect((await login('a@example.com')).status).toBe(200)
+  expect((await login('a@example.com')).status).toBe(200)
+  const limited = await login('a@example.com')
+  expect(limited.status).toBe(429)
+  expect(Number(limited.headers['retry-after'])).toBeGreaterThan(800)
+  expect((await login('b@example.com')).status).toBe(200)
+  expect((await keys()).some((k) => k.includes(stored))).toBe(true)
+}
+
+/**
+ * On an app limited to 1 whose onLimited answers 418 with `{ retryAfterMs, retryAfter }` (the
+ * decision's, and the Retry-After header already set): `get()` twice, the second is that answer.
+ */
+export async function expectOnLimitedAnswer(
+  get: () => Promise<{ status: number; body: unknown; headers: Record<string, unknown> }>,
+): Promise<void> {
+  await get()
+  const res = await get()
+  const body = res.body as { retryAfterMs: number; retryAfter: unknown }
+  expect(res.status).toBe(418)
+  expect(body.retryAfterMs).toBeGreaterThan(0)
+  expect(body.retryAfter).toBe(res.headers['retry-after'])
+  expect(res.headers.ratelimit).toMatch(/r=0/)
 }
