@@ -11,11 +11,11 @@ import { execFileSync } from 'node:child_process'
 import { existsSync, readFileSync } from 'node:fs'
 import os from 'node:os'
 import { fileURLToPath } from 'node:url'
+import { startRedis } from '../../test-support/redis-server.mjs'
 import { buildPackages } from './build.mjs'
 import { checkResults } from './checks.mjs'
 import { PROFILES } from './config.mjs'
 import { connectAdmin } from './redis-client.mjs'
-import { startRedis } from './redis-server.mjs'
 import { redisVersion } from './redis-stats.mjs'
 
 const SECTIONS = [
@@ -127,6 +127,7 @@ async function main() {
   const { clientsLines, runClients } = await import('./clients.mjs')
   const { runMemory, runSlidingLog } = await import('./memory.mjs')
   const { runHttp } = await import('./http/load.mjs')
+  const { runHonoPaired } = await import('./http/hono-paired.mjs')
   const { headlineLines, headlineTable } = await import('./report/headline.mjs')
   const { twoLimitsLines } = await import('./report/two-limits.mjs')
   const { concurrencyLines } = await import('./report/concurrency.mjs')
@@ -261,6 +262,8 @@ async function main() {
     )
     await section('http', '2. HTTP with autocannon', async () => {
       results.http = await runHttp(context)
+      if (!profile.http.frameworks || profile.http.frameworks.includes('hono'))
+        results.honoPaired = await runHonoPaired(context)
     })
     // not in the quick profile: ~5 minutes of open-loop load
     if (profile.name !== 'quick' || args.some((a) => a.startsWith('--only=')))
