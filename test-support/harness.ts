@@ -1,6 +1,6 @@
 // Test support: what an adapter supplies to run the shared contracts (adapter-contract.ts and the
 // contracts it runs), in a module of their own so every contract imports them one way.
-import type { StoreLike } from './adapter-helpers.js'
+import { runningCounter, type StoreLike } from './adapter-helpers.js'
 
 /** Limiter options as the contract writes them; each harness casts them to its own type. */
 export type ContractOptions = { readonly [option: string]: unknown }
@@ -55,5 +55,40 @@ export interface AdapterHarness {
     readonly costFromQuery: unknown
     /** `message`: `{ path }` with the request's path. */
     readonly pathMessage: unknown
+  }
+}
+
+/** What a harness's listening app records of its handlers, for the contract's `Listening`. */
+export interface HandlerProbe {
+  /** A handler of any route starts. */
+  started(): void
+  /** `/slow`'s handler, once started: runs 400 ms, then `answer()`, then counts as finished. */
+  slow(answer?: () => void): Promise<void>
+  /** `server` (its url and close) with what the probe saw. */
+  listening(server: { readonly url: string; close(): Promise<void> }): Listening
+}
+
+/** A probe for one listening app (see {@link HandlerProbe}). */
+export function handlerProbe(): HandlerProbe {
+  let finished = 0
+  const starts: number[] = []
+  const running = runningCounter()
+  return {
+    started: () => {
+      starts.push(performance.now())
+    },
+    async slow(answer = () => {}) {
+      running.start()
+      await new Promise((r) => setTimeout(r, 400))
+      running.stop()
+      answer()
+      finished++
+    },
+    listening: (server) => ({
+      ...server,
+      finishedCount: () => finished,
+      handlerStarts: () => starts,
+      peakRunning: () => running.peak,
+    }),
   }
 }

@@ -2,9 +2,10 @@
 // key callback results (any string, lone surrogates included, or nonsense) and costs, checked
 // against a model of the counters: no 500 caused by the limiter on a valid request, the right
 // status and the right headers. Each adapter's fuzz test supplies a way to send one request.
-import { Agent, request as httpRequest } from 'node:http'
+import { Agent, request as httpRequest, type Server } from 'node:http'
 import fc from 'fast-check'
-import { describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { served } from './adapter-helpers.js'
 
 /** What the key callback does for one request. */
 export type KeyResult =
@@ -274,6 +275,53 @@ export interface FuzzHarness {
     send(shot: Shot): Promise<Answer>
     unmount(): Promise<void>
   }>
+}
+
+/** What fuzzStores() reads of @limiter/core (passed in: test-support does not import it). */
+export interface FuzzCore<P> {
+  readonly MemoryStore: new () => unknown
+  definePolicy(options: never): P
+  defaultName(policy: P): string
+}
+
+/**
+ * The stores every adapter fuzzes with, MemoryStore and `redisStore` (a RedisStore on the file's
+ * private redis-server), and the names headers show, from `core`.
+ */
+export function fuzzStores<P>(
+  core: FuzzCore<P>,
+  redisStore: () => unknown,
+): Pick<FuzzHarness, 'stores' | 'name'> {
+  return {
+    stores: [
+      ['MemoryStore', () => new core.MemoryStore()],
+      ['RedisStore', redisStore],
+    ],
+    name: (options) => core.defaultName(core.definePolicy({ ...options, window: '1h' } as never)),
+  }
+}
+
+/**
+ * A server `listen` starts before this describe block's tests, kept up across property runs (each
+ * mounts a fresh limiter in it) and closed after them; resolves to how to send it a shot, which
+ * `mount` can return, inside tests.
+ */
+export function useFuzzServer(listen: () => Server): () => (shot: Shot) => Promise<Answer> {
+  let server: Awaited<ReturnType<typeof served>> | undefined
+  let send: ((shot: Shot) => Promise<Answer>) | undefined
+  const agent = new Agent({ keepAlive: true })
+  beforeAll(async () => {
+    server = await served(listen())
+    send = httpSender(server.url, agent)
+  })
+  afterAll(async () => {
+    agent.destroy()
+    await server?.close()
+  })
+  return () => {
+    if (send === undefined) throw new Error('useFuzzServer: the server is not up (inside a test?)')
+    return send
+  }
 }
 
 /** Counts property runs in a file: each run gets counters of its own in a shared store. */

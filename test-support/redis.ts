@@ -1,132 +1,20 @@
-// Test support: start and stop private redis-server processes (standalone and Cluster) on free
-// ports of 127.0.0.1. Tests never touch the shared Redis on 6379.
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process'
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
-import { createServer } from 'node:net'
+// Test support: private redis-server processes on free ports of 127.0.0.1: standalone (from
+// redis-server.mjs, shared with the benchmarks), Cluster and Sentinel. Tests never touch the shared
+// Redis on 6379.
+import { execFileSync, spawn } from 'node:child_process'
+import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import {
+  freePort,
+  type RedisProcess,
+  redisProcess,
+  requireBinary,
+  startRedis,
+  waitForPing,
+} from './redis-server.mjs'
 
-/** A redis-server this test started. */
-export interface RedisProcess {
-  readonly port: number
-  readonly url: string
-  readonly process: ChildProcess
-  readonly dir: string
-  /** Stops the server (SIGKILL after 2 s) and removes its directory. */
-  stop(): Promise<void>
-}
-
-function requireBinary(name: string): void {
-  try {
-    execFileSync(name, ['--version'], { stdio: 'ignore' })
-  } catch {
-    throw new Error(
-      `${name} not found on PATH: the tests start their own Redis processes (install the redis-server package)`,
-    )
-  }
-}
-
-/** A TCP port that was free a moment ago. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer()
-    server.unref()
-    server.on('error', reject)
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address()
-      const port = typeof address === 'object' && address !== null ? address.port : 0
-      server.close(() => resolve(port))
-    })
-  })
-}
-
-function waitForPing(port: number, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs
-  return new Promise((resolve, reject) => {
-    const attempt = (): void => {
-      try {
-        const out = execFileSync('redis-cli', ['-h', '127.0.0.1', '-p', String(port), 'PING'], {
-          encoding: 'utf8',
-          timeout: 1000,
-          // A refused connection is expected while the server starts: keep redis-cli quiet.
-          stdio: ['ignore', 'pipe', 'pipe'],
-        })
-        if (out.trim() === 'PONG') {
-          resolve()
-          return
-        }
-      } catch {
-        // not up yet
-      }
-      if (Date.now() > deadline) {
-        reject(new Error(`redis-server on port ${port} did not start within ${timeoutMs} ms`))
-        return
-      }
-      setTimeout(attempt, 50)
-    }
-    attempt()
-  })
-}
-
-/** Starts a redis-server on a free port with no persistence. Extra args are passed through. */
-export async function startRedis(
-  extraArgs: readonly string[] = [],
-  fixedPort?: number,
-): Promise<RedisProcess> {
-  requireBinary('redis-server')
-  const port = fixedPort ?? (await freePort())
-  const dir = mkdtempSync(join(tmpdir(), 'limiter-redis-'))
-  const child = spawn(
-    'redis-server',
-    [
-      '--port',
-      String(port),
-      '--bind',
-      '127.0.0.1',
-      '--save',
-      '',
-      '--appendonly',
-      'no',
-      '--dir',
-      dir,
-      ...extraArgs,
-    ],
-    { stdio: 'ignore' },
-  )
-  child.unref()
-  try {
-    await waitForPing(port, 10_000)
-  } catch (error) {
-    // A server that never answered PING (say, one started with requirepass) must not outlive
-    // the test that started it.
-    await stopProcess(child, dir)
-    throw error
-  }
-  return {
-    port,
-    url: `redis://127.0.0.1:${port}`,
-    process: child,
-    dir,
-    stop: () => stopProcess(child, dir),
-  }
-}
-
-function stopProcess(child: ChildProcess, dir: string): Promise<void> {
-  return new Promise((resolve) => {
-    const done = (): void => {
-      rmSync(dir, { recursive: true, force: true })
-      resolve()
-    }
-    if (child.exitCode !== null || child.signalCode !== null) return done()
-    const timer = setTimeout(() => child.kill('SIGKILL'), 2000)
-    child.once('exit', () => {
-      clearTimeout(timer)
-      done()
-    })
-    child.kill('SIGCONT')
-    child.kill('SIGTERM')
-  })
-}
+export { freePort, type RedisProcess, startRedis } from './redis-server.mjs'
 
 /** A local Redis Cluster this test started. */
 export interface RedisCluster {
@@ -246,18 +134,12 @@ export async function startSentinel(
   )
   const child = spawn('redis-server', [config, '--sentinel'], { stdio: 'ignore' })
   child.unref()
-  const sentinel: RedisProcess = {
-    port,
-    url: `redis://127.0.0.1:${port}`,
-    process: child,
-    dir,
-    stop: () => stopProcess(child, dir),
-  }
+  const sentinel = redisProcess(port, child, dir)
   const stop = async (): Promise<void> => {
     await Promise.all([sentinel.stop(), master.stop(), replica.stop()])
   }
   try {
-    await waitForPing(port, 10_000)
+    await waitForPing(port, 10_000, child)
     const deadline = Date.now() + 20_000
     for (;;) {
       const synced = cli(replica.port, 'INFO', 'replication').includes('master_link_status:up')

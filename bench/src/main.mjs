@@ -11,11 +11,11 @@ import { execFileSync } from 'node:child_process'
 import { existsSync, readFileSync } from 'node:fs'
 import os from 'node:os'
 import { fileURLToPath } from 'node:url'
+import { startRedis } from '../../test-support/redis-server.mjs'
 import { buildPackages } from './build.mjs'
 import { checkResults } from './checks.mjs'
 import { PROFILES } from './config.mjs'
 import { connectAdmin } from './redis-client.mjs'
-import { startRedis } from './redis-server.mjs'
 import { redisVersion } from './redis-stats.mjs'
 
 const SECTIONS = [

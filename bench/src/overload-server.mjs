@@ -10,7 +10,8 @@
 // The header `x-priority: critical` marks a critical request; anything else is low.
 //
 // Contenders: `none` (Express, no protection), `under-pressure` (Fastify with
-// @fastify/under-pressure, fixed thresholds), `ours` (Express, createShedder with priorities).
+// @fastify/under-pressure, fixed thresholds), `ours` (Express behind `shedFirst`, createShedder
+// with priorities).
 import { OURS_CPU, OURS_IO, UNDER_PRESSURE } from './overload-settings.mjs'
 
 const config = JSON.parse(process.argv[2])
@@ -54,18 +55,13 @@ let shedder
 async function expressApp() {
   const { default: createApp } = await import('express')
   const app = createApp()
+  let listener = app
   if (contender === 'ours') {
-    const { createShedder } = await import('@limiter/core/shed')
+    // the shedder asked before Express: a refusal costs Node's HTTP parsing only
+    const { createShedder, shedFirst } = await import('@limiter/core/shed')
     shedder = createShedder(workload === 'cpu' ? OURS_CPU : OURS_IO)
-    app.use((req, res, next) => {
-      const admission = shedder.admit(critical(req.headers) ? 'critical' : 'low')
-      if (!admission.admitted) {
-        res.set('Retry-After', String(Math.ceil(admission.retryAfterMs / 1000)))
-        res.status(503).send('overloaded')
-        return
-      }
-      res.on('close', admission.done)
-      next()
+    listener = shedFirst(shedder, app, {
+      priority: (req) => (critical(req.headers) ? 'critical' : 'low'),
     })
   }
   app.get('/work', async (req, res) => {
@@ -73,7 +69,9 @@ async function expressApp() {
     else await downstream(() => req.socket.destroyed)
     res.send('ok')
   })
-  const server = app.listen(0, '127.0.0.1', () => listening(server.address().port))
+  const { createServer } = await import('node:http')
+  const server = createServer(listener)
+  server.listen(0, '127.0.0.1', () => listening(server.address().port))
   server.keepAliveTimeout = 30_000
 }
 

@@ -1,10 +1,10 @@
 // Dev helper: one contender, one scenario, printed; run with --cpu-prof to profile.
 // node src/profile-one.mjs <algorithm> <redis|memory> [inFlight] [ms] [batch.maxSize]
 import { createLimiter, MemoryStore, RedisStore } from '@limiter/core'
+import { startRedis } from '../../test-support/redis-server.mjs'
 import { SCENARIOS } from './config.mjs'
 import { drive } from './drive.mjs'
 import { connect } from './redis-client.mjs'
-import { startRedis } from './redis-server.mjs'
 
 const [algorithm = 'gcra', storeKind = 'redis', inFlightArg = '256', msArg = '3000', batchArg] =
   process.argv.slice(2)

@@ -4,9 +4,10 @@
 // for another, e.g. a base checkout). Load on the host moves wall-clock throughput, much less
 // the time Redis spends inside its own commands.
 // node src/script-cpu.mjs [--core=path] [--ms=2000] [--reps=3] [--shapes=one,gc+gc,gc+fw]
+
+import { startRedis } from '../../test-support/redis-server.mjs'
 import { drive } from './drive.mjs'
 import { connect } from './redis-client.mjs'
-import { startRedis } from './redis-server.mjs'
 
 const flags = Object.fromEntries(
   process.argv.slice(2).map((a) => {

@@ -2,15 +2,9 @@
 // below its ceiling, as consume does, and a caller above normal does not queue behind callers
 // the reserve holds back.
 import { describe, expect, it } from 'vitest'
-import {
-  createLimiter,
-  type Limiter,
-  LimiterError,
-  MemoryStore,
-  RedisStore,
-  type Store,
-} from '../src/index.js'
+import { createLimiter, type Limiter, LimiterError, type Store } from '../src/index.js'
 import { useRedis } from './setup/redis.js'
+import { storeCases } from './setup/stores.js'
 
 const redis = useRedis()
 let unique = 0
@@ -26,10 +20,7 @@ function reserved(store: Store, limit: number): Limiter {
   })
 }
 
-describe.each([
-  ['MemoryStore', () => new MemoryStore() as Store],
-  ['RedisStore', () => new RedisStore({ client: redis.client }) as Store],
-])('%s', (_name, store) => {
+describe.each(storeCases(redis))('%s', (_name, store) => {
   it('acquire, run and peek read the class: low stops at the reserve, critical does not', async () => {
     const limiter = reserved(store(), 2)
     const key = `k${unique}`

@@ -1,24 +1,14 @@
 // A limiter's default wait for acquire/run (`acquire: { maxWait }`): the README's outbound
 // snippet queues its callers as p-limit or Bottleneck would, instead of refusing 6 of 10 at once.
 import { describe, expect, it } from 'vitest'
-import {
-  createLimiter,
-  LimiterError,
-  type LimiterOptions,
-  MemoryStore,
-  RedisStore,
-  type Store,
-} from '../src/index.js'
+import { createLimiter, LimiterError, type LimiterOptions } from '../src/index.js'
 import { useRedis } from './setup/redis.js'
+import { sleep, storeCases } from './setup/stores.js'
 
 const redis = useRedis()
 let unique = 0
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
-const STORES: ReadonlyArray<[string, () => Store]> = [
-  ['MemoryStore', () => new MemoryStore()],
-  ['RedisStore', () => new RedisStore({ client: redis.client })],
-]
+const STORES = storeCases(redis)
 
 describe.each(STORES)('%s', (_name, makeStore) => {
   it("the README's snippet: 10 concurrent run() at limit 4 all succeed, 4 at a time", async () => {

@@ -1,21 +1,17 @@
 // A reset or refund made in another process takes effect in this one within blockedCache.maxMs
 // (1 s by default): the cache used to hold a refusal for its whole Retry-After (975 s here).
 import { type ChildProcess, fork } from 'node:child_process'
-import { existsSync } from 'node:fs'
-import { fileURLToPath } from 'node:url'
-import { afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it } from 'vitest'
 import { watchLoad } from '../../../test-support/load.js'
 import { createLimiter, type Decision, RedisStore } from '../src/index.js'
+import { fixture, requireBuilt } from './setup/processes.js'
 import { useRedis } from './setup/redis.js'
 
-const CHILD = fileURLToPath(new URL('./fixtures/blocked-child.mjs', import.meta.url))
+const CHILD = fixture('blocked-child.mjs')
 const redis = useRedis()
 const children: ChildProcess[] = []
 
-beforeAll(() => {
-  if (!existsSync(fileURLToPath(new URL('../dist/index.mjs', import.meta.url))))
-    throw new Error('this test runs the built package: run `pnpm build` first (`pnpm test` does)')
-})
+requireBuilt()
 afterEach(() => {
   for (const child of children.splice(0)) child.kill()
 })

@@ -4,13 +4,11 @@
 // per failureMode, by the deadline, keeps deciding the other masters' keys on Redis (one circuit
 // per node), and decides on Redis again once the replica is promoted.
 import { execFileSync } from 'node:child_process'
-import { monitorEventLoopDelay } from 'node:perf_hooks'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type RedisCluster, startCluster } from '../../../test-support/redis.js'
 import {
   ALGORITHMS,
   createLimiter,
-  type Decision,
   encodeTag,
   failureOf,
   type LimiterError,
@@ -19,6 +17,7 @@ import {
 } from '../src/index.js'
 import { clusterSlot } from '../src/stores/cluster-slot.js'
 import { CLIENTS, type TestClient } from './setup/clients.js'
+import { consumeRound, watchFailover } from './setup/failover.js'
 
 const TIMEOUT_MS = 200
 const MARGIN_MS = 50
@@ -164,18 +163,7 @@ describe.each(CLIENTS)('Redis Cluster on $name', (factory) => {
         onError: (error) => errors[failureMode]?.push(error),
       }),
     }))
-    const round = async () => {
-      const shots = await Promise.all(
-        limiters.flatMap(({ failureMode, limiter }) =>
-          [...keys.keys()].map(async (key) => {
-            const started = performance.now()
-            const decision: Decision = await limiter.consume(key)
-            return { failureMode, key, decision, ms: performance.now() - started }
-          }),
-        ),
-      )
-      return shots
-    }
+    const round = () => consumeRound(limiters, [...keys.keys()])
     // Healthy first: everything decided by Redis (a fresh client's first round may miss the
     // deadline on this loaded machine: node-redis 6 was seen to; wait for a whole healthy round).
     let healthyFirst = false
@@ -186,35 +174,16 @@ describe.each(CLIENTS)('Redis Cluster on $name', (factory) => {
     const victimPort = [...keys.values()][0] as number
     const victim = cluster.nodes.find((n) => n.port === victimPort)
     expect(victim).toBeDefined()
-    const lag = monitorEventLoopDelay({ resolution: 10 })
-    lag.enable()
-    const killedAt = performance.now()
-    victim?.process.kill('SIGKILL')
-
-    const shots: Awaited<ReturnType<typeof round>> = []
-    let promotedMs: number | undefined
-    let resumedMs: number | undefined
-    let healthyRounds = 0
-    while (performance.now() - killedAt < 25_000 && healthyRounds < 5) {
-      const batch = await round()
-      shots.push(...batch)
-      if (promotedMs === undefined) {
+    const { shots, promotedMs, resumedMs, stallMs } = await watchFailover({
+      round,
+      kill: () => victim?.process.kill('SIGKILL'),
+      promoted: () => {
         const survivor = cluster.nodes.find((n) => n.port !== victimPort) as { port: number }
         const now = masters(survivor.port)
-        if (now.length === 3 && !now.includes(victimPort)) promotedMs = performance.now() - killedAt
-      }
-      const healthy = batch.every((s) => failureOf(s.decision) === undefined)
-      if (healthy && promotedMs !== undefined) {
-        healthyRounds++
-        resumedMs ??= performance.now() - killedAt
-      } else {
-        healthyRounds = 0
-        resumedMs = undefined
-      }
-      await new Promise((r) => setTimeout(r, 50))
-    }
-    lag.disable()
-    const stallMs = Math.max(0, lag.max / 1e6 - 10)
+        return now.length === 3 && !now.includes(victimPort)
+      },
+      maxMs: 25_000,
+    })
 
     const failed = shots.filter((s) => failureOf(s.decision) !== undefined)
     // One circuit per node: the dead master's failures never send the other masters' keys to

@@ -1,33 +1,21 @@
 // Concurrency limits and waiting across real child processes sharing one Redis (and a Cluster):
 // requests in flight never exceed the limit, leases never leak, a killed process's leases expire
 // after `window`, and a burst under maxDelay starts no faster than the policy allows.
-import { execFile, spawn } from 'node:child_process'
-import { existsSync } from 'node:fs'
-import { fileURLToPath } from 'node:url'
-import { promisify } from 'node:util'
-import type { Cluster, Redis } from 'ioredis'
-import { beforeAll, describe, expect, it } from 'vitest'
+import { spawn } from 'node:child_process'
+import { describe, expect, it } from 'vitest'
 import { watchLoad } from '../../../test-support/load.js'
 import { createLimiter, RedisStore } from '../src/index.js'
+import { clusterEnv, fixture, requireBuilt, runFixture, topologies } from './setup/processes.js'
 import { scanKeys, useCluster, useRedis } from './setup/redis.js'
 
-const run = promisify(execFile)
-const waiter = fileURLToPath(new URL('./fixtures/waiter.mjs', import.meta.url))
+const waiter = fixture('waiter.mjs')
 const redis = useRedis()
 const cluster = useCluster(3, 0)
 
-beforeAll(() => {
-  if (!existsSync(fileURLToPath(new URL('../dist/index.mjs', import.meta.url))))
-    throw new Error('multi-process tests run the built package: run `pnpm build` first')
-})
+requireBuilt()
 
-async function child(ports: string, args: readonly string[], clustered = false): Promise<string> {
-  const { stdout } = await run(process.execPath, [waiter, ports, ...args], {
-    env: { ...process.env, CLUSTER: clustered ? '1' : '' },
-    timeout: 90_000,
-  })
-  return stdout
-}
+const child = (ports: string, args: readonly string[], clustered = false): Promise<string> =>
+  runFixture('waiter.mjs', [ports, ...args], { env: clusterEnv(clustered) })
 
 // The most handlers running at once, from their [start, end] intervals (an end before a start
 // at the same instant: a slot is released after its handler ends, and taken before one starts).
@@ -46,15 +34,7 @@ function maxInFlight(intervals: ReadonlyArray<readonly [number, number]>): numbe
   return most
 }
 
-describe.each([
-  ['standalone', () => String(redis.server.port), () => redis.client as Redis | Cluster, false],
-  [
-    'Cluster',
-    () => cluster.cluster.startupNodes.map((n) => n.port).join(','),
-    () => cluster.client as Redis | Cluster,
-    true,
-  ],
-] as const)('on %s', (_name, ports, client, clustered) => {
+describe.each(topologies(redis, cluster))('on %s', (_name, ports, client, clustered) => {
   it('4 processes x 200 requests, limit 5: never more than 5 in flight, 5 reached, no lease left, every key with a TTL', async () => {
     const key = `flight-${Date.now()}`
     const running = Promise.all(

@@ -9,28 +9,16 @@ import {
   type Limiter,
   LimiterError,
   type LimiterOptions,
-  MemoryStore,
   RedisStore,
-  type Store,
 } from '../src/index.js'
 import { scanKeys, useCluster, useRedis } from './setup/redis.js'
+import { sleep, storeCases } from './setup/stores.js'
 
 const redis = useRedis()
 const cluster = useCluster(3, 0)
 let unique = 0
 
-type Make = () => Store
-const STORES: ReadonlyArray<[string, Make, (() => Redis | Cluster) | undefined]> = [
-  ['MemoryStore', () => new MemoryStore(), undefined],
-  ['RedisStore', () => new RedisStore({ client: redis.client }), () => redis.client],
-  [
-    'RedisStore on a Cluster',
-    () => new RedisStore({ client: cluster.client }),
-    () => cluster.client,
-  ],
-]
-
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
+const STORES = storeCases(redis, cluster)
 
 describe.each(STORES)('%s', (_name, makeStore, client) => {
   const make = (options: Partial<LimiterOptions> = {}): Limiter =>

@@ -2,22 +2,14 @@
 // hold: the handlers start no faster than the policy allows over any interval, exactly the
 // requests that fit within maxDelay run, every other one is refused with an honest Retry-After,
 // and none is lost. (concurrency-processes.test.ts has the burst that fits whole, burst 1.)
-import { execFile } from 'node:child_process'
-import { existsSync } from 'node:fs'
-import { fileURLToPath } from 'node:url'
-import { promisify } from 'node:util'
-import { beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { createLimiter, RedisStore } from '../src/index.js'
+import { requireBuilt, runFixture } from './setup/processes.js'
 import { useRedis } from './setup/redis.js'
 
-const run = promisify(execFile)
-const delayer = fileURLToPath(new URL('./fixtures/delayer.mjs', import.meta.url))
 const redis = useRedis()
 
-beforeAll(() => {
-  if (!existsSync(fileURLToPath(new URL('../dist/index.mjs', import.meta.url))))
-    throw new Error('multi-process tests run the built package: run `pnpm build` first')
-})
+requireBuilt()
 
 const PROCESSES = 4
 const PER_PROCESS = 100
@@ -68,9 +60,9 @@ describe.each(['gcra', 'token-bucket', 'leaky-bucket'] as const)(
       const startAt = Date.now() + 1500 // every child connected
       const outputs = await Promise.all(
         Array.from({ length: PROCESSES }, async () => {
-          const args = [delayer, String(redis.server.port), algorithm, key, String(PER_PROCESS)]
+          const args = [String(redis.server.port), algorithm, key, String(PER_PROCESS)]
           args.push(String(LIMIT), '1000', String(BURST), String(MAX_DELAY_MS), String(startAt))
-          const { stdout } = await run(process.execPath, args, { timeout: 30_000 })
+          const stdout = await runFixture('delayer.mjs', args, { timeout: 30_000 })
           return JSON.parse(stdout) as Row[]
         }),
       )

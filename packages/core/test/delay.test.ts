@@ -2,26 +2,16 @@
 // Cluster), on an injected clock: reservations, honest Retry-After beyond the allowance, several
 // policies reserving together, and acquire giving a reservation back on abort.
 import { describe, expect, it } from 'vitest'
-import {
-  createLimiter,
-  type Decision,
-  type LimiterOptions,
-  MemoryStore,
-  RedisStore,
-  type Store,
-} from '../src/index.js'
+import { createLimiter, type Decision, type LimiterOptions, RedisStore } from '../src/index.js'
 import { withClock } from '../src/testing/index.js'
 import { useCluster, useRedis } from './setup/redis.js'
+import { storeCases } from './setup/stores.js'
 
 const redis = useRedis()
 const cluster = useCluster(3, 0)
 let unique = 0
 
-const STORES: ReadonlyArray<[string, () => Store]> = [
-  ['MemoryStore', () => new MemoryStore()],
-  ['RedisStore', () => new RedisStore({ client: redis.client })],
-  ['RedisStore on a Cluster', () => new RedisStore({ client: cluster.client })],
-]
+const STORES = storeCases(redis, cluster)
 
 const view = (d: Decision) => `${d.allowed ? 'A' : 'R'}${d.allowed ? d.delayMs : d.retryAfterMs}`
 

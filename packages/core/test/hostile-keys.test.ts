@@ -12,7 +12,7 @@ import {
   MemoryStore,
   RedisStore,
 } from '../src/index.js'
-import { useRedis } from './setup/redis.js'
+import { scanKeys, useRedis } from './setup/redis.js'
 
 const redis = useRedis()
 
@@ -74,17 +74,6 @@ const HOSTILE = [
   `${'x'.repeat(300)}\ufffd`,
 ]
 
-async function scanAll(match: string): Promise<string[]> {
-  const keys: string[] = []
-  let cursor = '0'
-  do {
-    const [next, batch] = await redis.client.scan(cursor, 'MATCH', match, 'COUNT', 1000)
-    cursor = next
-    keys.push(...batch)
-  } while (cursor !== '0')
-  return keys
-}
-
 describe.each(ALGORITHMS)('hostile keys on Redis: %s', (algorithm) => {
   const prefix = `hk-${algorithm}:`
   const make = (store: RedisStore | MemoryStore): Limiter =>
@@ -121,7 +110,7 @@ describe.each(ALGORITHMS)('hostile keys on Redis: %s', (algorithm) => {
 
   it('stay inside their namespace and hash tag, with bounded names and bounded memory', async () => {
     const namespace = `${prefix}${make(new MemoryStore()).name}:`
-    const stored = await scanAll(`${prefix}*`)
+    const stored = await scanKeys(redis.client, `${prefix}*`)
     expect(stored).toHaveLength(HOSTILE.length)
     const tags = new Set<string>()
     for (const name of stored) {
@@ -202,6 +191,6 @@ describe('keys that are not keys', () => {
       expect((error as Error).message).toMatch(/^Invalid `key`: expected a non-empty string, got /)
     }
     expect(errors.map(String)).toEqual([])
-    expect(await scanAll('nokey:*')).toEqual([])
+    expect(await scanKeys(redis.client, 'nokey:*')).toEqual([])
   })
 })

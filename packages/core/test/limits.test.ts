@@ -20,6 +20,7 @@ import {
 } from '../src/index.js'
 import { withClock } from '../src/testing/index.js'
 import { scanKeys, useCluster, useRedis } from './setup/redis.js'
+import { storeCases } from './setup/stores.js'
 
 const redis = useRedis()
 const cluster = useCluster(3, 0)
@@ -176,11 +177,7 @@ describe('decisions', () => {
   })
 })
 
-describe.each([
-  ['MemoryStore', () => new MemoryStore() as Store],
-  ['RedisStore', () => new RedisStore({ client: redis.client }) as Store],
-  ['RedisStore on a Cluster', () => new RedisStore({ client: cluster.client }) as Store],
-])('%s', (_name, makeStore) => {
+describe.each(storeCases(redis, cluster))('%s', (_name, makeStore) => {
   it('peek counts nothing; refund with the decision gives back exactly what it took; reset clears every policy', async () => {
     let now = 1_800_000_000_000
     const limiter = limiterOn(

@@ -1,24 +1,13 @@
 // Exactness and clock skew with real child processes sharing one Redis.
-import { execFile } from 'node:child_process'
-import { existsSync } from 'node:fs'
-import { fileURLToPath } from 'node:url'
-import { promisify } from 'node:util'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type RedisCluster, startCluster } from '../../../test-support/redis.js'
 import { ALGORITHMS, type Decision } from '../src/index.js'
+import { clusterEnv, requireBuilt, runFixture } from './setup/processes.js'
 import { useRedis } from './setup/redis.js'
 
-const run = promisify(execFile)
-const consumer = fileURLToPath(new URL('./fixtures/consumer.mjs', import.meta.url))
 const redis = useRedis()
 
-beforeAll(() => {
-  if (!existsSync(fileURLToPath(new URL('../dist/index.mjs', import.meta.url)))) {
-    throw new Error(
-      'multi-process tests run the built package: run `pnpm build` first (`pnpm test` does)',
-    )
-  }
-})
+requireBuilt()
 
 async function consumeIn(
   key: string,
@@ -37,7 +26,6 @@ async function consumeIn(
   },
 ): Promise<Decision[]> {
   const args = [
-    consumer,
     options.cluster === undefined ? String(redis.server.port) : options.cluster.join(','),
     algorithm,
     key,
@@ -47,12 +35,11 @@ async function consumeIn(
     String(options.startAt ?? 0),
     options.sequential ? '1' : '0',
   ]
-  const { stdout } = await run(process.execPath, args, {
+  const stdout = await runFixture('consumer.mjs', args, {
     env: {
-      ...process.env,
       SKEW_MS: String(options.skewMs ?? 0),
       LIMITS: options.limits === undefined ? '' : JSON.stringify(options.limits),
-      CLUSTER: options.cluster === undefined ? '' : '1',
+      ...clusterEnv(options.cluster !== undefined),
     },
     timeout: 60_000,
   })

@@ -112,8 +112,13 @@ function forcedShedder() {
 describe('the shed option through the kit', () => {
   it('sheds low with 503 and Retry-After before counting; admitted requests end their admission', async () => {
     const { shedder, world, tick } = forcedShedder()
+    // traffic in normal and low, then one interval over: low is shed
+    for (const p of ['normal', 'low'] as const) {
+      const a = shedder.admit(p)
+      if (a.admitted) a.done()
+    }
     world.hot = true
-    tick() // one interval over: low is shed
+    tick()
     expect(shedder.state().shedding).toEqual(['low'])
     const store = new MemoryStore()
     const limit = createFetchLimiter({

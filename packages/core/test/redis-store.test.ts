@@ -16,20 +16,9 @@ import {
   redisKeys,
   SCRIPTS,
 } from '../src/index.js'
-import { useRedis } from './setup/redis.js'
+import { scanKeys, useRedis } from './setup/redis.js'
 
 const redis = useRedis()
-
-async function allKeys(match: string): Promise<string[]> {
-  const keys: string[] = []
-  let cursor = '0'
-  do {
-    const [next, batch] = await redis.client.scan(cursor, 'MATCH', match, 'COUNT', 1000)
-    cursor = next
-    keys.push(...batch)
-  } while (cursor !== '0')
-  return keys
-}
 
 /** A limiter of `limit` a minute on the test Redis, and the Redis key of user key `a`. */
 function limiterOn(algorithm: Algorithm, limit: number, prefix: string) {
@@ -158,7 +147,7 @@ describe('RedisStore', () => {
         else if (i % 29 === 0) await limiter.reset(key)
         else await limiter.consume(key, (i % 3) + 1)
       }
-      const keys = await allKeys(`${prefix}*`)
+      const keys = await scanKeys(redis.client, `${prefix}*`)
       expect(keys.length).toBeGreaterThan(0)
       for (const user of users) {
         const { resetMs } = await limiter.peek(user)
@@ -197,7 +186,7 @@ describe('RedisStore', () => {
     expect((await limiter.consume(huge)).allowed).toBe(true)
     expect((await limiter.consume(huge)).allowed).toBe(false)
     expect((await limiter.consume(`${huge}!`)).allowed).toBe(true)
-    for (const key of await allKeys('huge:*')) expect(key.length).toBeLessThan(120)
+    for (const key of await scanKeys(redis.client, 'huge:*')) expect(key.length).toBeLessThan(120)
   })
 
   it('sends a full batch at once, in the turn that filled it', async () => {

@@ -20,21 +20,18 @@ import {
   type Decision,
   type Limiter,
   type LimiterOptions,
-  MemoryStore,
   RedisStore,
   type Store,
 } from '../src/index.js'
 import { withClock } from '../src/testing/index.js'
 import { CLIENTS, withStandalone } from './setup/clients.js'
 import { useRedis } from './setup/redis.js'
+import { storeCases } from './setup/stores.js'
 
 const redis = useRedis()
 let unique = 0
 
-const STORES: ReadonlyArray<[string, () => Store]> = [
-  ['MemoryStore', () => new MemoryStore()],
-  ['RedisStore', () => new RedisStore({ client: redis.client })],
-]
+const STORES = storeCases(redis)
 const WAITING = ['gcra', 'token-bucket', 'leaky-bucket'] as const
 
 /** An admission the test keeps track of: when it is due, its cost, its decision. */

@@ -1,23 +1,14 @@
 // The fleet reserve across 4 real processes sharing one Redis (and a Cluster): low requests never
 // hold more than their ceiling, whatever the other processes do; critical ones are never refused
 // by the reserve; every lease comes back.
-import { execFile } from 'node:child_process'
-import { existsSync } from 'node:fs'
-import { fileURLToPath } from 'node:url'
-import { promisify } from 'node:util'
-import type { Cluster, Redis } from 'ioredis'
-import { beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
+import { clusterEnv, requireBuilt, runFixture, topologies } from './setup/processes.js'
 import { scanKeys, useCluster, useRedis } from './setup/redis.js'
 
-const run = promisify(execFile)
-const reserver = fileURLToPath(new URL('./fixtures/reserver.mjs', import.meta.url))
 const redis = useRedis()
 const cluster = useCluster(3, 0)
 
-beforeAll(() => {
-  if (!existsSync(fileURLToPath(new URL('../dist/index.mjs', import.meta.url))))
-    throw new Error('multi-process tests run the built package: run `pnpm build` first')
-})
+requireBuilt()
 
 interface Tally {
   admitted: number
@@ -27,22 +18,11 @@ interface Tally {
 }
 
 async function child(ports: string, args: readonly string[], clustered: boolean): Promise<Tally> {
-  const { stdout } = await run(process.execPath, [reserver, ports, ...args], {
-    env: { ...process.env, CLUSTER: clustered ? '1' : '' },
-    timeout: 90_000,
-  })
+  const stdout = await runFixture('reserver.mjs', [ports, ...args], { env: clusterEnv(clustered) })
   return JSON.parse(stdout) as Tally
 }
 
-describe.each([
-  ['standalone', () => String(redis.server.port), () => redis.client as Redis | Cluster, false],
-  [
-    'Cluster',
-    () => cluster.cluster.startupNodes.map((n) => n.port).join(','),
-    () => cluster.client as Redis | Cluster,
-    true,
-  ],
-] as const)('on %s', (_name, ports, client, clustered) => {
+describe.each(topologies(redis, cluster))('on %s', (_name, ports, client, clustered) => {
   it('2 low and 2 critical processes, limit 8, reserve { critical: 0.5 }: low holds at most 4', async () => {
     const key = `fleet-${Date.now()}`
     const start = (classes: readonly string[]) =>

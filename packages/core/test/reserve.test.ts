@@ -15,6 +15,7 @@ import {
 } from '../src/index.js'
 import { withClock } from '../src/testing/index.js'
 import { useRedis } from './setup/redis.js'
+import { storeCases } from './setup/stores.js'
 
 const redis = useRedis()
 let run = 0
@@ -62,10 +63,7 @@ describe('reserve: validation at construction', () => {
   })
 })
 
-describe.each([
-  ['MemoryStore', () => new MemoryStore() as Store],
-  ['RedisStore', () => new RedisStore({ client: redis.client }) as Store],
-])('reserve on %s', (_name, store) => {
+describe.each(storeCases(redis))('reserve on %s', (_name, store) => {
   it('{ critical: 0.2, high: 0.1 } at limit 10: low and normal stop at 7, high at 8, critical at 10', async () => {
     const limiter = limiterOn(store(), { reserve: { critical: 0.2, high: 0.1 } })
     const key = `k${run}`

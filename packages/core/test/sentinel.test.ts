@@ -2,19 +2,12 @@
 // The master is SIGKILLed: the limiter keeps answering per failureMode by the deadline, and
 // decides on Redis again, on the promoted replica, with no restart.
 import { execFileSync } from 'node:child_process'
-import { monitorEventLoopDelay } from 'node:perf_hooks'
 import { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type RedisSentinel, startSentinel } from '../../../test-support/redis.js'
-import {
-  createLimiter,
-  type Decision,
-  failureOf,
-  type LimiterError,
-  RedisStore,
-  redisKeys,
-} from '../src/index.js'
+import { createLimiter, failureOf, type LimiterError, RedisStore, redisKeys } from '../src/index.js'
 import { storeNamespace } from '../src/policies/naming.js'
+import { consumeRound, watchFailover } from './setup/failover.js'
 
 const TIMEOUT_MS = 200
 const MARGIN_MS = 50
@@ -62,43 +55,16 @@ describe('Redis Sentinel failover', () => {
       }),
     }))
     const keys = Array.from({ length: 10 }, (_, i) => `client-${i}`)
-    const round = () =>
-      Promise.all(
-        limiters.flatMap(({ failureMode, limiter }) =>
-          keys.map(async (key) => {
-            const started = performance.now()
-            const decision: Decision = await limiter.consume(key)
-            return { failureMode, decision, ms: performance.now() - started }
-          }),
-        ),
-      )
+    const round = () => consumeRound(limiters, keys)
     for (const shot of await round()) expect(failureOf(shot.decision)).toBeUndefined()
 
-    const lag = monitorEventLoopDelay({ resolution: 10 })
-    lag.enable()
-    const killedAt = performance.now()
-    sentinel.master.process.kill('SIGKILL')
-    const shots: Awaited<ReturnType<typeof round>> = []
-    let promotedMs: number | undefined
-    let resumedMs: number | undefined
-    let healthyRounds = 0
-    while (performance.now() - killedAt < 30_000 && healthyRounds < 5) {
-      const batch = await round()
-      shots.push(...batch)
+    const { shots, promotedMs, resumedMs, stallMs } = await watchFailover({
+      round,
+      kill: () => sentinel.master.process.kill('SIGKILL'),
       // Promoted: the sentinel hands out the replica's address (after it confirmed the switch).
-      if (promotedMs === undefined && masterPort() === sentinel.replica.port)
-        promotedMs = performance.now() - killedAt
-      if (promotedMs !== undefined && batch.every((s) => failureOf(s.decision) === undefined)) {
-        healthyRounds++
-        resumedMs ??= performance.now() - killedAt
-      } else {
-        healthyRounds = 0
-        resumedMs = undefined
-      }
-      await new Promise((r) => setTimeout(r, 50))
-    }
-    lag.disable()
-    const stallMs = Math.max(0, lag.max / 1e6 - 10)
+      promoted: () => masterPort() === sentinel.replica.port,
+      maxMs: 30_000,
+    })
     const failed = shots.filter((s) => failureOf(s.decision) !== undefined)
     const worstMs = Math.max(...shots.map((s) => s.ms))
     console.log(

@@ -20,7 +20,12 @@ function shedderOver(name: string, mode: 'enforce' | 'shadow') {
     mode,
     [SHED_HOOKS]: { manual: true, signals: { read: () => reading, close() {} } },
   } as ShedderOptions)
-  // over at every tick: low goes at the first, normal after two more intervals over in a row
+  // traffic in every named class, then over at every tick: low goes at the first, normal after
+  // two more intervals over in a row
+  for (const p of ['high', 'normal', 'low'] as const) {
+    const a = shedder.admit(p)
+    if (a.admitted) a.done()
+  }
   for (let i = 0; i < 3; i++) tickShedder(shedder)
   return shedder
 }

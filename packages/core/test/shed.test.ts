@@ -93,6 +93,7 @@ describe('createShedder', () => {
 
   it('admits a class again only after `recovery` quiet intervals, one class per period', () => {
     const { shedder, tick } = fixture({ recovery: 3 })
+    admittedOf(shedder)
     tick({ elu: 0.99 }, 3)
     expect(admittedOf(shedder)).toEqual(['critical', 'high'])
     tick({}, 2)
@@ -109,6 +110,7 @@ describe('createShedder', () => {
 
   it('neither ratchets nor flaps while a signal hovers around its threshold', () => {
     const { shedder, tick } = fixture({ recovery: 3, thresholds: { elu: 0.8 } })
+    admittedOf(shedder)
     const admitted: number[] = []
     for (let i = 0; i < 40; i++) {
       tick({ elu: i % 2 === 0 ? 0.81 : 0.79 })
@@ -154,6 +156,7 @@ describe('createShedder', () => {
 
   it('with `steps`, rises a step, then twice as much; a signal far over takes the class', () => {
     const { shedder, tick } = fixture({ steps: 10 })
+    admittedOf(shedder)
     tick({ elu: 0.95 })
     expect(shedder.state().level).toBe(0.1)
     // one unit, then two, then four
@@ -174,6 +177,55 @@ describe('createShedder', () => {
     expect(low.filter((a) => !a)).toHaveLength(18)
   })
 
+  it('steps only through classes with traffic: critical and low alone never shed more than low', () => {
+    // Stripe's mix: critical and low, nothing in between. Shedding high or normal would relieve
+    // nothing, and walking back down through them would keep low shed for nothing.
+    const { shedder, tick } = fixture({ steps: 10, recovery: 2 })
+    const mix: Priority[] = ['critical', 'low']
+    for (let i = 0; i < 30; i++) {
+      admittedOf(shedder, mix)
+      tick({ elu: 1, delayMs: 1000 })
+    }
+    expect(shedder.state()).toMatchObject({ level: 1, shedding: ['low'] })
+    expect(admittedOf(shedder, mix)).toEqual(['critical'])
+    // one unit per 2 quiet intervals: a tenth of low back after 2, all of it after 20
+    const lowAdmitted = () =>
+      Array.from({ length: 10 }, () => shedder.admit('low')).filter((a) => a.admitted).length
+    tick({}, 2)
+    expect(lowAdmitted()).toBe(1)
+    for (let i = 0; i < 18; i++) {
+      admittedOf(shedder, mix)
+      tick()
+    }
+    expect(shedder.state().level).toBe(0)
+    expect(lowAdmitted()).toBe(10)
+  })
+
+  it('forgets an admitted class that stops asking, and keeps a shed one until it is walked back', () => {
+    const { shedder, tick } = fixture({ recovery: 2 })
+    admittedOf(shedder, ['normal', 'low'])
+    tick({ elu: 1 })
+    expect(shedder.state().shedding).toEqual(['low'])
+    // low keeps asking and is refused; normal asks nothing for 10 intervals (2 x recovery, at
+    // least 10) while the signal holds in the recovery band: normal leaves the ladder, so
+    // pressure after that cannot shed it for nothing
+    for (let i = 0; i < 10; i++) {
+      admittedOf(shedder, ['low'])
+      tick({ elu: 0.85 })
+    }
+    for (let i = 0; i < 6; i++) {
+      admittedOf(shedder, ['low'])
+      tick({ elu: 1 })
+    }
+    expect(shedder.state()).toMatchObject({ level: 1, shedding: ['low'] })
+    // back, it starts admitted, above low
+    expect(admittedOf(shedder, ['normal', 'low'])).toEqual(['normal'])
+    // a shed class that stops asking (its clients wait out Retry-After) stays until walked back
+    tick({}, 30)
+    expect(shedder.state()).toMatchObject({ level: 0, shedding: [] })
+    expect(admittedOf(shedder, ['normal', 'low'])).toEqual(['normal', 'low'])
+  })
+
   it('never sheds critical (rank 0), and sheds numeric ranks below low first', () => {
     const { shedder, tick } = fixture()
     const all: Priority[] = [0, 'critical', 'high', 'normal', 'low', 9]
@@ -188,6 +240,7 @@ describe('createShedder', () => {
   it('reads in-flight, queue time from its own entry stamp, and heap, when given thresholds', () => {
     const inflight = fixture({ thresholds: { elu: false, delay: false, inflight: 2 } })
     const held = [1, 2, 3].map(() => inflight.shedder.admit('critical'))
+    admittedOf(inflight.shedder)
     inflight.tick({ elu: 1, delayMs: 10_000 })
     expect(inflight.shedder.admit('low')).toMatchObject({ signal: 'inflight' })
     expect(inflight.shedder.state().reading).toMatchObject({ inflight: 3 })
@@ -204,6 +257,7 @@ describe('createShedder', () => {
     if (slow.admitted) slow.done()
 
     const heap = fixture({ thresholds: { heap: 2e9 } })
+    admittedOf(heap.shedder)
     heap.tick({ heapUsedBytes: 3e9 })
     expect(heap.shedder.admit('low')).toMatchObject({ signal: 'heap' })
   })
@@ -214,10 +268,12 @@ describe('createShedder', () => {
     subscribe(SHED_CHANNEL, listen)
     try {
       const shadow = fixture({ mode: 'shadow', name: 'api' })
+      admittedOf(shadow.shedder)
       shadow.tick({ elu: 1 })
       expect(admittedOf(shadow.shedder)).toEqual(CLASSES)
       expect(shadow.shedder.state()).toMatchObject({ shed: 1, mode: 'shadow', shedding: ['low'] })
       const enforce = fixture()
+      admittedOf(enforce.shedder)
       enforce.tick({ delayMs: 1000 })
       enforce.shedder.admit('low')
       expect(events).toEqual([

@@ -8,15 +8,12 @@ import {
   type DecisionEvent,
   type Limiter,
   type LimiterOptions,
-  MemoryStore,
-  RedisStore,
-  type Store,
 } from '../src/index.js'
 import { useRedis } from './setup/redis.js'
+import { sleep, storeCases } from './setup/stores.js'
 
 const redis = useRedis()
 let unique = 0
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms))
 
 // Counts the store decisions (cost > 0) `limiter` makes, on `limiter:decision`.
 const counters: Array<() => void> = []
@@ -37,10 +34,7 @@ afterEach(() => {
   for (const stop of counters.splice(0)) stop()
 })
 
-const STORES: ReadonlyArray<[string, () => Store]> = [
-  ['MemoryStore', () => new MemoryStore()],
-  ['RedisStore', () => new RedisStore({ client: redis.client })],
-]
+const STORES = storeCases(redis)
 
 describe.each(STORES)('%s', (_name, makeStore) => {
   const make = (options: Partial<LimiterOptions> = {}, store = makeStore()): Limiter =>

@@ -9,9 +9,9 @@ import { type AdapterHarness, type Send, thrownBy } from '../../../test-support/
 import {
   type CountingStore as Counting,
   countingStore as counting,
-  runningCounter,
   served,
 } from '../../../test-support/adapter-helpers.js'
+import { handlerProbe } from '../../../test-support/harness.js'
 import { type RateLimitOptions, rateLimit } from '../src/index.js'
 
 /** Every Express major the adapter claims, by name. */
@@ -63,35 +63,25 @@ export function harness(express: Factory): AdapterHarness {
   return {
     app: (options) => sender(appWith(express, options as unknown as RateLimitOptions)),
     async listen(options) {
-      let finished = 0
-      const starts: number[] = []
-      const running = runningCounter()
+      const probe = handlerProbe()
       const app = express()
       app.use(rateLimit(options as unknown as RateLimitOptions))
       app.use((_req, _res, next) => {
-        starts.push(performance.now())
+        probe.started()
         next()
       })
       app.get('/', (_req, res) => {
         res.send('ok')
       })
       app.get('/slow', (_req, res) => {
-        running.start()
-        setTimeout(() => {
-          running.stop()
+        void probe.slow(() => {
           res.send('late')
-          finished++
-        }, 400)
+        })
       })
       app.get('/fail', () => {
         throw new Error('the handler failed')
       })
-      return {
-        ...(await served(app.listen(0, '127.0.0.1'))),
-        finishedCount: () => finished,
-        handlerStarts: () => starts,
-        peakRunning: () => running.peak,
-      }
+      return probe.listening(await served(app.listen(0, '127.0.0.1')))
     },
     store: () => new MemoryStore(),
     // Middleware: a bad option throws synchronously, where rateLimit() is called.

@@ -6,45 +6,37 @@ import { createClient } from 'redis'
 import request from 'supertest'
 import { describe, expect, it } from 'vitest'
 import { freshPrefix, useRedis } from '../../../test-support/adapter-helpers.js'
-import { describeConcurrencyContract } from '../../../test-support/concurrency-contract.js'
-import { freePort } from '../../../test-support/redis.js'
-import { describeRedisContract } from '../../../test-support/redis-contract.js'
+import {
+  describeRedisContracts,
+  describeRedisOn,
+  expectLoginLimited,
+} from '../../../test-support/shared-contracts.js'
 import { RedisStore, rateLimit } from '../src/index.js'
 import { EXPRESS, harness } from './helpers.js'
 
-const client = useRedis((port) => new Redis(port, '127.0.0.1'))
+const connect = (port: number) => new Redis(port, '127.0.0.1')
+const client = useRedis(connect)
 // node-redis 6, connecting in the background (commands wait for the first connection).
-const nodeRedis = useRedis((port) => {
+const connectNodeRedis = (port: number) => {
   const c = createClient({ url: `redis://127.0.0.1:${port}` })
   c.connect().catch(() => {})
   return c
-})
+}
+const nodeRedis = useRedis(connectNodeRedis)
 
 describe.each(EXPRESS)('$version on Redis through node-redis', ({ express }) => {
-  describeRedisContract('adapter contract', harness(express), {
+  describeRedisOn(harness(express), {
     client: nodeRedis,
-    store: () => new RedisStore({ client: nodeRedis() }),
-    unreachable: async () => {
-      const port = await freePort()
-      const c = createClient({ url: `redis://127.0.0.1:${port}` })
-      c.connect().catch(() => {})
-      return { client: c, address: `127.0.0.1:${port}` }
-    },
+    connect: connectNodeRedis,
+    store: (c) => new RedisStore({ client: c }),
   })
 })
 
 describe.each(EXPRESS)('$version on Redis', ({ express }) => {
-  describeRedisContract('adapter contract', harness(express), {
+  describeRedisContracts(harness(express), {
     client,
-    store: () => new RedisStore({ client: client() }),
-    unreachable: async () => {
-      const port = await freePort()
-      return { client: new Redis(port, '127.0.0.1'), address: `127.0.0.1:${port}` }
-    },
-  })
-  describeConcurrencyContract('concurrency and waiting', harness(express), {
-    store: () => new RedisStore({ client: client() }),
-    batching: true,
+    connect,
+    store: (c) => new RedisStore({ client: c }),
     createLimiter,
   })
 
@@ -68,14 +60,7 @@ describe.each(EXPRESS)('$version on Redis', ({ express }) => {
       },
     )
     const login = (email: string) => request(app).post('/login').send({ email })
-    expect((await login('a@example.com')).status).toBe(200)
-    expect((await login('a@example.com')).status).toBe(200)
-    const limited = await login('a@example.com')
-    expect(limited.status).toBe(429)
-    expect(Number(limited.headers['retry-after'])).toBeGreaterThan(800)
-    expect((await login('b@example.com')).status).toBe(200)
-    const keys = await redis.keys(`${prefix}*`)
-    expect(keys.some((k) => k.includes('POST /login#a@example.com'))).toBe(true)
+    await expectLoginLimited(login, () => redis.keys(`${prefix}*`), 'POST /login#a@example.com')
   })
 
   it('per-route limiters and the global one keep separate counters in Redis', async () => {

@@ -2,11 +2,11 @@
 // driven by random methods, paths, header values, key callback results (any string, lone
 // surrogates included, or nonsense) and costs, against a model of the counters: no crash, no 500
 // caused by the limiter on a valid request, the right status and the right headers.
-import { defaultName, definePolicy, MemoryStore } from '@limiter/core'
+import * as core from '@limiter/core'
 import { Redis } from 'ioredis'
 import { describe } from 'vitest'
 import { useRedis } from '../../../test-support/adapter-helpers.js'
-import { describeFuzzContract } from '../../../test-support/rate-limit-fuzz.js'
+import { describeFuzzContract, fuzzStores } from '../../../test-support/rate-limit-fuzz.js'
 import { type RateLimitPluginOptions, RedisStore, rateLimit } from '../src/index.js'
 import { FASTIFY } from './helpers.js'
 
@@ -14,11 +14,7 @@ const redis = useRedis((port) => new Redis(port, '127.0.0.1'))
 
 describe.each(FASTIFY)('$version', ({ fastify }) => {
   describeFuzzContract('random requests against a model', {
-    stores: [
-      ['MemoryStore', () => new MemoryStore()],
-      ['RedisStore', () => new RedisStore({ client: redis() })],
-    ],
-    name: (options) => defaultName(definePolicy({ ...options, window: '1h' })),
+    ...fuzzStores(core, () => new RedisStore({ client: redis() })),
     // Well-formed paths only: Fastify answers a malformed percent-escape with 400 before routing.
     wellFormedPaths: true,
     async mount(options) {

@@ -9,8 +9,8 @@ import type { AdapterHarness } from '../../../test-support/adapter-contract.js'
 import {
   type CountingStore as Counting,
   countingStore as counting,
-  runningCounter,
 } from '../../../test-support/adapter-helpers.js'
+import { handlerProbe } from '../../../test-support/harness.js'
 import { type RateLimitPluginOptions, rateLimit } from '../src/index.js'
 
 /** Every Fastify major the plugin claims, by name. */
@@ -82,34 +82,26 @@ export function harness(fastify: Factory): AdapterHarness {
       }
     },
     async listen(options) {
-      let finished = 0
-      const starts: number[] = []
-      const running = runningCounter()
+      const probe = handlerProbe()
       const app = fastify({ forceCloseConnections: true })
       await app.register(rateLimit, options as RateLimitPluginOptions)
       // after the limiter's hook, whichever it runs in: the handler is about to run
       app.addHook('preHandler', async () => {
-        starts.push(performance.now())
+        probe.started()
       })
       app.get('/', async () => 'ok')
       app.get('/slow', async () => {
-        running.start()
-        await new Promise((r) => setTimeout(r, 400))
-        running.stop()
-        finished++
+        await probe.slow()
         return 'late'
       })
       app.get('/fail', async () => {
         throw new Error('the handler failed')
       })
       await app.listen({ port: 0, host: '127.0.0.1' })
-      return {
+      return probe.listening({
         url: `http://127.0.0.1:${(app.server.address() as AddressInfo).port}`,
-        finishedCount: () => finished,
-        handlerStarts: () => starts,
-        peakRunning: () => running.peak,
         close: () => app.close(),
-      }
+      })
     },
     store: () => new MemoryStore(),
     optionErrors: (options) => registerErrors(fastify, options),

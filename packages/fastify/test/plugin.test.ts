@@ -3,19 +3,12 @@
 // listen), then what is Fastify's own.
 import { createLimiter, MemoryStore } from '@limiter/core'
 import { describe, expect, it } from 'vitest'
-import { describeAdapterContract } from '../../../test-support/adapter-contract.js'
-import { describeConcurrencyContract } from '../../../test-support/concurrency-contract.js'
-import { describeLimitsContract } from '../../../test-support/limits-contract.js'
+import { describeMemoryContracts } from '../../../test-support/shared-contracts.js'
 import { type RateLimitPluginOptions, rateLimit } from '../src/index.js'
 import { FASTIFY, harness, appWith as makeApp, registerErrors } from './helpers.js'
 
 describe.each(FASTIFY)('$version', ({ fastify }) => {
-  describeAdapterContract('adapter contract', harness(fastify))
-  describeLimitsContract('several limits', harness(fastify))
-  describeConcurrencyContract('concurrency and waiting', harness(fastify), {
-    store: () => new MemoryStore(),
-    createLimiter,
-  })
+  describeMemoryContracts(harness(fastify), { store: () => new MemoryStore(), createLimiter })
 
   const appWith = (options: RateLimitPluginOptions) => makeApp(fastify, options)
 

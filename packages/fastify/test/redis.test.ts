@@ -4,26 +4,22 @@ import { createLimiter } from '@limiter/core'
 import { Redis } from 'ioredis'
 import { describe, expect, it } from 'vitest'
 import { freshPrefix, useRedis } from '../../../test-support/adapter-helpers.js'
-import { describeConcurrencyContract } from '../../../test-support/concurrency-contract.js'
 import { freePort } from '../../../test-support/redis.js'
-import { describeRedisContract } from '../../../test-support/redis-contract.js'
+import {
+  describeRedisContracts,
+  expectLoginLimited,
+} from '../../../test-support/shared-contracts.js'
 import { RedisStore, rateLimit } from '../src/index.js'
 import { FASTIFY, harness } from './helpers.js'
 
-const client = useRedis((port) => new Redis(port, '127.0.0.1'))
+const connect = (port: number) => new Redis(port, '127.0.0.1')
+const client = useRedis(connect)
 
 describe.each(FASTIFY)('$version on Redis', ({ fastify }) => {
-  describeRedisContract('adapter contract', harness(fastify), {
+  describeRedisContracts(harness(fastify), {
     client,
-    store: () => new RedisStore({ client: client() }),
-    unreachable: async () => {
-      const port = await freePort()
-      return { client: new Redis(port, '127.0.0.1'), address: `127.0.0.1:${port}` }
-    },
-  })
-  describeConcurrencyContract('concurrency and waiting', harness(fastify), {
-    store: () => new RedisStore({ client: client() }),
-    batching: true,
+    connect,
+    store: (c) => new RedisStore({ client: c }),
     createLimiter,
   })
 
@@ -73,16 +69,11 @@ describe.each(FASTIFY)('$version on Redis', ({ fastify }) => {
       },
       async () => 'welcome',
     )
-    const login = (email: string) =>
-      app.inject({ method: 'POST', url: '/login', payload: { email } })
-    expect((await login('a@example.com')).statusCode).toBe(200)
-    expect((await login('a@example.com')).statusCode).toBe(200)
-    const limited = await login('a@example.com')
-    expect(limited.statusCode).toBe(429)
-    expect(Number(limited.headers['retry-after'])).toBeGreaterThan(800)
-    expect((await login('b@example.com')).statusCode).toBe(200)
-    const keys = await redis.keys(`${prefix}*`)
-    expect(keys.some((k) => k.includes('POST /login#a@example.com'))).toBe(true)
+    const login = async (email: string) => {
+      const res = await app.inject({ method: 'POST', url: '/login', payload: { email } })
+      return { status: res.statusCode, headers: res.headers }
+    }
+    await expectLoginLimited(login, () => redis.keys(`${prefix}*`), 'POST /login#a@example.com')
   })
 
   it('two app instances share the counters of a per-route config too', async () => {

@@ -2,17 +2,15 @@
 // Redis, driven by random methods, paths, header values, key callback results (any string, lone
 // surrogates included, or nonsense) and costs, against a model of the counters: no crash, no 500
 // caused by the limiter on a valid request, the right status and the right headers.
-import { Agent } from 'node:http'
-import { defaultName, definePolicy, MemoryStore } from '@limiter/core'
+import * as core from '@limiter/core'
 import { Redis } from 'ioredis'
 import type { Middleware } from 'koa'
-import { afterAll, beforeAll, describe } from 'vitest'
-import { served, useRedis } from '../../../test-support/adapter-helpers.js'
+import { describe } from 'vitest'
+import { useRedis } from '../../../test-support/adapter-helpers.js'
 import {
-  type Answer,
   describeFuzzContract,
-  httpSender,
-  type Shot,
+  fuzzStores,
+  useFuzzServer,
 } from '../../../test-support/rate-limit-fuzz.js'
 import { type RateLimitOptions, RedisStore, rateLimit } from '../src/index.js'
 import { KOA, showErrors } from './helpers.js'
@@ -20,13 +18,9 @@ import { KOA, showErrors } from './helpers.js'
 const redis = useRedis((port) => new Redis(port, '127.0.0.1'))
 
 describe.each(KOA)('$version', ({ Koa }) => {
-  let server: Awaited<ReturnType<typeof served>>
-  const agent = new Agent({ keepAlive: true })
-  let send: (shot: Shot) => Promise<Answer>
   // The app stays up; each property run swaps in a fresh limiter.
   let limiter: Middleware = (_ctx, next) => next()
-
-  beforeAll(async () => {
+  const send = useFuzzServer(() => {
     const app = new Koa()
     app.use(showErrors)
     app.use((ctx, next) => limiter(ctx, next))
@@ -34,23 +28,14 @@ describe.each(KOA)('$version', ({ Koa }) => {
       ctx.status = 200
       ctx.body = 'ok'
     })
-    server = await served(app.listen(0, '127.0.0.1'))
-    send = httpSender(server.url, agent)
-  })
-  afterAll(async () => {
-    agent.destroy()
-    await server.close()
+    return app.listen(0, '127.0.0.1')
   })
 
   describeFuzzContract('random requests against a model', {
-    stores: [
-      ['MemoryStore', () => new MemoryStore()],
-      ['RedisStore', () => new RedisStore({ client: redis() })],
-    ],
-    name: (options) => defaultName(definePolicy({ ...options, window: '1h' })),
+    ...fuzzStores(core, () => new RedisStore({ client: redis() })),
     async mount(options) {
       limiter = rateLimit(options as unknown as RateLimitOptions) as Middleware
-      return { send, unmount: async () => {} }
+      return { send: send(), unmount: async () => {} }
     },
   })
 })

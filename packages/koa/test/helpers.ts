@@ -12,9 +12,9 @@ import { type AdapterHarness, thrownBy } from '../../../test-support/adapter-con
 import {
   type CountingStore as Counting,
   countingStore as counting,
-  runningCounter,
   served,
 } from '../../../test-support/adapter-helpers.js'
+import { handlerProbe } from '../../../test-support/harness.js'
 import { type RateLimitOptions, rateLimit } from '../src/index.js'
 
 /** Every Koa major the adapter claims, by name. */
@@ -75,37 +75,28 @@ export function harness(Koa: (typeof KOA)[number]['Koa']): AdapterHarness {
       }
     },
     async listen(options) {
-      let finished = 0
-      const starts: number[] = []
-      const running = runningCounter()
+      const probe = handlerProbe()
       const app = new Koa()
       const router = new Router()
       app.silent = true
       app.use(rateLimit(options as unknown as RateLimitOptions))
       app.use((_ctx, next) => {
-        starts.push(performance.now())
+        probe.started()
         return next()
       })
       router.get('/', (ctx) => {
         ctx.body = 'ok'
       })
       router.get('/slow', async (ctx) => {
-        running.start()
-        await new Promise((r) => setTimeout(r, 400))
-        running.stop()
-        ctx.body = 'late'
-        finished++
+        await probe.slow(() => {
+          ctx.body = 'late'
+        })
       })
       router.get('/fail', async () => {
         throw new Error('the handler failed')
       })
       app.use(router.routes())
-      return {
-        ...(await served(app.listen(0, '127.0.0.1'))),
-        finishedCount: () => finished,
-        handlerStarts: () => starts,
-        peakRunning: () => running.peak,
-      }
+      return probe.listening(await served(app.listen(0, '127.0.0.1')))
     },
     store: () => new MemoryStore(),
     // Middleware: a bad option throws synchronously, where rateLimit() is called.

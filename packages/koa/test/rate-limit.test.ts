@@ -4,19 +4,15 @@
 import { createLimiter, MemoryStore } from '@limiter/core'
 import request from 'supertest'
 import { describe, expect, it } from 'vitest'
-import { describeAdapterContract } from '../../../test-support/adapter-contract.js'
-import { describeConcurrencyContract } from '../../../test-support/concurrency-contract.js'
-import { describeLimitsContract } from '../../../test-support/limits-contract.js'
+import {
+  describeMemoryContracts,
+  expectOnLimitedAnswer,
+} from '../../../test-support/shared-contracts.js'
 import { rateLimit } from '../src/index.js'
 import { harness, KOA, appWith as makeApp, showErrors } from './helpers.js'
 
 describe.each(KOA)('$version', ({ Koa }) => {
-  describeAdapterContract('adapter contract', harness(Koa))
-  describeLimitsContract('several limits', harness(Koa))
-  describeConcurrencyContract('concurrency and waiting', harness(Koa), {
-    store: () => new MemoryStore(),
-    createLimiter,
-  })
+  describeMemoryContracts(harness(Koa), { store: () => new MemoryStore(), createLimiter })
 
   const appWith = (options: Parameters<typeof makeApp>[1]) => makeApp(Koa, options).callback()
 
@@ -57,12 +53,7 @@ describe.each(KOA)('$version', ({ Koa }) => {
         }
       },
     })
-    await request(app).get('/')
-    const res = await request(app).get('/')
-    expect(res.status).toBe(418)
-    expect(res.body.retryAfterMs).toBeGreaterThan(0)
-    expect(res.body.retryAfter).toBe(res.headers['retry-after'])
-    expect(res.headers.ratelimit).toMatch(/r=0/)
+    await expectOnLimitedAnswer(() => request(app).get('/'))
   })
 
   it('an async onLimited is awaited', async () => {

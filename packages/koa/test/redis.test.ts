@@ -5,26 +5,21 @@ import { Redis } from 'ioredis'
 import request from 'supertest'
 import { describe, expect, it } from 'vitest'
 import { freshPrefix, useRedis } from '../../../test-support/adapter-helpers.js'
-import { describeConcurrencyContract } from '../../../test-support/concurrency-contract.js'
-import { freePort } from '../../../test-support/redis.js'
-import { describeRedisContract } from '../../../test-support/redis-contract.js'
+import {
+  describeRedisContracts,
+  expectLoginLimited,
+} from '../../../test-support/shared-contracts.js'
 import { RedisStore, rateLimit, userKey } from '../src/index.js'
 import { harness, KOA } from './helpers.js'
 
-const client = useRedis((port) => new Redis(port, '127.0.0.1'))
+const connect = (port: number) => new Redis(port, '127.0.0.1')
+const client = useRedis(connect)
 
 describe.each(KOA)('$version on Redis', ({ Koa }) => {
-  describeRedisContract('adapter contract', harness(Koa), {
+  describeRedisContracts(harness(Koa), {
     client,
-    store: () => new RedisStore({ client: client() }),
-    unreachable: async () => {
-      const port = await freePort()
-      return { client: new Redis(port, '127.0.0.1'), address: `127.0.0.1:${port}` }
-    },
-  })
-  describeConcurrencyContract('concurrency and waiting', harness(Koa), {
-    store: () => new RedisStore({ client: client() }),
-    batching: true,
+    connect,
+    store: (c) => new RedisStore({ client: c }),
     createLimiter,
   })
 
@@ -49,14 +44,11 @@ describe.each(KOA)('$version on Redis', ({ Koa }) => {
     )
     app.use(router.routes())
     const login = (user: string) => request(app.callback()).post('/login').set('x-user', user)
-    expect((await login('a@example.com')).status).toBe(200)
-    expect((await login('a@example.com')).status).toBe(200)
-    const limited = await login('a@example.com')
-    expect(limited.status).toBe(429)
-    expect(Number(limited.headers['retry-after'])).toBeGreaterThan(800)
-    expect((await login('b@example.com')).status).toBe(200)
-    const keys = await redis.keys(`${prefix}*`)
-    expect(keys.some((k) => k.includes('POST /login#user:a@example.com'))).toBe(true)
+    await expectLoginLimited(
+      login,
+      () => redis.keys(`${prefix}*`),
+      'POST /login#user:a@example.com',
+    )
   })
 
   it('per-route limiters and the global one keep separate counters in Redis', async () => {

@@ -2,12 +2,16 @@
 // with MemoryStore and with Redis, driven by random methods, paths, header values, key callback
 // results and costs, against a model of the counters (see test-support/rate-limit-fuzz.ts).
 import type { AddressInfo } from 'node:net'
-import { defaultName, definePolicy, MemoryStore } from '@limiter/core'
+import * as core from '@limiter/core'
 import { All, Controller, Header } from '@nestjs/common'
 import { Redis } from 'ioredis'
 import { describe } from 'vitest'
 import { useRedis } from '../../../test-support/adapter-helpers.js'
-import { describeFuzzContract, httpSender } from '../../../test-support/rate-limit-fuzz.js'
+import {
+  describeFuzzContract,
+  fuzzStores,
+  httpSender,
+} from '../../../test-support/rate-limit-fuzz.js'
 import { RedisStore } from '../src/index.js'
 import { nestApp, PLATFORMS } from './helpers.js'
 
@@ -34,11 +38,7 @@ class OnFastify {
 
 describe.each(PLATFORMS)('nest on $platform', (platform) => {
   describeFuzzContract('random requests against a model', {
-    stores: [
-      ['MemoryStore', () => new MemoryStore()],
-      ['RedisStore', () => new RedisStore({ client: redis() })],
-    ],
-    name: (options) => defaultName(definePolicy({ ...options, window: '1h' })),
+    ...fuzzStores(core, () => new RedisStore({ client: redis() })),
     // Well-formed paths only: both platforms answer a malformed percent-escape 400 before routing.
     wellFormedPaths: true,
     async mount(options) {

@@ -30,7 +30,7 @@ import type {
   ContractOptions,
   Send,
 } from '../../../test-support/adapter-contract.js'
-import { runningCounter } from '../../../test-support/adapter-helpers.js'
+import { type HandlerProbe, handlerProbe } from '../../../test-support/harness.js'
 import {
   LimiterGuard,
   LimiterModule,
@@ -92,29 +92,19 @@ class ContractController {
   }
 }
 
-/** Counts `/slow` responses finished and when handlers started. */
-export class Probe {
-  finished = 0
-  readonly starts: number[] = []
-  readonly running = runningCounter()
-}
-
-function listeningController(probe: Probe): Type<unknown> {
+function listeningController(probe: HandlerProbe): Type<unknown> {
   @Controller()
   class ListeningController {
     @Get('/')
     root() {
-      probe.starts.push(performance.now())
+      probe.started()
       return 'ok'
     }
 
     @Get('/slow')
     async slow() {
-      probe.starts.push(performance.now())
-      probe.running.start()
-      await new Promise((r) => setTimeout(r, 400))
-      probe.running.stop()
-      probe.finished++
+      probe.started()
+      await probe.slow()
       return 'late'
     }
 
@@ -128,7 +118,7 @@ function listeningController(probe: Probe): Type<unknown> {
 
     @Get('/fail')
     fail() {
-      probe.starts.push(performance.now())
+      probe.started()
       throw new Error('the handler failed')
     }
   }
@@ -203,7 +193,7 @@ export function harness(platform: Platform): AdapterHarness {
       return sender(platform, await nestApp(platform, options as LimiterModuleOptions<never>))
     },
     async listen(options) {
-      const probe = new Probe()
+      const probe = handlerProbe()
       const app = await nestApp(platform, options as LimiterModuleOptions<never>, [
         listeningController(probe),
       ])
@@ -211,13 +201,7 @@ export function harness(platform: Platform): AdapterHarness {
       const { port } = app.getHttpServer().address() as AddressInfo
       const url = `http://127.0.0.1:${port}`
       await (await fetch(`${url}/warm`)).text()
-      return {
-        url,
-        finishedCount: () => probe.finished,
-        handlerStarts: () => probe.starts,
-        peakRunning: () => probe.running.peak,
-        close: () => app.close(),
-      }
+      return probe.listening({ url, close: () => app.close() })
     },
     store: () => new MemoryStore(),
     optionErrors: (options) => startErrors(platform, options),

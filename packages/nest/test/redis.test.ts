@@ -5,13 +5,12 @@ import { Controller, Get } from '@nestjs/common'
 import { Redis } from 'ioredis'
 import { describe, expect, it } from 'vitest'
 import { freshPrefix, useRedis } from '../../../test-support/adapter-helpers.js'
-import { describeConcurrencyContract } from '../../../test-support/concurrency-contract.js'
-import { freePort } from '../../../test-support/redis.js'
-import { describeRedisContract } from '../../../test-support/redis-contract.js'
+import { describeRedisContracts } from '../../../test-support/shared-contracts.js'
 import { RateLimit, RedisStore } from '../src/index.js'
 import { harness, nestApp, PLATFORMS, sender } from './helpers.js'
 
-const client = useRedis((port) => new Redis(port, '127.0.0.1'))
+const connect = (port: number) => new Redis(port, '127.0.0.1')
+const client = useRedis(connect)
 
 @Controller()
 @RateLimit({ limit: 2, window: '1m' })
@@ -29,17 +28,10 @@ class Exports {
 }
 
 describe.each(PLATFORMS)('nest on $platform, on Redis', (platform) => {
-  describeRedisContract('adapter contract', harness(platform), {
+  describeRedisContracts(harness(platform), {
     client,
-    store: () => new RedisStore({ client: client() }),
-    unreachable: async () => {
-      const port = await freePort()
-      return { client: new Redis(port, '127.0.0.1'), address: `127.0.0.1:${port}` }
-    },
-  })
-  describeConcurrencyContract('concurrency and waiting', harness(platform), {
-    store: () => new RedisStore({ client: client() }),
-    batching: true,
+    connect,
+    store: (c) => new RedisStore({ client: c }),
     createLimiter,
   })
 

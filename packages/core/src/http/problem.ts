@@ -144,7 +144,7 @@ export function forbiddenBody(): LimitedBody {
  * The body of a 503 sent when a concurrency policy's fleet `reserve` refused a request (the
  * slots left are kept for higher priorities): the server is busy, not the client over its quota.
  */
-export function overloadedBody(decision: Decision): LimitedBody {
+export function overloadedBody(decision: Pick<Decision, 'retryAfterMs'>): LimitedBody {
   const seconds = retryAfterSeconds(decision)
   const problem = {
     type: 'about:blank',

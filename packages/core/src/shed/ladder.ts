@@ -13,15 +13,21 @@ export type Pressure =
   | 'under'
 
 /**
- * The shed level counts in `units`, `steps` per class, from the least important class up: with
- * `steps` 4, 6 units shed all of the lowest class and half of the next. The first interval over
- * sheds one unit; each further rise needs two intervals over in a row (the first may be the
- * backlog of what was just shed still draining), and is twice the last while the signal stays
- * over, never past the next class's boundary in one rise; a signal over twice its threshold
- * (a queue that grows) takes the rest of the class at once. It goes down one unit only after
- * `recovery` intervals in a row under the recovery band; an interval in the band holds it. So a
- * signal hovering at its threshold neither sheds more (ratchets) nor flaps a class in and out.
- * Rank 0 (critical) is never shed.
+ * The shed level counts in `units`, `steps` per class, over the classes that have traffic, from
+ * the least important up: with `steps` 4, 6 units shed all of the lowest class and half of the
+ * next. The first interval over sheds one unit; each further rise needs two intervals over in a
+ * row (the first may be the backlog of what was just shed still draining), and is twice the last
+ * while the signal stays over, never past the next class's boundary in one rise; a signal over
+ * twice its threshold (a queue that grows) takes the rest of the class at once. It goes down one
+ * unit only after `recovery` intervals in a row under the recovery band; an interval in the band
+ * holds it. So a signal hovering at its threshold neither sheds more (ratchets) nor flaps a class
+ * in and out.
+ *
+ * Only classes with traffic hold places on the ladder: shedding a class nobody asks in relieves
+ * nothing, and walking back down through it would keep the classes below it shed for nothing. A
+ * class joins when its first request comes, admitted (below the classes it is less important
+ * than: the shed units move down onto it), and leaves when it has asked nothing for `window`
+ * intervals while admitted in full. Rank 0 (critical) is never shed.
  */
 export class Ladder {
   /** Shed units, `steps` per class. */
@@ -35,26 +41,66 @@ export class Ladder {
   // intervals over in a row since the last rise, and the next rise's size in units
   #overs = 0
   #stride = 1
-  // every rank seen (the named classes from the start), ascending
-  #ranks: number[] = [1, 2, 3]
+  // the ranks seen in the last `#window` intervals, ascending, and the interval each was last seen
+  #ranks: number[] = []
+  readonly #lastSeen = new Map<number, number>()
+  readonly #window: number
+  #interval = 0
   // per rank, the share of a request owed to shedding: partly shed classes shed every n-th
   readonly #owed = new Map<number, number>()
 
-  constructor(recovery: number, steps = 1) {
+  constructor(recovery: number, steps = 1, window = Math.max(10, 2 * recovery)) {
     this.#recovery = recovery
     this.#steps = steps
+    this.#window = window
   }
 
-  /** Learns a rank a request asked with, so the ramp steps through it. */
+  /** Learns that a request asked with `rank` this interval, so the ramp steps through it. */
   see(rank: number): void {
-    if (rank === 0 || this.#ranks.includes(rank)) return
-    this.#ranks.push(rank)
-    this.#ranks.sort((a, b) => a - b)
+    if (rank === 0) return
+    const last = this.#lastSeen.get(rank)
+    if (last === this.#interval) return
+    this.#lastSeen.set(rank, this.#interval)
+    if (last === undefined) this.#regroup([...this.#ranks, rank].sort((a, b) => a - b))
+  }
+
+  // Moves the ladder onto `ranks`, keeping the sum of the shed units: a new class starts
+  // admitted, and when it is the least important, the units move down onto it.
+  #regroup(ranks: number[]): void {
+    let units = 0
+    for (const rank of ranks) if (this.#ranks.includes(rank)) units += this.#unitsOf(rank)
+    this.#ranks = ranks
+    this.units = units
+  }
+
+  // Forgets the admitted classes not seen in the last `#window` intervals. A shed class stays
+  // while its clients wait out their Retry-After, and comes back as the ladder walks down.
+  #forget(): void {
+    const since = this.#interval - this.#window
+    const stale = this.#ranks.filter(
+      (rank) => (this.#lastSeen.get(rank) ?? since) <= since && this.#unitsOf(rank) === 0,
+    )
+    if (stale.length === 0) return
+    for (const rank of stale) {
+      this.#lastSeen.delete(rank)
+      this.#owed.delete(rank)
+    }
+    this.#regroup(this.#ranks.filter((rank) => !stale.includes(rank)))
+  }
+
+  // The units of `rank`'s own class shed now, 0 to `steps` (0 for a rank not on the ladder).
+  #unitsOf(rank: number): number {
+    const at = this.#ranks.indexOf(rank)
+    if (at < 0) return 0
+    const fromBottom = this.#ranks.length - 1 - at
+    return Math.min(this.#steps, Math.max(0, this.units - fromBottom * this.#steps))
   }
 
   /** One interval passed. Returns whether the level rose (`'up'`), fell (`'down'`) or not. */
   step(pressure: Pressure): 'up' | 'down' | undefined {
     if (this.closed) return undefined
+    this.#interval++
+    this.#forget()
     if (pressure !== 'under') this.quiet = 0
     if (pressure === 'over' || pressure === 'far') return this.#rise(pressure === 'far')
     this.#overs = 0
@@ -80,16 +126,14 @@ export class Ladder {
   /** The share of `rank` shed now, 0 to 1. */
   share(rank: number): number {
     if (rank === 0 || this.closed) return 0
-    const fromBottom = this.#ranks.length - 1 - this.#ranks.indexOf(rank)
-    return Math.min(1, Math.max(0, this.units / this.#steps - fromBottom))
+    return this.#unitsOf(rank) / this.#steps
   }
 
   /** Whether to shed this request of `rank`: a partly shed class sheds evenly spread requests. */
   sheds(rank: number): boolean {
     if (rank === 0 || this.closed) return false
-    const fromBottom = this.#ranks.length - 1 - this.#ranks.indexOf(rank)
     // the class's shed units, in whole units so the spread is exact
-    const units = this.units - fromBottom * this.#steps
+    const units = this.#unitsOf(rank)
     if (units >= this.#steps) return true
     if (units <= 0) return false
     const owed = (this.#owed.get(rank) ?? 0) + units
@@ -100,8 +144,9 @@ export class Ladder {
 
   /** Intervals until `rank` is admitted in full if every signal stays under from now on. */
   intervalsUntilAdmitted(rank: number): number {
-    const fromBottom = this.#ranks.length - 1 - this.#ranks.indexOf(rank)
-    const units = this.units - fromBottom * this.#steps
+    const at = this.#ranks.indexOf(rank)
+    // the units above this class's bottom: every one comes off before it is admitted in full
+    const units = this.units - (this.#ranks.length - 1 - at) * this.#steps
     return Math.max(1, units * this.#recovery - this.quiet)
   }
 
@@ -110,7 +155,10 @@ export class Ladder {
     return this.#ranks.filter((r) => this.share(r) > 0)
   }
 
-  /** Classes shed, counted from the least important: 1.5 is all of one and half the next. */
+  /**
+   * Classes shed, counted from the least important class with traffic: 1.5 is all of one and
+   * half the next.
+   */
   level(): number {
     return this.closed ? 0 : this.units / this.#steps
   }

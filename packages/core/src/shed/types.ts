@@ -77,7 +77,10 @@ export interface ShedderState {
   readonly mode: 'enforce' | 'shadow'
   /** The classes refused now, in full or in part, most important first. */
   readonly shedding: readonly Priority[]
-  /** How many classes are shed, from the least important: 1.5 is all of one and half the next. */
+  /**
+   * How many classes are shed, counted from the least important class with traffic: 1.5 is all
+   * of one and half the next.
+   */
   readonly level: number
   /** The signal over at the last interval, or `null`. */
   readonly over: ShedSignal | null
