@@ -127,6 +127,7 @@ async function main() {
   const { clientsLines, runClients } = await import('./clients.mjs')
   const { runMemory, runSlidingLog } = await import('./memory.mjs')
   const { runHttp } = await import('./http/load.mjs')
+  const { runHonoPaired } = await import('./http/hono-paired.mjs')
   const { headlineLines, headlineTable } = await import('./report/headline.mjs')
   const { twoLimitsLines } = await import('./report/two-limits.mjs')
   const { concurrencyLines } = await import('./report/concurrency.mjs')
@@ -261,6 +262,8 @@ async function main() {
     )
     await section('http', '2. HTTP with autocannon', async () => {
       results.http = await runHttp(context)
+      if (!profile.http.frameworks || profile.http.frameworks.includes('hono'))
+        results.honoPaired = await runHonoPaired(context)
     })
     // not in the quick profile: ~5 minutes of open-loop load
     if (profile.name !== 'quick' || args.some((a) => a.startsWith('--only=')))

@@ -1,6 +1,7 @@
 // The full results as markdown: headline, then one section per measurement.
 import { SCENARIOS } from '../config.mjs'
 import { bestPeer } from '../decisions.mjs'
+import { honoPairedSection } from '../http/hono-paired.mjs'
 import { limitsRequests } from '../http/variants.mjs'
 import { overloadSection } from '../overload-report.mjs'
 import { ratio } from '../stats.mjs'
@@ -243,6 +244,17 @@ holds steadier than req/s when the load generator, the server and Redis share th
 "reference/floor" limits nothing: it reads the client IP and sets two header fields the size of
 ours, the least any limiter that sends headers does; "over floor" is what the limiter costs beyond
 that.
+
+### Hono, paired (${results.honoPaired ? `${results.honoPaired.reps} interleaved rounds of ${results.honoPaired.n} requests, ${results.honoPaired.inflight} in flight` : 'not run'})
+
+${honoPairedSection(results.honoPaired)}
+
+Each request goes through @hono/node-server's own listener on an in-memory socket, in this
+process's child, so the figure is the server's CPU per request with no load generator or kernel
+beside it; "over floor" is the median and quartiles of the paired differences (a round's time
+minus the floor's in the same round). "default": each side on its default headers (ours draft-10
+and gcra, hono-rate-limiter draft-6 and its fixed window); "draft-6 both": ours on draft-6 and
+fixed-window too. See bench/README.md.
 
 ## 3. Redis memory per key (${keys ?? '-'} keys, one decision each)
 

@@ -382,6 +382,84 @@ describe('the client address', () => {
   })
 })
 
+describe('fetchKit with one call object for every request (a middleware host)', () => {
+  // a host whose requests carry their response, as Hono's context does (`c.res`)
+  type Ctx = { request: Request; res: Response; answers: string[]; decided?: number }
+  const ctx = (): Ctx => ({ request: new Request(url), res: new Response('unset'), answers: [] })
+  const host = { request: (c: Ctx) => c.request, ip: () => '203.0.113.7', ipHint: 'none' }
+
+  it('passes each request to the callbacks, reads the response where the host keeps it, hands over every answer', async () => {
+    const kit = fetchKit<Ctx>({ limit: 1, window: '1m', name: 'one-call' }, host)
+    const call = {
+      scope: (c: Ctx) => (c.request.method === 'GET' ? '' : 'never'),
+      decided: (decision: { remaining: number }, c: Ctx) => {
+        c.decided = decision.remaining
+      },
+      respond: (
+        body: string,
+        init: { status: number; headers: Record<string, string> },
+        c: Ctx,
+      ) => {
+        c.answers.push('built')
+        return new Response(body, init)
+      },
+      response: (c: Ctx) => c.res,
+      answer: (c: Ctx, res: Response, from: string) => {
+        c.answers.push(from)
+        c.res = res
+      },
+    }
+    const first = ctx()
+    // `next` resolves to nothing: the handler's response is on the request
+    await kit.handle(
+      first,
+      async () => {
+        first.res = new Response('ok')
+      },
+      call,
+    )
+    expect(first.decided).toBe(0)
+    expect(first.answers).toEqual(['handler'])
+    expect(await first.res.text()).toBe('ok')
+    expect(first.res.headers.get('ratelimit')).toContain('r=0')
+    const second = ctx()
+    let ran = false
+    await kit.handle(
+      second,
+      async () => {
+        ran = true
+      },
+      call,
+    )
+    expect(ran).toBe(false)
+    expect(second.answers).toEqual(['built', 'refusal'])
+    expect(second.res.status).toBe(429)
+    expect(second.res.headers.get('retry-after')).toBe('60')
+  })
+
+  it("answers onLimited's response as 'other'", async () => {
+    const kit = fetchKit<Ctx>(
+      {
+        limit: 1,
+        window: '1m',
+        name: 'other',
+        onLimited: () => new Response('no', { status: 429 }),
+      },
+      host,
+    )
+    const answers: string[] = []
+    const call = {
+      response: (c: Ctx) => c.res,
+      answer: (_c: Ctx, _res: Response, from: string) => {
+        answers.push(from)
+      },
+    }
+    await kit.handle(ctx(), async () => {}, call)
+    await kit.handle(ctx(), async () => {}, call)
+    expect(answers).toEqual(['handler', 'other'])
+  })
+})
+
 describe('onLimited', () => {
   it('returns the Response to send; the headers are added to it', async () => {
     const limit = createFetchLimiter({

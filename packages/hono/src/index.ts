@@ -2,7 +2,8 @@
 // runtime Hono runs on (Node through @hono/node-server, Bun, Deno, Workers).
 import { type Decision, LimiterTypeError } from '@limiter/core'
 import {
-  type FetchCall,
+  type AnswerFrom,
+  type AnsweringCall,
   type FetchRateLimitOptions,
   fetchKit,
   type WaitUntil,
@@ -76,14 +77,36 @@ function waitUntilOf(c: Context): WaitUntil | undefined {
 // with `c.header()` (CORS headers): ours was built by `c.body()`, which puts them on it, and goes
 // in as it is (reading the `c.res` getter first would make Hono copy it into a streamed body);
 // an `onLimited` response gets them through the getter and the setter's copy.
-function replaceResponse(c: Context, res: Response, handled: boolean, built: unknown): void {
-  if (!handled && res === built) {
+function answer(c: Context, res: Response, from: AnswerFrom): void {
+  if (from === 'refusal') {
     c.res = res
     return
   }
   if (res === c.res) return
-  if (handled) c.res = undefined
+  if (from === 'handler') c.res = undefined
   c.res = res
+}
+
+// How every request of a Hono limiter goes through the kit: one object per middleware, its
+// callbacks reading the context they are given (nothing is built per request).
+function honoCall(scoped: boolean): AnsweringCall<Context> {
+  return {
+    scope: scoped ? routeScope : '',
+    // read only when something is given back: Hono throws off Workers, which costs every request
+    waitUntil: (promise, c) => waitUntilOf(c)?.(promise),
+    decided: (decision, c) => c.set('rateLimit', decision),
+    // (Hono types `status` as its contentful codes; ours are 403, 429 and 503). The record as
+    // `c.body`'s third argument is set onto what earlier middleware prepared, with no `Headers`
+    // copied in between.
+    respond: (body, init, c) =>
+      (c.body as (data: string, status: number, headers: Record<string, string>) => Response)(
+        body,
+        init.status,
+        init.headers,
+      ),
+    response: (c) => c.res,
+    answer,
+  }
 }
 
 /**
@@ -114,34 +137,9 @@ export function rateLimit<E extends Env = Env>(options: RateLimitOptions<E>): Mi
     },
   )
   // a limiter with a name of its own counts across routes: no route to read
-  const scoped = kit.resolved.scoped
-  const middleware: MiddlewareHandler<E> = async (c, next) => {
-    let built: Response | undefined
-    const call: FetchCall = {
-      scope: scoped ? routeScope(c) : '',
-      // read only when something is given back: Hono throws off Workers, which costs every request
-      waitUntil: (promise) => waitUntilOf(c)?.(promise),
-      decided: (decision) => c.set('rateLimit', decision),
-      respond: (body, init) => {
-        // (Hono types `status` as its contentful codes; ours are 403, 429 and 503). The record
-        // as `c.body`'s third argument is set onto what earlier middleware prepared, with no
-        // `Headers` copied in between.
-        built = (
-          c.body as (data: string, status: number, headers: Record<string, string>) => Response
-        )(body, init.status, init.headers)
-        return built
-      },
-    }
-    let handled = false
-    const res = await kit.handle(
-      c,
-      () => {
-        handled = true
-        return next().then(() => c.res)
-      },
-      call,
-    )
-    replaceResponse(c, res, handled, built)
-  }
+  const call = honoCall(kit.resolved.scoped) as AnsweringCall<Context<E>>
+  // the kit's promise, returned as it is: compose awaits it (no step of our own around `next`)
+  const middleware: MiddlewareHandler<E> = (c, next) =>
+    kit.handle(c, next, call) as Promise<undefined>
   return middleware
 }

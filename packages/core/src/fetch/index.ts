@@ -3,6 +3,8 @@
 // response body and its `signal`.
 export { checkTrustProxy, clientAddress, type TrustProxy } from './client-ip.js'
 export {
+  type AnswerFrom,
+  type AnsweringCall,
   type FetchAddressOptions,
   type FetchCall,
   type FetchHost,
@@ -18,5 +20,5 @@ export {
   type FetchLimiter,
   type FetchLimiterOptions,
 } from './limiter.js'
-export { mutableCopy, type Respond, withHeaders } from './response.js'
+export { mutableCopy, type Respond, type RespondInit, withHeaders } from './response.js'
 export { type RouteHandler, withRateLimit } from './route.js'

@@ -4,6 +4,7 @@ import { LimiterTypeError } from '../common/errors.js'
 import type { Decision } from '../decision/decision.js'
 import { beginCheck, isThenable } from '../http/check.js'
 import { limitedNow, limitedResponse } from '../http/handle.js'
+import type { HeaderPair } from '../http/headers.js'
 import {
   type Awaitable,
   type RateLimitOptions,
@@ -11,10 +12,17 @@ import {
   resolveRateLimitOptions,
 } from '../http/options.js'
 import { giveBackReservation, owedOnce } from '../http/owed.js'
-import type { CheckResult, RateLimitCheck } from '../http/types.js'
+import type { CheckResult, LimitedResponse, RateLimitCheck } from '../http/types.js'
 import type { RequestAddresses } from '../http/warnings.js'
 import { checkTrustProxy, clientAddress, noAddress, type TrustProxy } from './client-ip.js'
-import { keepAlive, settleOnAbort, settleWithBody, type WaitUntil, waitOut } from './lifecycle.js'
+import {
+  keepAlive,
+  type Settle,
+  settleOnAbort,
+  settleWithBody,
+  type WaitUntil,
+  waitOut,
+} from './lifecycle.js'
 import { decorate, type Respond, refusal } from './response.js'
 
 /** Full control of a limited response: return it; the rate-limit headers are added to it. */
@@ -58,20 +66,42 @@ export interface FetchHost<Req> {
   readonly extraOptions?: readonly string[] | undefined
 }
 
-/** How one request goes through a {@link FetchKit}. */
-export interface FetchCall {
-  /** The route scope (see `declaredRouteKey`); `''` (default) for none. */
-  readonly scope?: string | undefined
+/**
+ * How requests go through a {@link FetchKit}: per request (`createFetchLimiter`'s extras), or one
+ * object per middleware whose callbacks read the request they are given (Hono: nothing to build
+ * per request). Each callback gets the request (`req`) last.
+ */
+export interface FetchCall<Req = unknown> {
+  /** The route scope (see `declaredRouteKey`), or how to read it; `''` (default) for none. */
+  readonly scope?: string | ((req: Req) => string) | undefined
   /** The host's `waitUntil`, for what a request owes once its response is over. */
-  readonly waitUntil?: WaitUntil | undefined
+  readonly waitUntil?: ((promise: Promise<unknown>, req: Req) => void) | undefined
   /** Called with the decision of a counted request before its handler runs. */
-  readonly decided?: ((decision: Decision) => void) | undefined
+  readonly decided?: ((decision: Decision, req: Req) => void) | undefined
   /**
    * Builds a refusal's response (429/403/503) the host's own way, e.g. Hono's `c.body()`, which
    * keeps headers earlier middleware set; default `new Response(body, init)`.
    */
-  readonly respond?: Respond | undefined
+  readonly respond?: Respond<Req> | undefined
+  /**
+   * Where the handler's response is once `next` is over, for a `next` that does not resolve to
+   * it (Hono's: the response is `c.res`). Default: what `next` resolved to.
+   */
+  readonly response?: ((req: Req) => Response) | undefined
+  /**
+   * Takes each answer instead of the promise `handle` returns (which then resolves to nothing
+   * useful): `from` is `'handler'` for the handler's response (decorated), `'refusal'` for one
+   * `respond` built, `'other'` for `onLimited`'s or a 499. Not called for a skipped request.
+   */
+  readonly answer?: ((req: Req, res: Response, from: AnswerFrom) => void) | undefined
 }
+
+/** A {@link FetchCall} that reads the handler's response itself and takes every answer. */
+export type AnsweringCall<Req> = FetchCall<Req> &
+  Required<Pick<FetchCall<Req>, 'response' | 'answer'>>
+
+/** Where an answer given to {@link FetchCall.answer} came from. */
+export type AnswerFrom = 'handler' | 'refusal' | 'other'
 
 /** A limiter wrapped around Fetch handlers. */
 export interface FetchKit<Req> {
@@ -84,7 +114,13 @@ export interface FetchKit<Req> {
    * refunded, the answer a bodiless 499). Rejects with the `LimiterError` of a failing callback,
    * or `next`'s.
    */
-  handle(req: Req, next: () => Promise<Response>, call?: FetchCall): Promise<Response>
+  handle(req: Req, next: () => Promise<Response>, call?: FetchCall<Req>): Promise<Response>
+  /**
+   * {@link FetchKit.handle} for middleware whose `next` resolves to something else (Hono's): the
+   * call's `response` reads the handler's response once `next` is over, its `answer` takes every
+   * answer (the promise resolves to nothing useful).
+   */
+  handle(req: Req, next: () => Promise<unknown>, call: AnsweringCall<Req>): Promise<unknown>
   /** The validated options (for hosts that need them). */
   readonly resolved: ResolvedRateLimit<Req, FetchOnLimited<Req>>
 }
@@ -155,7 +191,8 @@ export function fetchKit<Req>(
   })
   return {
     resolved: rl,
-    handle: (req, next, call = {}) => handle(rl, host, req, next, call),
+    handle: (req: Req, next: () => Promise<unknown>, call: FetchCall<Req> = {}) =>
+      handle(rl, host, req, next, call) as Promise<Response>,
   }
 }
 
@@ -164,11 +201,12 @@ function handle<Req>(
   rl: ResolvedRateLimit<Req, FetchOnLimited<Req>>,
   host: FetchHost<Req>,
   req: Req,
-  next: () => Promise<Response>,
-  call: FetchCall,
-): Promise<Response> {
+  next: () => Promise<unknown>,
+  call: FetchCall<Req>,
+): Promise<unknown> {
   try {
-    const check = beginCheck(rl, req, call.scope ?? '')
+    const { scope = '' } = call
+    const check = beginCheck(rl, req, typeof scope === 'string' ? scope : scope(req))
     if (isThenable(check))
       return Promise.resolve(check).then((c) => checked(rl, host, req, next, call, c))
     return checked(rl, host, req, next, call, check)
@@ -177,22 +215,39 @@ function handle<Req>(
   }
 }
 
+// An answer, handed to the call's `answer` when it takes them.
+function out<Req>(call: FetchCall<Req>, req: Req, res: Response, from: AnswerFrom): Response {
+  call.answer?.(req, res, from)
+  return res
+}
+
+// A refusal built by the call's `respond`, or as a new `Response`.
+function refused<Req>(
+  call: FetchCall<Req>,
+  req: Req,
+  limited: LimitedResponse,
+  pairs: readonly HeaderPair[],
+  request?: object,
+): Response {
+  return out(call, req, refusal(limited, pairs, call.respond, req, request), 'refusal')
+}
+
 function checked<Req>(
   rl: ResolvedRateLimit<Req, FetchOnLimited<Req>>,
   host: FetchHost<Req>,
   req: Req,
-  next: () => Promise<Response>,
-  call: FetchCall,
+  next: () => Promise<unknown>,
+  call: FetchCall<Req>,
   check: CheckResult,
-): Promise<Response> {
+): Promise<unknown> {
   if (check === undefined) return next()
-  if (check.denied) return Promise.resolve(refusal(check.response, [], call.respond))
-  call.decided?.(check.decision)
+  if (check.denied) return Promise.resolve(refused(call, req, check.response, []))
+  call.decided?.(check.decision, req)
   const { decision } = check
   // a shadow limiter's refusal goes on: it was decided and counted, not enforced
-  if (!decision.allowed && !check.shadow) return refuse(rl, host, req, check, call.respond)
+  if (!decision.allowed && !check.shadow) return refuse(rl, host, req, check, call)
   if (decision.delayMs > 0 && !check.shadow) return waited(rl, host, req, next, call, check)
-  return run(rl, host.request(req), next, call, check)
+  return run(rl, host.request(req), req, next, call, check)
 }
 
 // A request whose reserved slot is `delayMs` away: it waits, unless its client leaves first.
@@ -200,17 +255,28 @@ async function waited<Req>(
   rl: ResolvedRateLimit<Req, FetchOnLimited<Req>>,
   host: FetchHost<Req>,
   req: Req,
-  next: () => Promise<Response>,
-  call: FetchCall,
+  next: () => Promise<unknown>,
+  call: FetchCall<Req>,
   check: RateLimitCheck,
-): Promise<Response> {
+): Promise<unknown> {
   const request = host.request(req)
   if (!(await waitOut(check.decision.delayMs, request.signal))) {
     // the client left while its request waited: it never ran, so its slot comes back
-    keepAlive(giveBackReservation(check), call.waitUntil)
-    return new Response(null, { status: 499 })
+    keepAlive(giveBackReservation(check), waitUntilOf(call, req))
+    return out(call, req, new Response(null, { status: 499 }), 'other')
   }
-  return run(rl, request, next, call, check)
+  return run(rl, request, req, next, call, check)
+}
+
+// The call's `waitUntil` for `req` (built only when something is given back).
+function waitUntilOf<Req>(call: FetchCall<Req>, req: Req): WaitUntil | undefined {
+  const { waitUntil } = call
+  return waitUntil === undefined ? undefined : (promise) => waitUntil(promise, req)
+}
+
+// The handler's response once `next` is over: what it resolved to, or where the call reads it.
+function responseOf<Req>(call: FetchCall<Req>, req: Req, value: unknown): Response {
+  return call.response === undefined ? (value as Response) : call.response(req)
 }
 
 // The handler, its response decorated. (The request's `signal` is read only when something is
@@ -218,24 +284,35 @@ async function waited<Req>(
 function run<Req>(
   rl: ResolvedRateLimit<Req, FetchOnLimited<Req>>,
   request: Request,
-  next: () => Promise<Response>,
-  call: FetchCall,
+  req: Req,
+  next: () => Promise<unknown>,
+  call: FetchCall<Req>,
   check: RateLimitCheck,
-): Promise<Response> {
+): Promise<unknown> {
   const owed = owedOnce(rl, check)
-  if (owed === undefined) return next().then((res) => decorate(request, res, check.headers, check))
-  return admitted(rl, check, request, next, owed, call.waitUntil)
+  if (owed === undefined)
+    return next().then((value) =>
+      out(
+        call,
+        req,
+        decorate(request, responseOf(call, req, value), check.headers, check),
+        'handler',
+      ),
+    )
+  const settle = (status: number | undefined): void =>
+    keepAlive(owed(status), waitUntilOf(call, req))
+  return admitted(rl, check, request, req, next, call, settle)
 }
 
 async function admitted<Req>(
   rl: ResolvedRateLimit<Req, FetchOnLimited<Req>>,
   check: RateLimitCheck,
   request: Request,
-  next: () => Promise<Response>,
-  owed: (status: number | undefined) => Promise<void> | undefined,
-  waitUntil: WaitUntil | undefined,
+  req: Req,
+  next: () => Promise<unknown>,
+  call: FetchCall<Req>,
+  settle: Settle,
 ): Promise<Response> {
-  const settle = (status: number | undefined): void => keepAlive(owed(status), waitUntil)
   // A client that leaves while its handler runs: by default what it holds (a lease) is held
   // until the handler is over, since in flight means running; with `releaseOnDisconnect`, at once.
   const handler = { running: true, left: false }
@@ -245,7 +322,7 @@ async function admitted<Req>(
   })
   let res: Response
   try {
-    res = await next()
+    res = responseOf(call, req, await next())
   } catch (error) {
     // the host answers a failed handler with 500
     settle(500)
@@ -256,15 +333,15 @@ async function admitted<Req>(
   const decorated = decorate(request, res, check.headers, check)
   if (handler.left) {
     settle(undefined)
-    return decorated
+    return out(call, req, decorated, 'handler')
   }
   // a HEAD response's body is never sent: hosts drop it unread (Hono serves HEAD with the GET
   // route and keeps only the status and headers), so its end would never come
   if (request.method === 'HEAD') {
     settle(decorated.status)
-    return decorated
+    return out(call, req, decorated, 'handler')
   }
-  return settleWithBody(decorated, settle)
+  return out(call, req, settleWithBody(decorated, settle), 'handler')
 }
 
 // A refusal: `onLimited`'s response, or ours (built in this turn unless a `message` callback
@@ -274,14 +351,15 @@ function refuse<Req>(
   host: FetchHost<Req>,
   req: Req,
   check: RateLimitCheck,
-  respond: Respond | undefined,
+  call: FetchCall<Req>,
 ): Promise<Response> {
-  if (rl.onLimited !== undefined) return limitedBy(rl.onLimited, host, req, check)
+  if (rl.onLimited !== undefined)
+    return limitedBy(rl.onLimited, host, req, check).then((res) => out(call, req, res, 'other'))
   const now = limitedNow(rl, check)
   if (now !== undefined)
-    return Promise.resolve(refusal(now, check.headers, respond, host.request(req)))
+    return Promise.resolve(refused(call, req, now, check.headers, host.request(req)))
   return limitedResponse(rl, req, check).then((limited) =>
-    refusal(limited, check.headers, respond, host.request(req)),
+    refused(call, req, limited, check.headers, host.request(req)),
   )
 }
 

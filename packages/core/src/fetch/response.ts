@@ -117,10 +117,11 @@ export function decorate(
 }
 
 /** A limited response (from `limitedResponse`, or `deny`'s 403) as a Fetch `Response`. */
-export function refusal(
+export function refusal<Req>(
   limited: LimitedResponse,
   pairs: readonly HeaderPair[],
-  respond: Respond = (body, init) => new Response(body, init),
+  respond: Respond<Req> | undefined,
+  req: Req,
   request?: object,
 ): Response {
   if (request !== undefined && pairs.length > 0) mark(request)
@@ -128,14 +129,18 @@ export function refusal(
   const headers: Record<string, string> = {}
   for (const [name, value] of pairs) headers[name] = value
   headers['content-type'] = limited.contentType
-  return respond(limited.body, { status: limited.status, headers })
+  const init = { status: limited.status, headers }
+  return respond === undefined ? new Response(limited.body, init) : respond(limited.body, init, req)
+}
+
+/** A refusal's status and header fields (a plain record, each name once). */
+export interface RespondInit {
+  status: number
+  headers: Record<string, string>
 }
 
 /**
- * How a host builds a response from a body, its status and its header fields (a plain record,
- * each name once).
+ * How a host builds a response from a body, its status and its header fields; `req` is the
+ * request being refused (what the host's callbacks see).
  */
-export type Respond = (
-  body: string,
-  init: { status: number; headers: Record<string, string> },
-) => Response
+export type Respond<Req = unknown> = (body: string, init: RespondInit, req: Req) => Response
