@@ -1,5 +1,5 @@
-// MemoryStore's common consume (a GCRA or bucket policy that does not wait, cost 1, no key
-// blocked) takes a path of its own; every other call takes the general one. Both must decide
+// MemoryStore's common consume (a GCRA, bucket or fixed-window policy that does not wait, cost 1,
+// no key blocked) takes a path of its own; every other call takes the general one. Both must decide
 // exactly alike: the same random traffic through a store on the fast path and through one held
 // on the general path (a block on an unrelated key sends every consume there).
 import fc from 'fast-check'
@@ -30,7 +30,7 @@ const traffic = fc.record({
 
 const numbers = ({ source: _source, ...rest }: Decision) => rest
 
-describe.each(['gcra', 'token-bucket', 'leaky-bucket'] as const)(
+describe.each(['gcra', 'token-bucket', 'leaky-bucket', 'fixed-window'] as const)(
   '%s on MemoryStore',
   (algorithm) => {
     it('the fast path and the general path give identical decisions for random traffic', async () => {
@@ -43,7 +43,7 @@ describe.each(['gcra', 'token-bucket', 'leaky-bucket'] as const)(
             algorithm,
             limit,
             window: windowMs,
-            burst: Math.max(1, limit + burstExtra),
+            burst: algorithm === 'fixed-window' ? limit : Math.max(1, limit + burstExtra),
           }
           const name = `fast${run++}`
           const fast = new MemoryStore()

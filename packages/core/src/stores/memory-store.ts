@@ -1,8 +1,15 @@
 // MemoryStore: the embedded default. Runs each algorithm's TypeScript twin in process.
 
+import type { FixedWindowState } from '../algorithms/fixed-window.js'
 import { aheadOf, type GcraState, stateAt } from '../algorithms/gcra.js'
 import { TWINS } from '../algorithms/index.js'
-import { type AlgorithmTwin, ceilDiv, floorDiv, type Outcome } from '../algorithms/outcome.js'
+import {
+  type AlgorithmTwin,
+  ceilDiv,
+  floorDiv,
+  type Outcome,
+  type Writable,
+} from '../algorithms/outcome.js'
 import { nowMs } from '../common/clock.js'
 import { MAX_TIMER_MS } from '../common/duration.js'
 import { LimiterRangeError } from '../common/errors.js'
@@ -171,9 +178,9 @@ export class MemoryStore implements Store {
       const lease = leases ? leaseFor(policy, cost, rank) : undefined
       return this.#check(space, twin, policy, boundedKey(key), cost, now, lease, blocks)
     }
-    return twin === TWINS.gcra && policy.waitUnits === undefined
-      ? this.#gcraOne(space, policy, general)
-      : general
+    if (policy.waitUnits !== undefined) return general
+    if (twin === TWINS.gcra) return this.#gcraOne(space, policy, general)
+    return twin === TWINS['fixed-window'] ? this.#fixedOne(space, policy, general) : general
   }
 
   // The common consume, a GCRA policy (or bucket) that does not wait, at cost 1, while no key
@@ -212,6 +219,49 @@ export class MemoryStore implements Store {
       out.remaining = Math.max(0, floorDiv(tolerance - ahead, w))
       out.resetMs = ttlMs
       out.retryAfterMs = 0
+      return out
+    }
+  }
+
+  // The same for a fixed-window policy that does not wait: exactly fixedWindow.check's decision
+  // at cost 1 (the property test covers it too), the window's end and count read and written in
+  // place. A window a policy change shortened still ends where its first request saw it end.
+  #fixedOne(space: Map<string, Entry>, policy: Policy, general: BoundConsume): BoundConsume {
+    const { limit, windowMs: w } = policy
+    const out = { allowed: true, remaining: 0, resetMs: 0, retryAfterMs: 0, ticket: undefined }
+    return (key, cost, at) => {
+      if (cost !== 1 || this.#blocks.size !== 0) return general(key, cost, at)
+      const now = at ?? nowMs()
+      if (now > this.#latestMs) this.#latestMs = now
+      const held = boundedKey(key)
+      const entry = space.get(held)
+      const state =
+        entry !== undefined && entry.expiresAtMs > now
+          ? (entry.state as Writable<FixedWindowState>)
+          : undefined
+      const openMs = state === undefined ? now : Math.min(state.endMs, now + w)
+      const open = openMs > now
+      const endMs = open ? openMs : now + w
+      const count = open ? (state as FixedWindowState).count : 0
+      const leftMs = endMs - now
+      out.allowed = count < limit
+      out.retryAfterMs = out.allowed ? 0 : leftMs
+      const counted = out.allowed ? count + 1 : count
+      out.remaining = Math.max(0, limit - counted)
+      out.resetMs = leftMs // never 0 here: at least 1 is counted (or `limit` of them, refused)
+      if (out.allowed || (open && endMs < (state as FixedWindowState).endMs)) {
+        if (entry === undefined)
+          this.#write(space, held, undefined, { endMs, count: counted }, endMs)
+        else {
+          const s = entry.state as Writable<FixedWindowState> | undefined
+          if (s === undefined) entry.state = { endMs, count: counted }
+          else {
+            s.endMs = endMs
+            s.count = counted
+          }
+          entry.expiresAtMs = endMs
+        }
+      }
       return out
     }
   }
