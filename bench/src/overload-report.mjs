@@ -6,7 +6,7 @@ import { ms, num, pct, table } from './report/format.mjs'
 const LABELS = {
   none: 'no protection (Express)',
   'under-pressure': '@fastify/under-pressure (Fastify)',
-  ours: 'ours: createShedder (Express)',
+  ours: 'ours: createShedder + shedFirst (Express)',
 }
 const COLORS = { none: '#9a9a9a', 'under-pressure': '#dd8452', ours: '#2b6cb0' }
 const TITLES = {
