@@ -1,7 +1,22 @@
 // The default route scope of a Hono limiter: the pattern of the route it runs in, from Hono's
 // public `hono/route` helper.
+import { LimiterError } from '@limiter/core'
 import type { Context } from 'hono'
 import { routePath } from 'hono/route'
+
+// Hono keeps the matched routes under a symbol of its own module: a context made by another copy
+// of Hono (its CommonJS build beside this ESM one, or a second version) has none under ours.
+function twoCopies(cause: unknown): LimiterError {
+  return new LimiterError(
+    'ERR_LIMITER_UNSUPPORTED',
+    "@limiter/hono could not read this request's matched route: the app was made by another " +
+      'copy of Hono than the one @limiter/hono imports (its CommonJS build beside the ESM one, ' +
+      'or two versions installed). Load Hono one way (all `import` or all `require`) and ' +
+      'install one version, or give the limiter a `name`, which counts across routes and ' +
+      'reads no route.',
+    { cause },
+  )
+}
 
 /**
  * The route scope of the limiter running now in `c`: the pattern it was registered with, with a
@@ -12,7 +27,12 @@ import { routePath } from 'hono/route'
  * unless they are given names. Read before `next()`, which moves Hono's route index on.
  */
 export function routeScope(c: Context): string {
-  const pattern = routePath(c)
+  let pattern: string
+  try {
+    pattern = routePath(c)
+  } catch (error) {
+    throw twoCopies(error)
+  }
   if (pattern === '*' || pattern === '/*') return ''
   return pattern.endsWith('/*') ? pattern.slice(0, -2) : pattern
 }
