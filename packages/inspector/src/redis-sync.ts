@@ -45,6 +45,13 @@ function tagged(prefix: string, policy: string, minute: number): string {
   return `${prefix}{${policy.replaceAll(/[{}]/g, '_')}}:${minute}`
 }
 
+// The summary's hash replaced in one step, so a reader sees the old one or the new, never none:
+// DEL and HSET sent apart left an empty hash between them. (Not MULTI: the client is the app's,
+// shared with its limiters, and a transaction on it would take their commands in too.)
+const REPLACE_HASH =
+  "redis.call('DEL', KEYS[1]) redis.call('HSET', KEYS[1], unpack(ARGV, 2)) " +
+  "redis.call('EXPIRE', KEYS[1], ARGV[1]) return 1"
+
 /** Writes `summary` as this process's for `policy` and `minute`. */
 export async function writeSummary(
   send: Send,
@@ -58,9 +65,8 @@ export async function writeSummary(
   const hash = `${base}:${pid}`
   const fields = [`\u0000meta`, `${summary.n}:${summary.k}`]
   for (const item of summary.items) fields.push(item.key, `${item.count}:${item.error}`)
-  await send(hash, ['DEL', hash])
-  await send(hash, ['HSET', hash, ...fields])
-  await send(hash, ['EXPIRE', hash, String(TTL_SECONDS)])
+  // at most 2 x 1024 + 2 fields (topK is at most 1024): within Lua's unpack limit
+  await send(hash, ['EVAL', REPLACE_HASH, '1', hash, String(TTL_SECONDS), ...fields])
   await send(base, ['SADD', `${base}:procs`, pid])
   await send(base, ['EXPIRE', `${base}:procs`, String(TTL_SECONDS)])
 }

@@ -6,6 +6,7 @@ import { createClient } from 'redis'
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { type RedisProcess, startRedis } from '../../../test-support/redis.js'
 import { inspector } from '../src/index.js'
+import { readSummaries, type Send, senderOf, writeSummary } from '../src/redis-sync.js'
 
 let server: RedisProcess
 beforeAll(async () => {
@@ -139,5 +140,26 @@ describe('top refused keys across processes', () => {
     expect(fallback.redisError).toBeTruthy()
     expect(fallback.policies[0]?.top['5m']).toEqual([{ key: 'z', count: 3, error: 0 }])
     page.close()
+  })
+
+  it('replaces a process summary in one step: a reader between the writes never finds it gone', async () => {
+    const client = new Redis(server.port, '127.0.0.1')
+    const send = senderOf(client) as Send
+    const prefix = `atomic-${Date.now()}:`
+    const summary = (n: number) => ({ n, k: 8, items: [{ key: 'a', count: n, error: 0 }] })
+    await writeSummary(send, prefix, 'p1', 'policy', 7, summary(1))
+    // a reader after every command of the next write: what the page of another process sees
+    const seen: number[] = []
+    const watched: Send = async (key, args) => {
+      const reply = await send(key, args)
+      const summaries = await readSummaries(send, prefix, 'policy', 7)
+      seen.push(summaries[0]?.items.length === 0 ? 0 : (summaries[0]?.n ?? -1))
+      return reply
+    }
+    await writeSummary(watched, prefix, 'p1', 'policy', 7, summary(2))
+    expect(seen.length).toBeGreaterThan(0)
+    expect(seen.filter((n) => n !== 1 && n !== 2)).toEqual([])
+    expect(seen.at(-1)).toBe(2)
+    await client.quit()
   })
 })
