@@ -177,8 +177,9 @@ if (args.count) {
   process.exit(0)
 }
 for (const name of names) await run(name, Math.min(N, 5000)) // warm-up
+// each round starts at the next variant: none always runs first (after the last one's garbage)
 for (let r = 0; r < REPS; r++)
-  for (const name of names) {
+  for (const name of names.map((_, i) => names[(i + r) % names.length])) {
     const before = redis ? await serverCpuUs(redis) : 0
     times[name].push((await run(name, N))[metric])
     if (redis) redisTimes[name].push(((await serverCpuUs(redis)) - before) / N)
