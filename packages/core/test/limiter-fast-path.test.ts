@@ -15,19 +15,16 @@ import {
   MemoryStore,
 } from '../src/index.js'
 import { withClock } from '../src/testing/index.js'
+import { advanceMsArb, windowMsArb } from './setup/traffic.js'
 
 const traffic = fc.record({
   limit: fc.integer({ min: 1, max: 8 }),
-  windowMs: fc.oneof(fc.integer({ min: 1, max: 50 }), fc.integer({ min: 51, max: 5000 })),
+  windowMs: windowMsArb,
   startMs: fc.integer({ min: 1_600_000_000_000, max: 1_900_000_000_000 }),
   subscribed: fc.boolean(),
   ops: fc.array(
     fc.record({
-      advanceMs: fc.oneof(
-        { weight: 4, arbitrary: fc.constant(0) },
-        { weight: 4, arbitrary: fc.integer({ min: 1, max: 200 }) },
-        { weight: 1, arbitrary: fc.integer({ min: 1, max: 20_000 }) },
-      ),
+      advanceMs: advanceMsArb,
       key: fc.integer({ min: 0, max: 2 }),
       giveBack: fc.boolean(),
     }),

@@ -6,19 +6,16 @@ import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
 import { createLimiter, type Decision, type Limiter, MemoryStore } from '../src/index.js'
 import { withClock } from '../src/testing/index.js'
+import { advanceMsArb, windowMsArb } from './setup/traffic.js'
 
 const traffic = fc.record({
   limit: fc.integer({ min: 1, max: 12 }),
-  windowMs: fc.oneof(fc.integer({ min: 1, max: 50 }), fc.integer({ min: 51, max: 5000 })),
+  windowMs: windowMsArb,
   burstExtra: fc.integer({ min: -5, max: 10 }),
   startMs: fc.integer({ min: 1_600_000_000_000, max: 1_900_000_000_000 }),
   ops: fc.array(
     fc.record({
-      advanceMs: fc.oneof(
-        { weight: 4, arbitrary: fc.constant(0) },
-        { weight: 4, arbitrary: fc.integer({ min: 1, max: 200 }) },
-        { weight: 1, arbitrary: fc.integer({ min: 1, max: 20_000 }) },
-      ),
+      advanceMs: advanceMsArb,
       key: fc.integer({ min: 0, max: 2 }),
       // mostly cost 1 (the fast path), sometimes a peek or a larger cost (the general path)
       cost: fc.oneof({ weight: 6, arbitrary: fc.constant(1) }, fc.integer({ min: 0, max: 4 })),
