@@ -243,7 +243,6 @@ describe('shedder with adaptive', () => {
   })
 })
 
-
 describe('reserve', () => {
   const at = (now: { ms: number }) =>
     ({ [SHED_HOOKS]: { now: () => now.ms, random: () => 0.5 } }) as AdaptiveOptions

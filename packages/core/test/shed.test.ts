@@ -217,7 +217,9 @@ describe('createShedder', () => {
       tick({ elu: 0.2 })
       levels.push(shedder.state().level)
     }
-    expect(levels.map((l) => Math.round(l * 1e4) / 1e4)).toEqual([0.875, 0.775, 0.675, 0.575, 0.475])
+    expect(levels.map((l) => Math.round(l * 1e4) / 1e4)).toEqual([
+      0.875, 0.775, 0.675, 0.575, 0.475,
+    ])
     // it comes back: a rise right after a fall takes back half of it, then the other half,
     // then rises double (each after two intervals over)
     const rises: number[] = []
