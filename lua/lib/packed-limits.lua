@@ -100,33 +100,33 @@ local function read(key, need)
         ahead = (ms - now_ms) * l + frac
       end
       held[p] = ahead
+      if need then
+        -- what the policy would hold with `need` counted, and whether that fits
+        local next_held = ahead + need * window_ms[p]
+        after[p] = next_held
+        if next_held <= tolerance[p] then fits[p] = true else fits[p], all = false, false end
+      end
     else
       local count, end_ms = 0, 0
       if valid then count, end_ms, at = unpack_values('<dd', raw, at) end
       -- a window shortened by a policy change ends no later than the new length from now (the
       -- first request that sees the change stores that end: fixed-window.lua)
-      local e = now_ms + window_ms[p]
-      if end_ms < e then e = end_ms end
-      if count > 0 and end_ms > last then last = end_ms end
-      if count > 0 and now_ms < e then
-        held[p], ends[p] = count, e
-        if e ~= end_ms then any = true end
-      else
-        held[p], ends[p] = 0, now_ms + window_ms[p]
+      local h, e = 0, now_ms + window_ms[p]
+      if count > 0 then
+        if end_ms > last then last = end_ms end
+        if end_ms >= e then
+          h = count
+          if e ~= end_ms then any = true end
+        elseif now_ms < end_ms then
+          h, e = count, end_ms
+        end
       end
-    end
-    if need then
-      -- what the policy would hold with `need` counted, and whether that fits
-      local next_held, fit
-      if is_gcra[p] then
-        next_held = held[p] + need * window_ms[p]
-        fit = next_held <= tolerance[p]
-      else
-        next_held = held[p] + need
-        fit = next_held <= l
+      held[p], ends[p] = h, e
+      if need then
+        local next_held = h + need
+        after[p] = next_held
+        if next_held <= l then fits[p] = true else fits[p], all = false, false end
       end
-      after[p], fits[p] = next_held, fit
-      if not fit then all = false end
     end
   end
   stored, stored_ends = valid and raw, valid and last or -1
