@@ -41,6 +41,8 @@ for p = 1, policies do
 end
 layout = table.concat(layout)
 local pack, unpack_values = struct.pack, struct.unpack
+-- what runs per request, as locals (a global, and a library's field, is a lookup on each use)
+local redis_call, redis_pcall, unpack = redis.call, redis.pcall, unpack
 local base = 3 + 4 * policies
 local plain = #ARGV == base
 
@@ -72,7 +74,7 @@ end
 -- policy. Returns whether every policy fits it, and whether any changed (a shortened window).
 local function read(key, need)
   -- a missing key reads false; one of another type an error table, whose length is 0
-  local raw = redis.pcall('GET', key)
+  local raw = redis_pcall('GET', key)
   local valid = raw and #raw == width
   local at = 1
   local all, any = true, false
@@ -172,7 +174,7 @@ local function settle(key, reply, n, counts, left_ms, writes)
     local now_held, l, gc = held[p], limit[p], is_gcra[p]
     if counts then now_held = after[p] end
     if reply then
-      local remaining, reset_ms, retry_ms = 0, 0, 0
+      local remaining, reset_ms, retry_ms, fit = 0, 0, 0, fits[p]
       if gc then
         -- floor and ceil of quotients of integers >= 0, without a C call each
         local w, room = window_ms[p], tolerance[p] - now_held
@@ -180,19 +182,19 @@ local function settle(key, reply, n, counts, left_ms, writes)
         reset_ms = now_held % l
         if reset_ms > 0 then reset_ms = l - reset_ms end
         reset_ms = (now_held + reset_ms) / l
-        if not fits[p] then retry_ms = ceil((after[p] - tolerance[p]) / l) end
+        if not fit then retry_ms = ceil((after[p] - tolerance[p]) / l) end
       else
         remaining = l - now_held
         if remaining < 0 then remaining = 0 end
         local window_left_ms = ends[p] - now_ms
         if now_held > 0 then reset_ms = window_left_ms end
-        if not fits[p] then retry_ms = window_left_ms end
+        if not fit then retry_ms = window_left_ms end
       end
       if left_ms > 0 then
         -- blocked: nothing counted, refused until the block ends (lib/block.lua)
         n = n + 3
         reply[n - 2], reply[n - 1], reply[n] = -1, max(reset_ms, left_ms), max(retry_ms, left_ms)
-      elseif fits[p] then
+      elseif fit then
         n = n + 2
         reply[n - 1], reply[n] = remaining, reset_ms
       else
@@ -222,11 +224,11 @@ local function settle(key, reply, n, counts, left_ms, writes)
   end
   if not writes then return n end
   if ends_ms == stored_ends and ends_ms > now_ms then
-    redis.call('SET', key, pack(layout, unpack(fields, 1, f)), 'KEEPTTL')
+    redis_call('SET', key, pack(layout, unpack(fields, 1, f)), 'KEEPTTL')
   elseif ends_ms > now_ms then
-    redis.call('SET', key, pack(layout, unpack(fields, 1, f)), 'PXAT', int(ends_ms + offset_ms))
+    redis_call('SET', key, pack(layout, unpack(fields, 1, f)), 'PXAT', int(ends_ms + offset_ms))
   else
-    redis.call('DEL', key)
+    redis_call('DEL', key)
   end
   return n
 end
