@@ -432,7 +432,8 @@ function setArgs(batch: Batch, set: PolicySet): Array<string | number> {
 // peek) when allowed after a wait, `-1 - remaining, reset, retry` when refused; then, with
 // tickets, the module's fifth value: sliding-log's admission time (with the request's cost,
 // the ticket a refund takes back), or 1 when concurrency's `lease` was taken (-1: none).
-// `limit`: the policy's (a reservation's ticket names it). Returns where the next one starts.
+// `limit`: the policy's (a reservation's ticket names it). It goes to `out[slot]` when given,
+// else to `sink`. Returns where the next one starts.
 function readDecision(
   values: readonly number[],
   at: number,
@@ -442,6 +443,7 @@ function readDecision(
   lease: string,
   sink: StoreSink | undefined,
   out: StoreDecision[] | undefined,
+  slot = 0,
 ): number {
   const head = values[at] as number
   const allowed = head >= 0
@@ -470,7 +472,7 @@ function readDecision(
   }
   const remaining = allowed ? head : -1 - head
   if (out !== undefined)
-    out.push(storeDecision(allowed, remaining, resetMs, retryAfterMs, ticket, delayMs))
+    out[slot] = storeDecision(allowed, remaining, resetMs, retryAfterMs, ticket, delayMs)
   else if (sink?.decided !== undefined)
     sink.decided(allowed, remaining, resetMs, retryAfterMs, ticket, delayMs)
   else sink?.resolve(storeDecision(allowed, remaining, resetMs, retryAfterMs, ticket, delayMs))
@@ -520,13 +522,14 @@ function deliverSet(batch: Batch, values: readonly number[]): void {
     }
     const call = calls[i] as StoreCall
     const { policies } = call.set as PolicySet
-    const out: StoreDecision[] = []
+    // sized up front: a list grown by push starts with room for 17
+    const out = new Array<StoreDecision>(policies.length)
     const given = leases[i] === '' ? undefined : (leases[i] as string).split(',')
     for (let p = 0; p < policies.length; p++) {
       const { algorithm, limit } = policies[p] as Policy
       const lease = algorithm === 'concurrency' ? (given?.[p] ?? '') : ''
       const tickets = algorithm === 'sliding-log' || algorithm === 'concurrency'
-      at = readDecision(values, at, call.cost, limit, tickets, lease, undefined, out)
+      at = readDecision(values, at, call.cost, limit, tickets, lease, undefined, out, p)
     }
     sink.resolve(out)
   }
