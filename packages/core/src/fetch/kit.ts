@@ -23,13 +23,7 @@ import {
   type WaitUntil,
   waitOut,
 } from './lifecycle.js'
-import {
-  decorate,
-  type PrepareHeader,
-  prepareHeaders,
-  type Respond,
-  refusal,
-} from './response.js'
+import { decorate, type PrepareHeader, prepareHeaders, type Respond, refusal } from './response.js'
 
 /** Full control of a limited response: return it; the rate-limit headers are added to it. */
 export type FetchOnLimited<Req> = (req: Req, decision: Decision) => Awaitable<Response>
