@@ -227,9 +227,13 @@ export function createLimiter(options: LimiterOptions): Limiter {
     // no closure per call (settled's): a decision, or the store's promise, as a promise
     consume(key, cost = 1, options = undefined) {
       try {
-        return Promise.resolve(
-          decide(key, cost, options === undefined ? undefined : rankOf(options)),
-        )
+        const decision = decide(key, cost, options === undefined ? undefined : rankOf(options))
+        // Reading a field first shows V8's optimizing compiler the decision's shape: it then
+        // resolves the promise with it directly, without the generic lookup of a `then` method
+        // on it (~400 instructions per decision, bench/src/memory-instructions.mjs). A store's
+        // promise (no such field) is returned as it is, as Promise.resolve would.
+        void (decision as Partial<Decision>).allowed
+        return Promise.resolve(decision)
       } catch (error) {
         return Promise.reject(error)
       }
