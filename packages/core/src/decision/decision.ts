@@ -87,12 +87,11 @@ export class LimiterDecision implements Decision {
     this.delayMs = delayMs
     this.source = source
     this.#owner = owner
-    this.#extra =
-      ticket === undefined && policies === undefined ? undefined : { policies, ticket }
+    this.#extra = ticket === undefined && policies === undefined ? undefined : { policies, ticket }
   }
 
   get policies(): readonly PolicyDecision[] {
-    const extra = (this.#extra ??= {})
+    const extra = LimiterDecision.#extraOf(this)
     extra.policies ??= Object.freeze([
       Object.freeze({
         name: this.#owner.names[0] as string,
@@ -121,14 +120,20 @@ export class LimiterDecision implements Decision {
 
   /** Marks a refusal `reason` explains (a fleet reserve's). */
   static because<D extends LimiterDecision>(decision: D, reason: DecisionReason): D {
-    ;(decision.#extra ??= {}).reason = reason
+    LimiterDecision.#extraOf(decision).reason = reason
     return decision
   }
 
   /** Marks a decision `failureMode` answered with the store failure behind it. */
   static failed<D extends LimiterDecision>(decision: D, failure: LimiterError): D {
-    ;(decision.#extra ??= {}).failure = failure
+    LimiterDecision.#extraOf(decision).failure = failure
     return decision
+  }
+
+  // The decision's rare parts, made when first needed.
+  static #extraOf(decision: LimiterDecision): Extra {
+    decision.#extra ??= {}
+    return decision.#extra
   }
 
   /** The store failure behind `decision` (see `failureOf`). */
