@@ -14,17 +14,22 @@ export const WORKLOADS = {
  * Ours on the CPU-bound server: the shedder alone, on the event loop's signals. Capacity is
  * measured closed loop with the loop at ELU ~1.0, so goodput is about the ELU the shedder holds
  * (less what the 503s cost): `elu: 0.98` with a narrow band (0.93-0.98) holds near it where 0.9
- * held 0.88-0.9 (77% of capacity at 2x). Steps of a twentieth of low, one per 3 quiet intervals:
- * with tenths, a step at 4x was a third of capacity; with fiftieths, one per 5 intervals, the
- * way back from all of low shed took longer than the 8 s measured. `delay: '100ms'`: with 5 ms
- * handlers, a poll phase that reads 10 queued requests already delays timers 50 ms.
+ * held 0.88-0.9 (77% of capacity at 2x). Steps of a tenth of low, one per 3 quiet intervals;
+ * where the direction turns the ladder halves its step (down to a 160th of low), so at 4x it
+ * settles on a 27th of low where whole tenths (a third of capacity) swung. Twentieths ramp
+ * up more slowly at the start, and the backlog of the ramp is what 4x pays for longest; 2 or 4
+ * steps ramp faster but overshoot (critical p99 0.25-1.8 s at 4x). `delay: '30ms'`: with 5 ms
+ * handlers the p99 delay sits at 12-18 ms while the loop keeps up, and reaches 35-80 ms while
+ * the first second of 4x piles up in the sockets; over 60 ms (twice the threshold) takes the
+ * rest of low at once, so less piles up. What piles up costs 4x the longest: critical alone
+ * is 80% of the loop, so it drains at the rest (4x goodput 84-92% at 50-100 ms, 90-94% at 30).
  */
 export const OURS_CPU = {
   interval: '100ms',
   recovery: 3,
-  steps: 20,
+  steps: 10,
   recoveryBand: 0.05,
-  thresholds: { elu: 0.98, delay: '100ms' },
+  thresholds: { elu: 0.98, delay: '30ms' },
 }
 
 /**
@@ -33,18 +38,28 @@ export const OURS_CPU = {
  * tolerance x 5 slots + queueSize, if the probe's cap (probeRatio x the initial 20) does not
  * queue: at probeRatio 0.5 and queueSize 4 it probed at 10, took 100 ms for the no-load round
  * trip and settled at 16-25 in flight (critical p99 300 ms at 2x against 59 ms at 0.5x).
+ * `smoothing: 0.5`: at the default 0.2 the limit took ~3 s to come down from 20 to 7, and
+ * critical requests queued behind the excess (p99 146-151 ms at 2x); at 0.5, ~1 s (86-102 ms).
  */
 export const OURS_IO = {
   interval: '100ms',
   recovery: 5,
   steps: 10,
   thresholds: { elu: 0.9, delay: '50ms' },
-  adaptive: { min: 4, max: 200, window: '250ms', tolerance: 1.1, queueSize: 1, probeRatio: 0.25 },
+  adaptive: {
+    min: 4,
+    max: 200,
+    window: '250ms',
+    tolerance: 1.1,
+    queueSize: 1,
+    probeRatio: 0.25,
+    smoothing: 0.5,
+  },
 }
 
 /** @fastify/under-pressure: ours' CPU-bound thresholds, read over each 100 ms interval. */
 export const UNDER_PRESSURE = {
-  maxEventLoopDelay: 100,
+  maxEventLoopDelay: 30,
   maxEventLoopUtilization: 0.98,
   eventLoopUtilizationMode: 'interval',
   sampleInterval: 100,

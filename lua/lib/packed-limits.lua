@@ -41,6 +41,8 @@ for p = 1, policies do
 end
 layout = table.concat(layout)
 local pack, unpack_values = struct.pack, struct.unpack
+-- what runs per request, as locals (a global, and a library's field, is a lookup on each use)
+local redis_call, redis_pcall, unpack = redis.call, redis.pcall, unpack
 local base = 3 + 4 * policies
 local plain = #ARGV == base
 
@@ -72,7 +74,7 @@ end
 -- policy. Returns whether every policy fits it, and whether any changed (a shortened window).
 local function read(key, need)
   -- a missing key reads false; one of another type an error table, whose length is 0
-  local raw = redis.pcall('GET', key)
+  local raw = redis_pcall('GET', key)
   local valid = raw and #raw == width
   local at = 1
   local all, any = true, false
@@ -100,77 +102,37 @@ local function read(key, need)
         ahead = (ms - now_ms) * l + frac
       end
       held[p] = ahead
+      if need then
+        -- what the policy would hold with `need` counted, and whether that fits
+        local next_held = ahead + need * window_ms[p]
+        after[p] = next_held
+        if next_held <= tolerance[p] then fits[p] = true else fits[p], all = false, false end
+      end
     else
       local count, end_ms = 0, 0
       if valid then count, end_ms, at = unpack_values('<dd', raw, at) end
       -- a window shortened by a policy change ends no later than the new length from now (the
       -- first request that sees the change stores that end: fixed-window.lua)
-      local e = now_ms + window_ms[p]
-      if end_ms < e then e = end_ms end
-      if count > 0 and end_ms > last then last = end_ms end
-      if count > 0 and now_ms < e then
-        held[p], ends[p] = count, e
-        if e ~= end_ms then any = true end
-      else
-        held[p], ends[p] = 0, now_ms + window_ms[p]
+      local h, e = 0, now_ms + window_ms[p]
+      if count > 0 then
+        if end_ms > last then last = end_ms end
+        if end_ms >= e then
+          h = count
+          if e ~= end_ms then any = true end
+        elseif now_ms < end_ms then
+          h, e = count, end_ms
+        end
       end
-    end
-    if need then
-      -- what the policy would hold with `need` counted, and whether that fits
-      local next_held, fit
-      if is_gcra[p] then
-        next_held = held[p] + need * window_ms[p]
-        fit = next_held <= tolerance[p]
-      else
-        next_held = held[p] + need
-        fit = next_held <= l
+      held[p], ends[p] = h, e
+      if need then
+        local next_held = h + need
+        after[p] = next_held
+        if next_held <= l then fits[p] = true else fits[p], all = false, false end
       end
-      after[p], fits[p] = next_held, fit
-      if not fit then all = false end
     end
   end
   stored, stored_ends = valid and raw, valid and last or -1
   return all, any
-end
-
--- Writes the tables back (gcra policies as held when `all`, else as read): the key expires
--- when the last policy is empty; an expiry that stays the same is kept (KEEPTTL: no expiry to
--- format or to set, as when a long fixed window outlasts the others).
-local fields = {}
-local function write(key, all)
-  local n, ends_ms = 0, 0
-  for p = 1, policies do
-    local l = limit[p]
-    if is_gcra[p] then
-      local ms, frac, den = 0, 0, l
-      if not all then
-        if stored then ms, frac, den = unpack_values('<ddd', stored, 8 * n + 1) end
-      else
-        local ahead = held[p]
-        if ahead > 0 then
-          frac = ahead % l
-          ms = now_ms + (ahead - frac) / l
-        end
-      end
-      fields[n + 1], fields[n + 2], fields[n + 3] = ms, frac, den
-      n = n + 3
-      if frac > 0 then ms = ms + 1 end
-      if ms > ends_ms then ends_ms = ms end
-    else
-      local count, end_ms = held[p], ends[p]
-      if count <= 0 then count, end_ms = 0, 0 end
-      fields[n + 1], fields[n + 2] = count, end_ms
-      n = n + 2
-      if end_ms > ends_ms then ends_ms = end_ms end
-    end
-  end
-  if ends_ms == stored_ends and ends_ms > now_ms then
-    redis.call('SET', key, pack(layout, unpack(fields, 1, n)), 'KEEPTTL')
-  elseif ends_ms > now_ms then
-    redis.call('SET', key, pack(layout, unpack(fields, 1, n)), 'PXAT', int(ends_ms + offset_ms))
-  else
-    redis.call('DEL', key)
-  end
 end
 
 -- A penalty (count `cost` past the limit) or a refund (give `cost` back), on every policy.
@@ -195,43 +157,78 @@ local function adjust(cost, penalty)
   end
 end
 
--- Appends each policy's decision to the reply, counting the request in all of them when
--- `counts` (every policy fits it, and it is no peek); `left_ms`: the key's block. Returns the
--- reply's new length.
-local function decide(reply, n, counts, left_ms)
+-- How `settle` writes the state back: gcra policies as they hold now, or as read (a refused
+-- request that shortened a fixed window); fixed-window policies always as they hold now.
+local HELD, STORED = 1, 2
+
+-- Settles one request in one pass over the policies: appends each policy's decision to `reply`
+-- (unless nil), counting the request in all of them when `counts` (every policy fits it, and it
+-- is no peek; `left_ms`: the key's block), and, with `writes` (HELD or STORED), writes the key
+-- back: it expires when the last policy is empty, and an expiry that stays the same is kept
+-- (KEEPTTL: no expiry to format or to set, as when a long fixed window outlasts the others).
+-- Returns the reply's new length. One loop rather than a step each: this runs per decision.
+local fields = {}
+local function settle(key, reply, n, counts, left_ms, writes)
+  local f, ends_ms = 0, 0
   for p = 1, policies do
-    local now_held = held[p]
-    if counts then
-      now_held = after[p]
-      held[p] = now_held
+    local now_held, l, gc = held[p], limit[p], is_gcra[p]
+    if counts then now_held = after[p] end
+    if reply then
+      local remaining, reset_ms, retry_ms, fit = 0, 0, 0, fits[p]
+      if gc then
+        -- floor and ceil of quotients of integers >= 0, without a C call each
+        local w, room = window_ms[p], tolerance[p] - now_held
+        if room > 0 then remaining = (room - room % w) / w end
+        reset_ms = now_held % l
+        if reset_ms > 0 then reset_ms = l - reset_ms end
+        reset_ms = (now_held + reset_ms) / l
+        if not fit then retry_ms = ceil((after[p] - tolerance[p]) / l) end
+      else
+        remaining = l - now_held
+        if remaining < 0 then remaining = 0 end
+        local window_left_ms = ends[p] - now_ms
+        if now_held > 0 then reset_ms = window_left_ms end
+        if not fit then retry_ms = window_left_ms end
+      end
+      if left_ms > 0 then
+        -- blocked: nothing counted, refused until the block ends (lib/block.lua)
+        n = n + 3
+        reply[n - 2], reply[n - 1], reply[n] = -1, max(reset_ms, left_ms), max(retry_ms, left_ms)
+      elseif fit then
+        n = n + 2
+        reply[n - 1], reply[n] = remaining, reset_ms
+      else
+        n = n + 3
+        reply[n - 2], reply[n - 1], reply[n] = -1 - remaining, reset_ms, retry_ms
+      end
     end
-    local remaining, reset_ms, retry_ms = 0, 0, 0
-    if is_gcra[p] then
-      -- floor and ceil of quotients of integers >= 0, without a C call each
-      local l, w, room = limit[p], window_ms[p], tolerance[p] - now_held
-      if room > 0 then remaining = (room - room % w) / w end
-      reset_ms = now_held % l
-      if reset_ms > 0 then reset_ms = l - reset_ms end
-      reset_ms = (now_held + reset_ms) / l
-      if not fits[p] then retry_ms = ceil((after[p] - tolerance[p]) / l) end
-    else
-      remaining = limit[p] - now_held
-      if remaining < 0 then remaining = 0 end
-      local window_left_ms = ends[p] - now_ms
-      if now_held > 0 then reset_ms = window_left_ms end
-      if not fits[p] then retry_ms = window_left_ms end
+    if writes and gc then
+      local ms, frac, den = 0, 0, l
+      if writes == STORED then
+        if stored then ms, frac, den = unpack_values('<ddd', stored, 8 * f + 1) end
+      elseif now_held > 0 then
+        frac = now_held % l
+        ms = now_ms + (now_held - frac) / l
+      end
+      fields[f + 1], fields[f + 2], fields[f + 3] = ms, frac, den
+      f = f + 3
+      if frac > 0 then ms = ms + 1 end
+      if ms > ends_ms then ends_ms = ms end
+    elseif writes then
+      local end_ms = ends[p]
+      if now_held <= 0 then now_held, end_ms = 0, 0 end
+      fields[f + 1], fields[f + 2] = now_held, end_ms
+      f = f + 2
+      if end_ms > ends_ms then ends_ms = end_ms end
     end
-    if left_ms > 0 then
-      -- blocked: nothing counted, refused until the block ends (lib/block.lua)
-      n = n + 3
-      reply[n - 2], reply[n - 1], reply[n] = -1, max(reset_ms, left_ms), max(retry_ms, left_ms)
-    elseif fits[p] then
-      n = n + 2
-      reply[n - 1], reply[n] = remaining, reset_ms
-    else
-      n = n + 3
-      reply[n - 2], reply[n - 1], reply[n] = -1 - remaining, reset_ms, retry_ms
-    end
+  end
+  if not writes then return n end
+  if ends_ms == stored_ends and ends_ms > now_ms then
+    redis_call('SET', key, pack(layout, unpack(fields, 1, f)), 'KEEPTTL')
+  elseif ends_ms > now_ms then
+    redis_call('SET', key, pack(layout, unpack(fields, 1, f)), 'PXAT', int(ends_ms + offset_ms))
+  else
+    redis_call('DEL', key)
   end
   return n
 end
@@ -255,20 +252,20 @@ for i = 1, #KEYS do
     local need = cost
     if cost == 0 then need = 1 end
     local all, any = read(key, need)
-    n = decide(reply, n, all and cost > 0, left_ms)
     local counts = all and cost > 0
-    if counts or any then write(key, counts) end
+    local writes = (counts and HELD) or (any and STORED)
+    n = settle(key, reply, n, counts, left_ms, writes)
   elseif given ~= 'l' then
     -- 'p<cost>': a penalty on every policy (counted past the limit), then a peek; or a refund
     read(key, false)
     if cost then
       adjust(-cost, false)
+      settle(key, nil, n, false, 0, HELD)
     else
       adjust(tonumber(string.sub(given, 2)), true)
       for p = 1, policies do check(p, 1) end
-      n = decide(reply, n, false, left_ms)
+      n = settle(key, reply, n, false, left_ms, HELD)
     end
-    write(key, true)
   end
   -- 'l', a release: these policies hold no leases
 end

@@ -243,6 +243,53 @@ describe('shedder with adaptive', () => {
   })
 })
 
+describe('reserve', () => {
+  const at = (now: { ms: number }) =>
+    ({ [SHED_HOOKS]: { now: () => now.ms, random: () => 0.5 } }) as AdaptiveOptions
+
+  it('lets what is admitted without force hold only its share of the cap', () => {
+    const limit = createAdaptiveLimit({ min: 10, max: 10, reserve: 0.3, ...at({ ms: 0 }) })
+    const shared = Array.from({ length: 10 }, () => limit.tryAcquire())
+    // 7 of 10: critical finds at most 7 ahead of it
+    expect(shared.filter((l) => l !== undefined)).toHaveLength(7)
+    const forced = Array.from({ length: 3 }, () => limit.tryAcquire(true))
+    expect(forced.every((l) => l !== undefined)).toBe(true)
+    expect(limit.state()).toMatchObject({ inflight: 10, cap: 10 })
+    // one shared ends: one more shared fits, not two
+    shared[0]?.done()
+    const again = limit.tryAcquire()
+    expect(again).toBeDefined()
+    expect(limit.tryAcquire()).toBeUndefined()
+    // the whole cap still bounds the shared requests: forced ones count in it
+    for (const l of [...shared, again]) l?.done()
+    const more = Array.from({ length: 4 }, () => limit.tryAcquire(true))
+    expect(Array.from({ length: 5 }, () => limit.tryAcquire()).filter(Boolean)).toHaveLength(3)
+    for (const l of [...forced, ...more]) l?.done()
+  })
+
+  it('in a shedder, keeps room for critical while low holds its share', () => {
+    const shedder = createShedder({
+      adaptive: { min: 10, max: 10, reserve: 0.4 },
+      [SHED_HOOKS]: { manual: true, now: () => 0, signals: { read: () => quiet, close() {} } },
+    } as ShedderOptions)
+    const low = Array.from({ length: 8 }, () => shedder.admit('low'))
+    expect(low.filter((a) => a.admitted)).toHaveLength(6)
+    expect(low.at(-1)).toMatchObject({ admitted: false, signal: 'inflight', priority: 'low' })
+    const critical = Array.from({ length: 4 }, () => shedder.admit('critical'))
+    expect(critical.every((a) => a.admitted)).toBe(true)
+    expect(shedder.state().adaptive).toMatchObject({ inflight: 10, limit: 10 })
+    shedder.close()
+  })
+
+  it('is a share in [0, 0.99]', () => {
+    expect(() => createAdaptiveLimit({ reserve: 1 })).toThrow(RangeError)
+    expect(() => createAdaptiveLimit({ reserve: -0.1 })).toThrow(
+      expect.objectContaining({ code: 'ERR_LIMITER_OPTION' }),
+    )
+    expect(() => createAdaptiveLimit({ reserve: '0.2' as never })).toThrow(TypeError)
+  })
+})
+
 const quiet = { elu: 0.1, delayMs: 1, heapUsedBytes: 0 }
 
 it('in shadow mode, what the adaptive limit would refuse is admitted and counted in it', () => {

@@ -95,3 +95,57 @@ it('on a busy loop, keeps a steady share of low instead of flapping it in and ou
   // intervals); the steps settle after a few (a loaded machine may nudge them a few more)
   expect(changes.length).toBeLessThanOrEqual(8)
 })
+
+// Four times what the loop can take, 20% of it critical: every 10 ms one critical request (7 ms
+// of CPU) and ten low ones (3 ms each) when admitted. A tenth of low is 30% of the loop: in
+// whole units the ladder swings between all of low shed (70%, under the band) and a tenth
+// admitted (100%, over), about every fifth interval; finer steps where it turns find the share
+// in the band (a twentieth to a sixteenth of low) and hold it.
+it('at four times capacity, settles on a fine share of low instead of swinging a unit', async () => {
+  const shedder = createShedder({
+    interval: '100ms',
+    recovery: 3,
+    steps: 10,
+    recoveryBand: 0.05,
+    thresholds: { elu: 0.9, delay: false },
+  })
+  const levels: number[] = []
+  let criticalRefused = 0
+  try {
+    const start = performance.now()
+    let next = start
+    let interval = -1
+    while (performance.now() - start < 8000) {
+      const c = shedder.admit('critical')
+      if (c.admitted) {
+        block(7)
+        c.done()
+      } else criticalRefused++
+      for (let i = 0; i < 10; i++) {
+        const a = shedder.admit('low')
+        if (a.admitted) {
+          block(3)
+          a.done()
+        }
+      }
+      next = Math.max(next + 10, performance.now())
+      await sleep(Math.max(0, next - performance.now()))
+      // one sample per interval
+      const now = Math.floor((performance.now() - start) / 100)
+      if (now !== interval) {
+        interval = now
+        levels.push(shedder.state().level)
+      }
+    }
+  } finally {
+    shedder.close()
+  }
+  expect(criticalRefused).toBe(0)
+  // the last 40 intervals: the unit-wide swing moves a whole step (a tenth) 8-12 times; fine
+  // steps move by a fraction of one, a few times (a loaded machine may add a few)
+  const last = levels.slice(-40)
+  const moves = last.slice(1).map((level, i) => Math.abs(level - (last[i] as number)))
+  expect(moves.filter((m) => m > 0).length).toBeLessThanOrEqual(8)
+  expect(moves.filter((m) => m >= 0.1 - 1e-9).length).toBeLessThanOrEqual(1)
+  expect(Math.min(...last)).toBeGreaterThan(0.8)
+})

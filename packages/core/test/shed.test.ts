@@ -154,6 +154,82 @@ describe('createShedder', () => {
     expect(shedder.admit('critical').admitted).toBe(true)
   })
 
+  it('with `steps`, fine-tunes near the level the service can take instead of swinging a unit', () => {
+    // 20% critical at four times capacity: critical alone is 0.8 of the loop, low 3.2, so a
+    // tenth of low is 0.32. Whole units swing between all of low shed (0.8, under the band
+    // 0.931-0.98) and a tenth admitted (1.12, over); a finer step lands in the band and holds.
+    const { shedder, tick } = fixture({
+      steps: 10,
+      recovery: 3,
+      recoveryBand: 0.05,
+      thresholds: { elu: 0.98 },
+    })
+    const demand: Record<string, number> = { critical: 0.8, low: 3.2 }
+    let lastElu = 0.2
+    const utilization: number[] = []
+    const levels = new Set<number>()
+    for (let i = 0; i < 120; i++) {
+      tick({ elu: Math.min(1, lastElu) })
+      let elu = 0
+      for (const p of ['critical', 'low'] as const) {
+        let admitted = 0
+        for (let r = 0; r < 160; r++) {
+          const a = shedder.admit(p)
+          if (a.admitted) {
+            admitted++
+            a.done()
+          }
+        }
+        elu += ((demand[p] as number) * admitted) / 160
+      }
+      lastElu = elu
+      if (i >= 60) {
+        utilization.push(Math.min(1, elu))
+        levels.add(shedder.state().level)
+      }
+    }
+    // the last 60 intervals: one level, in the band (the old unit-wide swing averaged 0.9)
+    expect([...levels]).toHaveLength(1)
+    const mean = utilization.reduce((a, b) => a + b, 0) / utilization.length
+    expect(mean).toBeGreaterThan(0.931)
+    expect(mean).toBeLessThanOrEqual(0.98)
+    expect(shedder.admit('critical').admitted).toBe(true)
+  })
+
+  it('halves the step where the direction turns, and doubles it back while it does not', () => {
+    const { shedder, tick } = fixture({ steps: 10, recovery: 1, recoveryBand: 0.05 })
+    const mix: Priority[] = ['critical', 'low']
+    admittedOf(shedder, mix)
+    // to all of low, a unit back (over), half of it again (under), a quarter back: 0.975
+    tick({ elu: 1, delayMs: 1000 })
+    tick({ elu: 0.5 })
+    expect(shedder.state().level).toBe(0.9)
+    tick({ elu: 1 }, 2)
+    expect(shedder.state().level).toBe(0.95)
+    tick({ elu: 0.5 })
+    expect(shedder.state().level).toBe(0.925)
+    // in the band (0.855 to 0.9) it holds
+    tick({ elu: 0.88 }, 5)
+    expect(shedder.state().level).toBe(0.925)
+    // the load goes: falls in a row double, up to a unit each
+    const levels: number[] = []
+    for (let i = 0; i < 5; i++) {
+      tick({ elu: 0.2 })
+      levels.push(shedder.state().level)
+    }
+    expect(levels.map((l) => Math.round(l * 1e4) / 1e4)).toEqual([
+      0.875, 0.775, 0.675, 0.575, 0.475,
+    ])
+    // it comes back: a rise right after a fall takes back half of it, then the other half,
+    // then rises double (each after two intervals over)
+    const rises: number[] = []
+    for (let i = 0; i < 4; i++) {
+      tick({ elu: 1 }, 2)
+      rises.push(Math.round(shedder.state().level * 1e4) / 1e4)
+    }
+    expect(rises).toEqual([0.525, 0.575, 0.675, 0.875])
+  })
+
   it('with `steps`, rises a step, then twice as much; a signal far over takes the class', () => {
     const { shedder, tick } = fixture({ steps: 10 })
     admittedOf(shedder)

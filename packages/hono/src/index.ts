@@ -95,6 +95,9 @@ function honoCall(scoped: boolean): AnsweringCall<Context> {
     // read only when something is given back: Hono throws off Workers, which costs every request
     waitUntil: (promise, c) => waitUntilOf(c)?.(promise),
     decided: (decision, c) => c.set('rateLimit', decision),
+    // our fields go where `c.text()`, `c.json()` and `c.body()` pick them up: the response they
+    // build then needs no Headers read or copy (a Response the handler makes itself is decorated)
+    prepare: (name, value, c) => c.header(name, value),
     // (Hono types `status` as its contentful codes; ours are 403, 429 and 503). The record as
     // `c.body`'s third argument is set onto what earlier middleware prepared, with no `Headers`
     // copied in between.

@@ -134,6 +134,44 @@ describe('the response', () => {
     expect(refused.headers.ratelimit).toMatch(/^"global";r=8;t=\d+, "route";r=0;t=\d+$/)
   })
 
+  it("our fields reach a handler's own Response and the error handler's, and replace a handler's", async () => {
+    const app = new Hono()
+    app.use(rateLimit({ limit: 10, window: '1m' }))
+    app.get('/own', () => new Response('own'))
+    app.get('/mine', (c) => {
+      c.header('RateLimit', 'mine')
+      return c.text('x')
+    })
+    app.get('/fail', () => {
+      throw new Error('failed')
+    })
+    app.onError((_error, c) => c.text('failed', 500))
+    const { url } = await listen(app)
+    const own = await get(`${url}/own`)
+    expect([own.body, own.headers.ratelimit]).toEqual(['own', '"gc10/1m";r=9;t=6'])
+    const mine = await get(`${url}/mine`)
+    expect(mine.headers.ratelimit).toMatch(/^"gc10\/1m";r=8;t=\d+$/)
+    // as on Node's adapters, whose fields are set before the handler runs
+    const failed = await get(`${url}/fail`)
+    expect(failed.status).toBe(500)
+    expect(failed.headers.ratelimit).toMatch(/^"gc10\/1m";r=7;t=\d+$/)
+    expect(failed.headers['ratelimit-policy']).toBe('"gc10/1m";q=10;w=60')
+  })
+
+  it('three nested limiters: outer first, on a pass and a refusal', async () => {
+    const app = new Hono()
+    app.use(rateLimit({ limit: 10, window: '1m', name: 'a' }))
+    app.use(rateLimit({ limit: 5, window: '1m', name: 'b', key: () => 'k' }))
+    app.get('/', rateLimit({ limit: 1, window: '1m', name: 'c' }), (c) => c.text('ok'))
+    const { url } = await listen(app)
+    const passed = await get(url)
+    expect(passed.headers['ratelimit-policy']).toBe('"a";q=10;w=60, "b";q=5;w=60, "c";q=1;w=60')
+    expect(passed.headers.ratelimit).toMatch(/^"a";r=9;t=\d+, "b";r=4;t=\d+, "c";r=0;t=60$/)
+    const refused = await get(url)
+    expect(refused.status).toBe(429)
+    expect(refused.headers['ratelimit-policy']).toBe('"a";q=10;w=60, "b";q=5;w=60, "c";q=1;w=60')
+  })
+
   it('a refusal keeps the headers earlier middleware set (CORS)', async () => {
     const app = new Hono()
     app.use(cors({ origin: 'https://example.com' }))

@@ -241,9 +241,12 @@ export class Recorder {
   start(): void {
     for (const [limiter, recording] of this.#recordings) {
       const shadow = limiter.mode === 'shadow'
-      const stop = observeDecisions(limiter, (key, cost, decision, atMs) =>
-        record(recording, key, cost, decision, atMs, shadow),
-      )
+      const { tally } = recording
+      const stop = observeDecisions(limiter, (key, cost, decision, atMs) => {
+        // the common decision (allowed, counted, from the store) tallied here, without record's steps
+        if (decision.allowed && cost !== 0 && decision.source === 'store') tally.add(atMs)
+        else record(recording, key, cost, decision, atMs, shadow)
+      })
       if (stop === undefined) this.#heard.set(limiter, recording)
       else this.#unobserve.push(stop)
     }

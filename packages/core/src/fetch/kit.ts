@@ -23,7 +23,13 @@ import {
   type WaitUntil,
   waitOut,
 } from './lifecycle.js'
-import { decorate, type Respond, refusal } from './response.js'
+import {
+  decorate,
+  type PrepareHeader,
+  prepareHeaders,
+  type Respond,
+  refusal,
+} from './response.js'
 
 /** Full control of a limited response: return it; the rate-limit headers are added to it. */
 export type FetchOnLimited<Req> = (req: Req, decision: Decision) => Awaitable<Response>
@@ -83,6 +89,13 @@ export interface FetchCall<Req = unknown> {
    * keeps headers earlier middleware set; default `new Response(body, init)`.
    */
   readonly respond?: Respond<Req> | undefined
+  /**
+   * Sets one rate-limit header field before the handler runs, where
+   * the response the handler builds picks it up (Hono's `c.header()`). With it, a response that
+   * carries the fields as set needs no `Headers` read or copy afterwards; one that does not (a
+   * `Response` the handler made itself) is decorated as without it.
+   */
+  readonly prepare?: PrepareHeader<Req> | undefined
   /**
    * Where the handler's response is once `next` is over, for a `next` that does not resolve to
    * it (Hono's: the response is `c.res`). Default: what `next` resolved to.
@@ -290,23 +303,24 @@ function run<Req>(
   check: RateLimitCheck,
 ): Promise<unknown> {
   const owed = owedOnce(rl, check)
+  const prepared = prepareHeaders(call.prepare, request, req, check.headers)
   if (owed === undefined)
     return next().then((value) =>
       out(
         call,
         req,
-        decorate(request, responseOf(call, req, value), check.headers, check),
+        decorate(request, responseOf(call, req, value), check.headers, check, prepared),
         'handler',
       ),
     )
   const settle = (status: number | undefined): void =>
     keepAlive(owed(status), waitUntilOf(call, req))
-  return admitted(rl, check, request, req, next, call, settle)
+  return admitted(rl, { check, prepared }, request, req, next, call, settle)
 }
 
 async function admitted<Req>(
   rl: ResolvedRateLimit<Req, FetchOnLimited<Req>>,
-  check: RateLimitCheck,
+  { check, prepared }: { check: RateLimitCheck; prepared: boolean },
   request: Request,
   req: Req,
   next: () => Promise<unknown>,
@@ -330,7 +344,7 @@ async function admitted<Req>(
   } finally {
     handler.running = false
   }
-  const decorated = decorate(request, res, check.headers, check)
+  const decorated = decorate(request, res, check.headers, check, prepared)
   if (handler.left) {
     settle(undefined)
     return out(call, req, decorated, 'handler')

@@ -99,19 +99,62 @@ function mark(request: object): void {
   }
 }
 
+// The fields the first limiter of ours on a request set before its handler ran (see
+// `prepareHeaders`).
+const PREPARED = Symbol.for('@limiter/core/fetch:prepared')
+type Prepared = { [PREPARED]?: readonly HeaderPair[] }
+
+/** Sets one header field where the response the host's handler builds will pick it up. */
+export type PrepareHeader<Req> = (name: string, value: string, req: Req) => void
+
+/**
+ * Before the handler runs: sets the check's fields through the host's `prepare` (Hono's
+ * `c.header()`, which the response `c.text()`, `c.json()` or `c.body()` builds then carries), so
+ * that no `Headers` has to be read or copied afterwards. Only the first limiter of ours on a
+ * request does: a nested one decorates the response after its handler, and the outer one then
+ * finds its fields changed and merges, as without `prepare`. True when the fields were set.
+ */
+export function prepareHeaders<Req>(
+  prepare: PrepareHeader<Req> | undefined,
+  request: object,
+  req: Req,
+  pairs: readonly HeaderPair[],
+): boolean {
+  if (prepare === undefined || pairs.length === 0) return false
+  const marked = request as Prepared
+  if (marked[PREPARED] !== undefined) return false
+  try {
+    marked[PREPARED] = pairs
+  } catch {
+    return false // a frozen request
+  }
+  for (const [name, value] of pairs) prepare(name, value, req)
+  return true
+}
+
+// Whether `res` carries every field as prepared, none replaced since.
+function carries(res: Response, pairs: readonly HeaderPair[]): boolean {
+  const { headers } = res
+  for (const [name, value] of pairs) if (headers.get(name) !== value) return false
+  return true
+}
+
 /**
  * {@link withHeaders} for the response to `request`: merged when another limiter of ours has
  * decorated it already (nested limiters), set directly otherwise; `request` is marked as
- * decorated.
+ * decorated. With `prepared` (see {@link prepareHeaders}), a response that carries the fields as
+ * they were set goes as it is.
  */
 export function decorate(
   request: object,
   res: Response,
   pairs: readonly HeaderPair[],
   check: RateLimitCheck,
+  prepared = false,
 ): Response {
   if (pairs.length === 0) return res
-  const out = withHeaders(res, pairs, check, (request as Marked)[DECORATED] === true)
+  const ready = prepared && (request as Prepared)[PREPARED] === pairs && carries(res, pairs)
+  const out = ready ? res : withHeaders(res, pairs, check, (request as Marked)[DECORATED] === true)
   mark(request)
   return out
 }

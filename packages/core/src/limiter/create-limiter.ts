@@ -1,5 +1,6 @@
 // createLimiter(): consume / peek / reset / refund over a store, with a deadline and failure policy.
 
+import { nowMs } from '../common/clock.js'
 import { LimiterRangeError } from '../common/errors.js'
 import { type Decision, LimiterDecision } from '../decision/decision.js'
 import {
@@ -8,6 +9,7 @@ import {
   publishCircuit,
   publishedDecide,
   publishFailure,
+  toldOne,
   WATCH,
 } from '../observability/events.js'
 import type { PolicySet } from '../policies/limits.js'
@@ -174,14 +176,16 @@ function deciderOf(
     settings.clock,
     watch,
   )
+  const clock = settings.clock ?? nowMs
   return (key, cost, rank) => {
     checkKey(key)
     if (cost !== 1 || one === undefined) checkCost(cost, 0)
-    if (watch.observer !== undefined || decisionChannel.hasSubscribers)
-      return published(key, cost, rank)
-    return cost === 1 && rank === undefined && one !== undefined
-      ? one(key)
-      : decideIn(key, cost, rank)
+    if (decisionChannel.hasSubscribers) return published(key, cost, rank)
+    const { observer } = watch
+    if (cost === 1 && rank === undefined && one !== undefined)
+      // observers alone (the inspector's) are told here, without the published path's steps
+      return observer === undefined ? one(key) : toldOne(one, observer, clock, key)
+    return observer === undefined ? decideIn(key, cost, rank) : published(key, cost, rank)
   }
 }
 

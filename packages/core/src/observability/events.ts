@@ -194,6 +194,22 @@ function observed(
 }
 
 /**
+ * The common consume (`cost` 1, no priority) decided at once and told to `observer` alone: no
+ * event to build. The limiter's own path while only observers listen.
+ */
+export function toldOne(
+  one: DecideOne,
+  observer: DecisionObserver,
+  clock: () => number,
+  key: string,
+): Decision {
+  const atMs = clock()
+  const decision = one(key, atMs)
+  observed(observer, key, 1, decision, atMs)
+  return decision
+}
+
+/**
  * `decide`, telling each decision to `watch`'s observers and publishing it on `limiter:decision`.
  * The limiter calls it only while either listens, so a limiter nobody watches pays nothing more.
  * Only what waits is timed, and only for the channel: reading the clock costs more than a
@@ -243,14 +259,12 @@ export function publishedDecide(
   }
   return (key, cost, rank) => {
     if (one !== undefined && cost === 1 && rank === undefined) {
-      const atMs = clock()
-      const decision = one(key, atMs)
       const { observer } = watch
       // the common case with only observers: told at once, no event to build
-      if (observer === undefined || decisionChannel.hasSubscribers)
-        return publish(key, cost, rank, decision, atMs, -1)
-      observed(observer, key, 1, decision, atMs)
-      return decision
+      if (observer !== undefined && !decisionChannel.hasSubscribers)
+        return toldOne(one, observer, clock, key)
+      const atMs = clock()
+      return publish(key, cost, rank, one(key, atMs), atMs, -1)
     }
     // timed only for the channel's subscribers (an observer is told no duration)
     const startMs = timed && decisionChannel.hasSubscribers ? performance.now() : -1

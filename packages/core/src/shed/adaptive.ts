@@ -33,7 +33,8 @@ export interface AdaptiveLease {
 export interface AdaptiveLimit {
   /**
    * Admits one request if in-flight is under the cap, counting it in the same synchronous step
-   * (in-flight never exceeds the cap). `force` admits regardless (and still counts).
+   * (in-flight never exceeds the cap), and, with a `reserve`, if what is admitted without
+   * `force` holds less than its share of the cap. `force` admits regardless (and still counts).
    */
   tryAcquire(force?: boolean): AdaptiveLease | undefined
   state(): AdaptiveState
@@ -63,6 +64,8 @@ class Adaptive implements AdaptiveLimit {
   readonly #random: () => number
   #limit: number
   #inflight = 0
+  // of them, admitted without `force`
+  #shared = 0
   #baseline: number | undefined
   #rtt: number | undefined
   // a request counts only in the epoch it was admitted in: a probe's start and end change it
@@ -93,8 +96,9 @@ class Adaptive implements AdaptiveLimit {
     // traffic too thin to finish the probe, or a request that never ends: nothing learned
     else if (probe !== undefined && now - probe.startMs > this.#probeTimeoutMs(probe))
       this.#endProbe(now)
-    if (!force && this.#inflight >= this.#cap()) return undefined
+    if (!force && !this.#room()) return undefined
     this.#inflight++
+    if (!force) this.#shared++
     if (this.#inflight > this.#window.peak) this.#window.peak = this.#inflight
     const epoch = this.#epoch
     const tagged = this.#probe !== undefined && this.#probe.tagged < this.#s.probeSamples
@@ -109,11 +113,19 @@ class Adaptive implements AdaptiveLimit {
         if (!open) return
         open = false
         this.#inflight--
+        if (!force) this.#shared--
         if (epoch !== this.#epoch) return // admitted before a probe started or ended
         if (this.#probe === undefined) this.#sample(this.#now() - now)
         else if (tagged) this.#probeSample(this.#probe, this.#now() - now)
       },
     }
+  }
+
+  // Whether a request without `force` fits: under the cap, and under its share of it.
+  #room(): boolean {
+    const cap = this.#cap()
+    const share = Math.max(1, Math.floor(cap * (1 - this.#s.reserve)))
+    return this.#inflight < cap && this.#shared < share
   }
 
   #sample(rttMs: number): void {

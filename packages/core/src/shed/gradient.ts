@@ -36,6 +36,13 @@ export interface AdaptiveOptions {
   readonly probeJitter?: number
   /** A probe caps in-flight at this share of the limit (never below `min`) (default 0.5). */
   readonly probeRatio?: number
+  /**
+   * The share of the cap kept for requests admitted with `force` (a shedder's critical ones),
+   * in [0, 1) (default 0): the others together hold at most the rest (never under 1). In a
+   * FIFO downstream, what less important requests hold is the queue a critical one waits
+   * behind; with 0.3 and a cap of 10, they hold 7 and critical requests find at most 7 ahead.
+   */
+  readonly reserve?: number
 }
 
 /** The options of an adaptive limit, checked, with the defaults. */
@@ -52,6 +59,7 @@ export interface Settings {
   readonly probeMs: number
   readonly jitter: number
   readonly probeRatio: number
+  readonly reserve: number
 }
 
 /** Checks `options` and fills in the defaults. */
@@ -79,6 +87,7 @@ export function settingsOf(options: AdaptiveOptions): Settings & { readonly init
     probeMs: parseDuration(options.probeInterval ?? 60_000, 'adaptive.probeInterval'),
     jitter: numberIn(options.probeJitter, 'adaptive.probeJitter', 0.25, 0, 0.99),
     probeRatio: numberIn(options.probeRatio, 'adaptive.probeRatio', 0.5, 0.01, 1),
+    reserve: numberIn(options.reserve, 'adaptive.reserve', 0, 0, 0.99),
   }
 }
 

@@ -203,9 +203,11 @@ class ProcessShedder implements Shedder {
  * the least important class still admitted (or, with `steps`, the next `1/steps` of it, then
  * twice as much at each further rise while the signal stays over); shed requests come back
  * only after `recovery` intervals in a row with every signal under its recovery band (a share
- * `recoveryBand` under its threshold), one step per quiet period; in the band it holds.
+ * `recoveryBand` under its threshold), one step per quiet period; in the band it holds. Where
+ * the direction turns, the step halves (see `Ladder`), so it settles between two steps.
  * `'critical'` is never shed. With `adaptive`, in-flight is also capped at a limit learned from
- * the round trips of what it admits (critical requests pass, and count).
+ * the round trips of what it admits (critical requests pass, and count; with `reserve`, the
+ * other classes hold at most the rest of it).
  *
  * @example
  * const shedder = createShedder({ thresholds: { elu: 0.9, delay: '200ms' } })

@@ -32,7 +32,8 @@ export interface ShedderOptions {
   /**
    * The steps each class is shed in, 1 to 100 (default 1: a class at a time). With 10, a rise
    * sheds a tenth of the class (every tenth request), then two tenths more, four..., so a
-   * server with few classes keeps the share of a class it can serve.
+   * server with few classes keeps the share of a class it can serve. Where the direction
+   * turns (a fall that overshot), the step halves, down to about a `steps`-th of a step.
    */
   readonly steps?: number
   /**

@@ -66,6 +66,26 @@ const BLOCK_SUFFIX = ':block'
 // The batch group of each policy, built once (policies are frozen and live as long as limiters).
 const GROUPS = new WeakMap<Policy, string>()
 
+// What every call of one policy set shares, worked out once per set: its batch group, its script,
+// and the namespace of its one state key (undefined: one key per policy).
+interface SetPlan {
+  readonly group: string
+  readonly script: LuaScript
+  readonly packed: string | undefined
+}
+const PLANS = new WeakMap<PolicySet, SetPlan>()
+
+function planOf(set: PolicySet): SetPlan {
+  let plan = PLANS.get(set)
+  if (plan === undefined) {
+    const packed = packedNamespace(set)
+    const script = packed === undefined ? SCRIPTS.limits : SCRIPTS['packed-limits']
+    plan = { group: `L${set.id}`, script, packed }
+    PLANS.set(set, plan)
+  }
+  return plan
+}
+
 // The decisions gathered for one policy (and slot): parallel arrays, so queueing a decision
 // allocates nothing of its own. `ops[i]`: see StoreOp. `leases[i]`: a concurrency consume's new
 // lease (several policies: one per policy, '' for the others, joined by ',').
@@ -78,20 +98,20 @@ class Batch {
   // Only consumes of cost 1 without leases so far: such a batch sends no per-request ARGV.
   plain = true
 
-  add(call: StoreCall, op: StoreOp, key: string, sink: StoreSink): void {
+  // `tag`: the user key's encoded hash tag (see encodeTag).
+  add(call: StoreCall, op: StoreOp, tag: string, sink: StoreSink): void {
     this.calls.push(call)
     const { set } = call
     let lease = ''
     if (set === undefined) {
-      this.keys.push(key)
+      this.keys.push(baseKey(call.namespace, tag))
       if (op === 'c' && call.policy.algorithm === 'concurrency')
         lease = reservedLease(call.policy, call.cost, call.rank)
     } else {
-      const tag = key.slice(call.namespace.length)
-      const packed = packedNamespace(set)
+      const { packed } = planOf(set)
       // the set's one key, or one key per policy: the namespace of each, the same hash tag
-      if (packed !== undefined) this.keys.push(`${packed}${tag}`)
-      else for (const namespace of set.namespaces) this.keys.push(`${namespace}${tag}`)
+      if (packed !== undefined) this.keys.push(baseKey(packed, tag))
+      else for (const namespace of set.namespaces) this.keys.push(baseKey(namespace, tag))
       if (op === 'c' && set.leases && (call.cost > 0 || set.reserve))
         lease = setLeases(set, call.cost, call.rank)
     }
@@ -244,13 +264,12 @@ export class RedisStore implements Store {
       sink.reject(this.#failure(`is unreachable (${down})`, undefined))
       return
     }
-    const key = baseKey(call.namespace, this.#tagOf(call.key))
-    const script = scriptOf(call)
+    const tag = this.#tagOf(call.key)
     // Clock-injected calls (tests) carry their own time, so they travel alone.
     if (this.#maxBatch === 1 || call.nowMs !== undefined) {
       const alone = new Batch()
-      alone.add(call, op, key, sink)
-      this.#send(script, alone)
+      alone.add(call, op, tag, sink)
+      this.#send(scriptOf(call), alone)
       return
     }
     // One script call carries one policy (or one set of policies): its numbers travel once.
@@ -261,11 +280,11 @@ export class RedisStore implements Store {
       batch = new Batch()
       this.#queue.set(group, batch)
     }
-    batch.add(call, op, key, sink)
+    batch.add(call, op, tag, sink)
     // A full batch goes now: Redis starts on it while this turn is still gathering the next.
     if (batch.calls.length === this.#maxBatch) {
       this.#queue.delete(group)
-      this.#send(script, batch)
+      this.#send(scriptOf(call), batch)
       return
     }
     if (!this.#scheduled) {
@@ -353,13 +372,12 @@ export class RedisStore implements Store {
 // `packed-limits` for several whose states share one key.
 function scriptOf(call: StoreCall): LuaScript {
   const { set } = call
-  if (set === undefined) return SCRIPT_OF[call.policy.algorithm]
-  return packedNamespace(set) === undefined ? SCRIPTS.limits : SCRIPTS['packed-limits']
+  return set === undefined ? SCRIPT_OF[call.policy.algorithm] : planOf(set).script
 }
 
 // The batch group of a call: its policy's (or policies') numbers.
 function groupOf(call: StoreCall): string {
-  if (call.set !== undefined) return `L${call.set.id}`
+  if (call.set !== undefined) return planOf(call.set).group
   const { policy } = call
   let group = GROUPS.get(policy)
   if (group === undefined) {
@@ -414,7 +432,8 @@ function setArgs(batch: Batch, set: PolicySet): Array<string | number> {
 // peek) when allowed after a wait, `-1 - remaining, reset, retry` when refused; then, with
 // tickets, the module's fifth value: sliding-log's admission time (with the request's cost,
 // the ticket a refund takes back), or 1 when concurrency's `lease` was taken (-1: none).
-// `limit`: the policy's (a reservation's ticket names it). Returns where the next one starts.
+// `limit`: the policy's (a reservation's ticket names it). It goes to `out[slot]` when given,
+// else to `sink`. Returns where the next one starts.
 function readDecision(
   values: readonly number[],
   at: number,
@@ -424,6 +443,7 @@ function readDecision(
   lease: string,
   sink: StoreSink | undefined,
   out: StoreDecision[] | undefined,
+  slot = 0,
 ): number {
   const head = values[at] as number
   const allowed = head >= 0
@@ -452,7 +472,7 @@ function readDecision(
   }
   const remaining = allowed ? head : -1 - head
   if (out !== undefined)
-    out.push(storeDecision(allowed, remaining, resetMs, retryAfterMs, ticket, delayMs))
+    out[slot] = storeDecision(allowed, remaining, resetMs, retryAfterMs, ticket, delayMs)
   else if (sink?.decided !== undefined)
     sink.decided(allowed, remaining, resetMs, retryAfterMs, ticket, delayMs)
   else sink?.resolve(storeDecision(allowed, remaining, resetMs, retryAfterMs, ticket, delayMs))
@@ -501,14 +521,16 @@ function deliverSet(batch: Batch, values: readonly number[]): void {
       continue
     }
     const call = calls[i] as StoreCall
-    const out: StoreDecision[] = []
+    const { policies } = call.set as PolicySet
+    // sized up front: a list grown by push starts with room for 17
+    const out = new Array<StoreDecision>(policies.length)
     const given = leases[i] === '' ? undefined : (leases[i] as string).split(',')
-    ;(call.set as PolicySet).policies.forEach((policy, p) => {
-      const { algorithm } = policy
+    for (let p = 0; p < policies.length; p++) {
+      const { algorithm, limit } = policies[p] as Policy
       const lease = algorithm === 'concurrency' ? (given?.[p] ?? '') : ''
       const tickets = algorithm === 'sliding-log' || algorithm === 'concurrency'
-      at = readDecision(values, at, call.cost, policy.limit, tickets, lease, undefined, out)
-    })
+      at = readDecision(values, at, call.cost, limit, tickets, lease, undefined, out, p)
+    }
     sink.resolve(out)
   }
 }
