@@ -38,25 +38,34 @@ export function isUncounted(decision: Decision): boolean {
  */
 export type Ticket = string | readonly (string | undefined)[] | undefined
 
+// What few decisions carry beyond their fields, kept apart so the common one writes none of it.
+interface Extra {
+  policies?: readonly PolicyDecision[] | undefined
+  ticket?: Ticket
+  failure?: LimiterError | undefined
+  reason?: DecisionReason | undefined
+}
+
 /**
  * Internal: the Decision a limiter returns. It can carry sliding-log's refund tickets, in a
  * private field that callers, `JSON.stringify` and deep equality never see; only the limiter
  * that made it reads them back ({@link ticketOf}). A one-policy decision builds its `policies`
  * entry when first read: most callers never look.
+ *
+ * Its public fields are `declare`d: written once, by the constructor, in this order (a class
+ * field would first define each as `undefined`). The rare parts (tickets, given `policies`, a
+ * failure, a reason) share one private field, absent on the common decision.
  */
 export class LimiterDecision implements Decision {
-  readonly allowed: boolean
-  readonly limit: number
-  readonly remaining: number
-  readonly resetMs: number
-  readonly retryAfterMs: number
-  readonly delayMs: number
-  readonly source: DecisionSource
-  #policies: readonly PolicyDecision[] | undefined
-  readonly #ticket: Ticket
+  declare readonly allowed: boolean
+  declare readonly limit: number
+  declare readonly remaining: number
+  declare readonly resetMs: number
+  declare readonly retryAfterMs: number
+  declare readonly delayMs: number
+  declare readonly source: DecisionSource
   readonly #owner: DecisionOwner
-  #failure: LimiterError | undefined
-  #reason: DecisionReason | undefined
+  #extra: Extra | undefined
 
   constructor(
     owner: DecisionOwner,
@@ -77,13 +86,13 @@ export class LimiterDecision implements Decision {
     this.retryAfterMs = retryAfterMs
     this.delayMs = delayMs
     this.source = source
-    this.#policies = policies
-    this.#ticket = ticket
     this.#owner = owner
+    this.#extra = ticket === undefined && policies === undefined ? undefined : { policies, ticket }
   }
 
   get policies(): readonly PolicyDecision[] {
-    this.#policies ??= Object.freeze([
+    const extra = LimiterDecision.#extraOf(this)
+    extra.policies ??= Object.freeze([
       Object.freeze({
         name: this.#owner.names[0] as string,
         allowed: this.allowed,
@@ -93,40 +102,47 @@ export class LimiterDecision implements Decision {
         retryAfterMs: this.retryAfterMs,
       }),
     ])
-    return this.#policies
+    return extra.policies
   }
 
   /** Why this refusal is not the client's doing (`'reserve'`), else `undefined`. */
   get reason(): DecisionReason | undefined {
-    return this.#reason
+    return this.#extra?.reason
   }
 
   /** The plain fields, `policies` included (a getter `JSON.stringify` would skip). */
   toJSON(): Omit<Decision, never> {
     const { allowed, limit, remaining, resetMs, retryAfterMs, delayMs, source, policies } = this
     const plain = { allowed, limit, remaining, resetMs, retryAfterMs, delayMs, source, policies }
-    return this.#reason === undefined ? plain : { ...plain, reason: this.#reason }
+    const reason = this.#extra?.reason
+    return reason === undefined ? plain : { ...plain, reason }
   }
 
   /** Marks a refusal `reason` explains (a fleet reserve's). */
   static because<D extends LimiterDecision>(decision: D, reason: DecisionReason): D {
-    decision.#reason = reason
+    LimiterDecision.#extraOf(decision).reason = reason
     return decision
   }
 
   /** Marks a decision `failureMode` answered with the store failure behind it. */
   static failed<D extends LimiterDecision>(decision: D, failure: LimiterError): D {
-    decision.#failure = failure
+    LimiterDecision.#extraOf(decision).failure = failure
     return decision
+  }
+
+  // The decision's rare parts, made when first needed.
+  static #extraOf(decision: LimiterDecision): Extra {
+    decision.#extra ??= {}
+    return decision.#extra
   }
 
   /** The store failure behind `decision` (see `failureOf`). */
   static failureOf(decision: Decision): LimiterError | undefined {
-    return #failure in decision ? decision.#failure : undefined
+    return #owner in decision ? decision.#extra?.failure : undefined
   }
 
   /** The ticket `decision` carries, if `owner` made it (else `undefined`). */
   static ticketOf(decision: Decision, owner: DecisionOwner): Ticket {
-    return #owner in decision && decision.#owner === owner ? decision.#ticket : undefined
+    return #owner in decision && decision.#owner === owner ? decision.#extra?.ticket : undefined
   }
 }

@@ -189,6 +189,24 @@ function deciderOf(
   }
 }
 
+// consume: a decision, or the store's promise of one, as a promise, with no closure per call
+// (settled's).
+function consumer(decide: Decide): Limiter['consume'] {
+  return (key, cost = 1, options = undefined) => {
+    try {
+      const decision = decide(key, cost, options === undefined ? undefined : rankOf(options))
+      // Reading a field first shows V8's optimizing compiler the decision's shape: it then
+      // resolves the promise with it directly, without the generic lookup of a `then` method
+      // on it (~400 instructions per decision, bench/src/memory-instructions.mjs). A store's
+      // promise (no such field) is returned as it is, as Promise.resolve would.
+      void (decision as Partial<Decision>).allowed
+      return Promise.resolve(decision)
+    } catch (error) {
+      return Promise.reject(error)
+    }
+  }
+}
+
 /**
  * Creates a limiter. Options are validated here: a bad one throws a `TypeError`/`RangeError`
  * naming it.
@@ -228,16 +246,7 @@ export function createLimiter(options: LimiterOptions): Limiter {
     name: settings.name,
     prefix: settings.prefix,
     mode: settings.mode,
-    // no closure per call (settled's): a decision, or the store's promise, as a promise
-    consume(key, cost = 1, options = undefined) {
-      try {
-        return Promise.resolve(
-          decide(key, cost, options === undefined ? undefined : rankOf(options)),
-        )
-      } catch (error) {
-        return Promise.reject(error)
-      }
-    },
+    consume: consumer(decide),
     peek: (key, options) => limiter.consume(key, 0, options),
     reset: (key) =>
       settled(() => {
