@@ -211,7 +211,8 @@ export function toldOne(
 
 /**
  * `decide`, telling each decision to `watch`'s observers and publishing it on `limiter:decision`.
- * The limiter calls it only while either listens, so a limiter nobody watches pays nothing more.
+ * The limiter calls it only while the channel has subscribers, or observers listen to a consume
+ * other than the common one (see {@link toldOne}), so a limiter nobody watches pays nothing more.
  * Only what waits is timed, and only for the channel: reading the clock costs more than a
  * MemoryStore decision, so one decided at once in process reports `durationMs: 0`, and its `atMs`
  * is the time the store decided at.
@@ -259,10 +260,7 @@ export function publishedDecide(
   }
   return (key, cost, rank) => {
     if (one !== undefined && cost === 1 && rank === undefined) {
-      const { observer } = watch
-      // the common case with only observers: told at once, no event to build
-      if (observer !== undefined && !decisionChannel.hasSubscribers)
-        return toldOne(one, observer, clock, key)
+      // (with observers alone, the limiter takes `toldOne` instead of coming here)
       const atMs = clock()
       return publish(key, cost, rank, one(key, atMs), atMs, -1)
     }
