@@ -166,12 +166,13 @@ function record(
   shadow: boolean,
 ): void {
   if (cost === 0) return
-  if (decision.source === 'fail-open') {
-    for (const record of records) record.count(FAIL_OPEN, atMs)
+  // the common decision first: allowed by the store, one increment
+  if (decision.allowed && decision.source !== 'fail-open') {
+    tally.add(atMs)
     return
   }
-  if (decision.allowed) {
-    tally.add(atMs)
+  if (decision.source === 'fail-open') {
+    for (const record of records) record.count(FAIL_OPEN, atMs)
     return
   }
   // All or nothing: a refusal counted nothing; it is charged to the policies that refused.
@@ -241,12 +242,9 @@ export class Recorder {
   start(): void {
     for (const [limiter, recording] of this.#recordings) {
       const shadow = limiter.mode === 'shadow'
-      const { tally } = recording
-      const stop = observeDecisions(limiter, (key, cost, decision, atMs) => {
-        // the common decision (allowed, counted, from the store) tallied here, without record's steps
-        if (decision.allowed && cost !== 0 && decision.source === 'store') tally.add(atMs)
-        else record(recording, key, cost, decision, atMs, shadow)
-      })
+      const stop = observeDecisions(limiter, (key, cost, decision, atMs) =>
+        record(recording, key, cost, decision, atMs, shadow),
+      )
       if (stop === undefined) this.#heard.set(limiter, recording)
       else this.#unobserve.push(stop)
     }
