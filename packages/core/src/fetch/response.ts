@@ -99,10 +99,10 @@ function mark(request: object): void {
   }
 }
 
-// The fields the first limiter of ours on a request set before its handler ran (see
-// `prepareHeaders`).
+// Marks a request whose first limiter of ours set its fields before the handler ran (see
+// `prepareHeaders`): the limiters nested in it do not.
 const PREPARED = Symbol.for('@limiter/core/fetch:prepared')
-type Prepared = { [PREPARED]?: readonly HeaderPair[] }
+type Prepared = { [PREPARED]?: true }
 
 /** Sets one header field where the response the host's handler builds will pick it up. */
 export type PrepareHeader<Req> = (name: string, value: string, req: Req) => void
@@ -122,9 +122,9 @@ export function prepareHeaders<Req>(
 ): boolean {
   if (prepare === undefined || pairs.length === 0) return false
   const marked = request as Prepared
-  if (marked[PREPARED] !== undefined) return false
+  if (marked[PREPARED] === true) return false
   try {
-    marked[PREPARED] = pairs
+    marked[PREPARED] = true
   } catch {
     return false // a frozen request
   }
@@ -153,7 +153,7 @@ export function decorate(
   prepared = false,
 ): Response {
   if (pairs.length === 0) return res
-  const ready = prepared && (request as Prepared)[PREPARED] === pairs && carries(res, pairs)
+  const ready = prepared && carries(res, pairs)
   const out = ready ? res : withHeaders(res, pairs, check, (request as Marked)[DECORATED] === true)
   mark(request)
   return out
