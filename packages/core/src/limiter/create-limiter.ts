@@ -184,7 +184,7 @@ function deciderOf(
     const { observer } = watch
     if (cost === 1 && rank === undefined && one !== undefined)
       // observers alone (the inspector's) are told here, without the published path's steps
-      return observer === undefined ? one(key) : toldOne(one, observer, clock, key)
+      return observer === undefined ? one(key, undefined) : toldOne(one, observer, clock, key)
     return observer === undefined ? decideIn(key, cost, rank) : published(key, cost, rank)
   }
 }

@@ -34,6 +34,11 @@ export interface Decisions {
    * A refusal equal to the one before is that one again (frozen).
    */
   fromStore(d: StoreDecision): Decision
+  /**
+   * `fromStore` of a cost-1 answer given as its numbers (no ticket, no wait): MemoryStore's
+   * common consume builds the decision with it, in the same step.
+   */
+  answer(allowed: boolean, remaining: number, resetMs: number, retryAfterMs: number): Decision
   /** A store's answer: one decision, or one per policy for a limiter with several. */
   of(value: StoreDecision | readonly StoreDecision[], source: DecisionSource): Decision
   /** The answer of `failureMode` `'open'` or `'closed'`, carrying the failure behind it. */
@@ -70,7 +75,7 @@ export function decisionsFor(set: PolicySet): Decisions {
   return {
     owner: m.owner,
     one,
-    fromStore: storeDecisions(m.owner, m.first.limit),
+    ...storeDecisions(m.owner, m.first.limit),
     of(value, source) {
       if (several) return fromOutcomes(m, value as readonly StoreDecision[], source)
       const d = value as StoreDecision
@@ -81,51 +86,74 @@ export function decisionsFor(set: PolicySet): Decisions {
   }
 }
 
-// The one-policy Decisions of a store's answers read at once (`Decisions.fromStore`). The latest
-// refusal, frozen, is handed out again while the store refuses with the same numbers (a hot key
-// refused within one ms): a client over its limit costs no new object per request.
-function storeDecisions(owner: DecisionOwner, limit: number): (d: StoreDecision) => Decision {
+// The one-policy Decisions of a store's answers read at once (`Decisions.fromStore`, and
+// `Decisions.answer` for a cost-1 answer's numbers). The latest refusal, frozen, is handed out
+// again while the store refuses with the same numbers (a hot key refused within one ms): a
+// client over its limit costs no new object per request.
+function storeDecisions(
+  owner: DecisionOwner,
+  limit: number,
+): Pick<Decisions, 'answer' | 'fromStore'> {
   let refused: LimiterDecision | undefined
-  return (d) => {
-    if (!d.allowed && d.ticket === undefined) {
-      const r = refused
-      if (
-        r !== undefined &&
-        r.remaining === d.remaining &&
-        r.resetMs === d.resetMs &&
-        r.retryAfterMs === d.retryAfterMs &&
-        r.delayMs === (d.delayMs ?? 0)
-      )
-        return r
-      const made = new LimiterDecision(
-        owner,
-        false,
-        limit,
-        d.remaining,
-        d.resetMs,
-        d.retryAfterMs,
-        undefined,
-        'store',
-        undefined,
-        d.delayMs ?? 0,
-      )
-      Object.freeze(made)
-      refused = made
-      return made
-    }
-    return new LimiterDecision(
-      owner,
-      d.allowed,
-      limit,
-      d.remaining,
-      d.resetMs,
-      d.retryAfterMs,
-      d.ticket,
-      'store',
-      undefined,
-      d.delayMs ?? 0,
+  const refusal = (remaining: number, resetMs: number, retryAfterMs: number, delayMs: number) => {
+    const r = refused
+    if (
+      r !== undefined &&
+      r.remaining === remaining &&
+      r.resetMs === resetMs &&
+      r.retryAfterMs === retryAfterMs &&
+      r.delayMs === delayMs
     )
+      return r
+    const made = stored(owner, false, limit, remaining, resetMs, retryAfterMs, undefined, delayMs)
+    Object.freeze(made)
+    refused = made
+    return made
   }
+  return {
+    answer: (allowed, remaining, resetMs, retryAfterMs) =>
+      allowed
+        ? stored(owner, true, limit, remaining, resetMs, retryAfterMs, undefined, 0)
+        : refusal(remaining, resetMs, retryAfterMs, 0),
+    fromStore: (d) =>
+      !d.allowed && d.ticket === undefined
+        ? refusal(d.remaining, d.resetMs, d.retryAfterMs, d.delayMs ?? 0)
+        : stored(
+            owner,
+            d.allowed,
+            limit,
+            d.remaining,
+            d.resetMs,
+            d.retryAfterMs,
+            d.ticket,
+            d.delayMs ?? 0,
+          ),
+  }
+}
+
+// A one-policy decision the store answered.
+function stored(
+  owner: DecisionOwner,
+  allowed: boolean,
+  limit: number,
+  remaining: number,
+  resetMs: number,
+  retryAfterMs: number,
+  ticket: string | undefined,
+  delayMs: number,
+): LimiterDecision {
+  return new LimiterDecision(
+    owner,
+    allowed,
+    limit,
+    remaining,
+    resetMs,
+    retryAfterMs,
+    ticket,
+    'store',
+    undefined,
+    delayMs,
+  )
 }
 
 function oneDecision(

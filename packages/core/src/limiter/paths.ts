@@ -5,7 +5,7 @@
 import { monotonicMs } from '../common/clock.js'
 import { LimiterError } from '../common/errors.js'
 import type { Decision, DecisionSource, Ticket } from '../decision/decision.js'
-import { BIND, BIND_SET, MemoryStore } from '../stores/memory-store.js'
+import { BIND, BIND_ONE, BIND_SET, MemoryStore } from '../stores/memory-store.js'
 import {
   type StoreCall,
   type StoreDecision,
@@ -106,13 +106,15 @@ function memoryPath(
   const call = callMaker(settings)
   const bound = set.policies.length > 1 ? store[BIND_SET](set) : undefined
   if (bound === undefined) {
-    const consume = store[BIND](settings.namespace, settings.policy)
+    const { namespace, policy } = settings
+    const consume = store[BIND](namespace, policy)
     const { fromStore } = decisions
+    // the store's common consume answers this limiter's Decision itself, where it has one
+    const one =
+      store[BIND_ONE](namespace, policy, decisions.answer, fromStore) ??
+      ((key: string, at: number | undefined) => fromStore(consume(key, 1, at)))
     return {
-      one:
-        clock === undefined
-          ? (key, at) => fromStore(consume(key, 1, at))
-          : (key, at) => fromStore(consume(key, 1, at ?? clock())),
+      one: clock === undefined ? one : (key, at) => one(key, at ?? clock()),
       decide(key, cost, rank) {
         const d = consume(key, cost, clock?.(), rank)
         const { allowed, remaining, resetMs, retryAfterMs, ticket, delayMs } = d

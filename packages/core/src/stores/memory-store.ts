@@ -40,6 +40,20 @@ export type BoundConsume = (
   rank?: number,
 ) => StoreDecision
 
+/**
+ * Internal: a one-policy consume of cost 1 that answers the caller's own decision, built from its
+ * numbers in the same step (no answer object between): the limiter's common consume.
+ */
+export const BIND_ONE: unique symbol = Symbol('@limiter/core.bindOne') as never
+
+/** What a {@link BIND_ONE} consume answers with: a cost-1 decision's numbers (no ticket, no wait). */
+export type OneAnswer<D> = (
+  allowed: boolean,
+  remaining: number,
+  resetMs: number,
+  retryAfterMs: number,
+) => D
+
 /** Internal: a limiter's several policies bound to a store (see {@link MemoryStore}'s `BIND_SET`). */
 export const BIND_SET: unique symbol = Symbol('@limiter/core.bindSet') as never
 
@@ -168,31 +182,79 @@ export class MemoryStore implements Store {
 
   /** Internal: {@link BIND}. */
   [BIND](namespace: string, policy: Policy): BoundConsume {
+    const general = this.#general(namespace, policy)
+    // the answer, reused from call to call: BoundConsume's callers read it at once
+    const out = { allowed: true, remaining: 0, resetMs: 0, retryAfterMs: 0, ticket: undefined }
+    const answer: OneAnswer<StoreDecision> = (allowed, remaining, resetMs, retryAfterMs) => {
+      out.allowed = allowed
+      out.remaining = remaining
+      out.resetMs = resetMs
+      out.retryAfterMs = retryAfterMs
+      return out
+    }
+    const one = this.#oneOf(namespace, policy, answer, (key, at) => general(key, 1, at))
+    if (one === undefined) return general
+    return (key, cost, at, rank) => (cost === 1 ? one(key, at) : general(key, cost, at, rank))
+  }
+
+  /**
+   * Internal: {@link BIND_ONE}. `answer` builds the caller's decision from a cost-1 consume's
+   * numbers; `other` from a store decision, for a consume the common path does not take (a key
+   * blocked anywhere in the store). `undefined`: the policy has no such path (see BIND).
+   */
+  [BIND_ONE]<D>(
+    namespace: string,
+    policy: Policy,
+    answer: OneAnswer<D>,
+    other: (d: StoreDecision) => D,
+  ): ((key: string, atMs: number | undefined) => D) | undefined {
+    const general = this.#general(namespace, policy)
+    return this.#oneOf(namespace, policy, answer, (key, at) => other(general(key, 1, at)))
+  }
+
+  // Any consume of one policy: the key's state through its twin (see #check).
+  #general(namespace: string, policy: Policy): BoundConsume {
     const twin = TWINS[policy.algorithm]
     const space = this.#space(namespace)
     const leases = policy.algorithm === 'concurrency'
     const blocks = namespace
-    const general: BoundConsume = (key, cost, at, rank) => {
+    return (key, cost, at, rank) => {
       const now = at ?? nowMs()
       if (now > this.#latestMs) this.#latestMs = now
       const lease = leases ? leaseFor(policy, cost, rank) : undefined
       return this.#check(space, twin, policy, boundedKey(key), cost, now, lease, blocks)
     }
-    if (policy.waitUnits !== undefined) return general
-    if (twin === TWINS.gcra) return this.#gcraOne(space, policy, general)
-    return twin === TWINS['fixed-window'] ? this.#fixedOne(space, policy, general) : general
+  }
+
+  // The common consume's own path for `policy` (cost 1, while no key is blocked; `otherwise`
+  // takes the rest), where its algorithm has one and it does not wait.
+  #oneOf<D>(
+    namespace: string,
+    policy: Policy,
+    answer: OneAnswer<D>,
+    otherwise: (key: string, at: number | undefined) => D,
+  ): ((key: string, at: number | undefined) => D) | undefined {
+    if (policy.waitUnits !== undefined) return undefined
+    const twin = TWINS[policy.algorithm]
+    const space = this.#space(namespace)
+    if (twin === TWINS.gcra) return this.#gcraOne(space, policy, answer, otherwise)
+    if (twin === TWINS['fixed-window']) return this.#fixedOne(space, policy, answer, otherwise)
+    return undefined
   }
 
   // The common consume, a GCRA policy (or bucket) that does not wait, at cost 1, while no key
-  // is blocked: exactly `general`'s decision (gcra.check with cost 1; a property test compares
-  // them), without its branches or the outcome object. Anything else goes to `general`.
-  #gcraOne(space: Map<string, Entry>, policy: Policy, general: BoundConsume): BoundConsume {
+  // is blocked: exactly the general path's decision (gcra.check with cost 1; a property test
+  // compares them), without its branches or the outcome object, answered by `answer`.
+  #gcraOne<D>(
+    space: Map<string, Entry>,
+    policy: Policy,
+    answer: OneAnswer<D>,
+    otherwise: (key: string, at: number | undefined) => D,
+  ): (key: string, at: number | undefined) => D {
     const { limit, windowMs: w, burst } = policy
     const tolerance = burst * w
-    // the answer, reused from call to call: BoundConsume's callers read it at once
-    const out = { allowed: true, remaining: 0, resetMs: 0, retryAfterMs: 0, ticket: undefined }
-    return (key, cost, at) => {
-      if (cost !== 1 || this.#blocks.size !== 0) return general(key, cost, at)
+    return (key, at) => {
+      if (this.#blocks.size !== 0) return otherwise(key, at)
       const now = at ?? nowMs()
       if (now > this.#latestMs) this.#latestMs = now
       const held = boundedKey(key)
@@ -202,35 +264,35 @@ export class MemoryStore implements Store {
           ? aheadOf(entry.state as GcraState, now, limit)
           : 0
       const ahead = before + w
-      if (ahead > tolerance) {
-        out.allowed = false
-        out.remaining = Math.max(0, floorDiv(tolerance - before, w))
-        out.resetMs = ceilDiv(before, limit)
-        out.retryAfterMs = ceilDiv(ahead - tolerance, limit)
-        return out
-      }
+      if (ahead > tolerance)
+        return answer(
+          false,
+          Math.max(0, floorDiv(tolerance - before, w)),
+          ceilDiv(before, limit),
+          ceilDiv(ahead - tolerance, limit),
+        )
       const ttlMs = ceilDiv(ahead, limit)
       const state = stateAt(now, ahead, limit, entry?.state as GcraState | undefined)
       if (entry !== undefined) {
         entry.state = state
         entry.expiresAtMs = now + ttlMs
       } else this.#write(space, held, undefined, state, now + ttlMs)
-      out.allowed = true
-      out.remaining = Math.max(0, floorDiv(tolerance - ahead, w))
-      out.resetMs = ttlMs
-      out.retryAfterMs = 0
-      return out
+      return answer(true, Math.max(0, floorDiv(tolerance - ahead, w)), ttlMs, 0)
     }
   }
 
   // The same for a fixed-window policy that does not wait: exactly fixedWindow.check's decision
   // at cost 1 (the property test covers it too), the window's end and count read and written in
   // place. A window a policy change shortened still ends where its first request saw it end.
-  #fixedOne(space: Map<string, Entry>, policy: Policy, general: BoundConsume): BoundConsume {
+  #fixedOne<D>(
+    space: Map<string, Entry>,
+    policy: Policy,
+    answer: OneAnswer<D>,
+    otherwise: (key: string, at: number | undefined) => D,
+  ): (key: string, at: number | undefined) => D {
     const { limit, windowMs: w } = policy
-    const out = { allowed: true, remaining: 0, resetMs: 0, retryAfterMs: 0, ticket: undefined }
-    return (key, cost, at) => {
-      if (cost !== 1 || this.#blocks.size !== 0) return general(key, cost, at)
+    return (key, at) => {
+      if (this.#blocks.size !== 0) return otherwise(key, at)
       const now = at ?? nowMs()
       if (now > this.#latestMs) this.#latestMs = now
       const held = boundedKey(key)
@@ -244,25 +306,27 @@ export class MemoryStore implements Store {
       const endMs = open ? openMs : now + w
       const count = open ? (state as FixedWindowState).count : 0
       const leftMs = endMs - now
-      out.allowed = count < limit
-      out.retryAfterMs = out.allowed ? 0 : leftMs
-      const counted = out.allowed ? count + 1 : count
-      out.remaining = Math.max(0, limit - counted)
-      out.resetMs = leftMs // never 0 here: at least 1 is counted (or `limit` of them, refused)
-      if (out.allowed || (open && endMs < (state as FixedWindowState).endMs)) {
-        if (entry === undefined)
-          this.#write(space, held, undefined, { endMs, count: counted }, endMs)
-        else {
-          const s = entry.state as Writable<FixedWindowState> | undefined
-          if (s === undefined) entry.state = { endMs, count: counted }
-          else {
-            s.endMs = endMs
-            s.count = counted
-          }
-          entry.expiresAtMs = endMs
+      // resetMs is never 0 here: at least 1 is counted (or `limit` of them, refused)
+      if (count >= limit) {
+        // refused: a window a policy change shortened keeps the end this request saw
+        if (open && endMs < (state as FixedWindowState).endMs) {
+          ;(state as Writable<FixedWindowState>).endMs = endMs
+          ;(entry as Entry).expiresAtMs = endMs
         }
+        return answer(false, Math.max(0, limit - count), leftMs, leftMs)
       }
-      return out
+      const counted = count + 1
+      if (entry === undefined) this.#write(space, held, undefined, { endMs, count: counted }, endMs)
+      else {
+        const s = entry.state as Writable<FixedWindowState> | undefined
+        if (s === undefined) entry.state = { endMs, count: counted }
+        else {
+          s.endMs = endMs
+          s.count = counted
+        }
+        entry.expiresAtMs = endMs
+      }
+      return answer(true, Math.max(0, limit - counted), leftMs, 0)
     }
   }
 
