@@ -12,8 +12,13 @@ const MARK = '\u0000'
  * long, but never make the process hold more than ~200 bytes for it.
  */
 export function boundedKey(key: string): string {
-  // Most keys: short, and not starting with the mark. Two comparisons, no scan.
-  if (key.length * 3 <= MAX_TAG_BYTES && key.charCodeAt(0) !== 0) return key
+  // Most keys: short, and not starting with the mark. Two comparisons, no scan, and small
+  // enough for the optimizing compiler to inline into every caller.
+  return key.length * 3 <= MAX_TAG_BYTES && key.charCodeAt(0) !== 0 ? key : rareKey(key)
+}
+
+// A key that may be long, or starts with the mark.
+function rareKey(key: string): string {
   if (key.length <= MAX_TAG_BYTES && Buffer.byteLength(key) <= MAX_TAG_BYTES)
     return key.charCodeAt(0) === 0 ? MARK + key : key
   // encodeTag hashes every key over the bound (escaping only makes a key longer): `%H...`.
