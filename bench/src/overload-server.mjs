@@ -52,6 +52,33 @@ function downstream(gone) {
 const critical = (headers) => headers['x-priority'] === 'critical'
 
 let shedder
+let served = 0
+
+// OVERLOAD_TRACE=<file>: every 100 ms, one line of the shedder's state and what was served
+async function trace(prefix) {
+  const file = `${prefix}-${Date.now()}.jsonl`
+  const { appendFileSync, writeFileSync } = await import('node:fs')
+  writeFileSync(file, '')
+  const t0 = performance.now()
+  let last = { served: 0, shed: 0, cpu: process.cpuUsage() }
+  setInterval(() => {
+    const s = shedder.state()
+    const cpu = process.cpuUsage()
+    const line = {
+      t: Math.round(performance.now() - t0),
+      level: s.level,
+      elu: s.reading?.elu,
+      delayMs: s.reading?.delayMs,
+      queueMs: s.reading?.queueMs,
+      inflight: s.inflight,
+      served: served - last.served,
+      shed: s.shed - last.shed,
+      cpuMs: (cpu.user + cpu.system - last.cpu.user - last.cpu.system) / 1000,
+    }
+    last = { served, shed: s.shed, cpu }
+    appendFileSync(file, `${JSON.stringify(line)}\n`)
+  }, 100).unref()
+}
 async function expressApp() {
   const { default: createApp } = await import('express')
   const app = createApp()
@@ -63,10 +90,12 @@ async function expressApp() {
     listener = shedFirst(shedder, app, {
       priority: (req) => (critical(req.headers) ? 'critical' : 'low'),
     })
+    if (process.env.OVERLOAD_TRACE) trace(process.env.OVERLOAD_TRACE)
   }
   app.get('/work', async (req, res) => {
     if (workload === 'cpu') spin(cpuMs)
     else await downstream(() => req.socket.destroyed)
+    served++
     res.send('ok')
   })
   const { createServer } = await import('node:http')

@@ -90,6 +90,10 @@ describe('shedFirst', () => {
     expect(Number(shed.headers['retry-after'])).toBeGreaterThanOrEqual(1)
     expect(shed.headers['content-type']).toBe('application/problem+json')
     expect(JSON.parse(shed.body)).toMatchObject({ status: 503, title: 'Service Unavailable' })
+    expect(shed.headers['cache-control']).toBe('no-store')
+    // sent whole, not in chunked encoding
+    expect(shed.headers['transfer-encoding']).toBeUndefined()
+    expect(Number(shed.headers['content-length'])).toBe(Buffer.byteLength(shed.body))
     expect(reached).toBe(0)
     const ok = await ask(port)
     expect(ok).toMatchObject({ status: 200, body: 'ok' })
