@@ -104,7 +104,10 @@ function mark(request: object): void {
 const PREPARED = Symbol.for('@limiter/core/fetch:prepared')
 type Prepared = { [PREPARED]?: true }
 
-/** Sets one header field where the response the host's handler builds will pick it up. */
+/**
+ * Sets one header field, its name lower-case, where the response the host's handler builds will
+ * pick it up.
+ */
 export type PrepareHeader<Req> = (name: string, value: string, req: Req) => void
 
 /**
@@ -128,14 +131,28 @@ export function prepareHeaders<Req>(
   } catch {
     return false // a frozen request
   }
-  for (const [name, value] of pairs) prepare(name, value, req)
+  for (const [name, value] of pairs) prepare(lowerName(name), value, req)
   return true
+}
+
+// A Fetch `Headers` lower-cases each name it is given: a new string, hashed anew, per call. The
+// prepared fields go under their lower-case names (the same on the wire), each made once.
+const LOWER = new Map<string, string>()
+
+function lowerName(name: string): string {
+  let lower = LOWER.get(name)
+  if (lower === undefined) {
+    lower = name.toLowerCase()
+    // our standards name a dozen fields: a bound in case a caller brings names of its own
+    if (LOWER.size < 64) LOWER.set(name, lower)
+  }
+  return lower
 }
 
 // Whether `res` carries every field as prepared, none replaced since.
 function carries(res: Response, pairs: readonly HeaderPair[]): boolean {
   const { headers } = res
-  for (const [name, value] of pairs) if (headers.get(name) !== value) return false
+  for (const [name, value] of pairs) if (headers.get(lowerName(name)) !== value) return false
   return true
 }
 
