@@ -410,7 +410,8 @@ describe('Lua vs TypeScript twins, several policies', () => {
 
   type Op = typeof opArb extends fc.Arbitrary<infer O> ? O : never
   // Runs random traffic through a MemoryStore limiter and a RedisStore one (`options` added to
-  // both), comparing every decision and a peek after each step.
+  // both), comparing every decision and a peek after each step. `later`: before op `at`, both
+  // limiters are built anew with `limits` (the same names: the same state, new numbers).
   const differential = (
     client: () => Redis | Cluster,
     cases: fc.Arbitrary<
@@ -419,24 +420,34 @@ describe('Lua vs TypeScript twins, several policies', () => {
         readonly Op[],
         number,
         Pick<LimiterStoreOptions, 'maxDelay' | 'delayAfter'>,
+        { at: number; limits: readonly LimitSpec[] }?,
       ]
     >,
   ) =>
     fc.assert(
-      fc.asyncProperty(cases, async ([limits, ops, start, extra]) => {
+      fc.asyncProperty(cases, async ([limits, ops, start, extra, later]) => {
         let now = start
         const clock = () => now
         const name = `twin${unique++}`
         const memory = new MemoryStore()
-        const options = { limits, name, blockedCache: false as const, ...extra }
-        const a = createLimiter(withClock({ ...options, store: memory }, clock))
-        const b = createLimiter(
-          withClock({ ...options, store: new RedisStore({ client: client() }) }, clock),
-        )
-        const maxCost = Math.min(...a.policies.map((p) => p.burst))
+        const redisStore = new RedisStore({ client: client() })
+        const build = (specs: readonly LimitSpec[]) => {
+          const options = { limits: specs, name, blockedCache: false as const, ...extra }
+          return [
+            createLimiter(withClock({ ...options, store: memory }, clock)),
+            createLimiter(withClock({ ...options, store: redisStore }, clock)),
+          ] as const
+        }
+        let [a, b] = build(limits)
+        let maxCost = Math.min(...a.policies.map((p) => p.burst))
         const last = new Map<number, [Decision, Decision]>()
         try {
           for (const [i, op] of ops.entries()) {
+            if (later !== undefined && i === later.at) {
+              ;[a, b] = build(later.limits)
+              maxCost = Math.min(...a.policies.map((p) => p.burst))
+              last.clear()
+            }
             now += op.advanceMs
             const key = `k${op.key}`
             const cost = Math.min(op.cost, maxCost)
@@ -509,6 +520,44 @@ describe('Lua vs TypeScript twins, several policies', () => {
       client,
       packedArb.map(([l, o, t]) => [l, o, t, {}] as const),
     ),
+  )
+
+  // The same sets, each policy's numbers changed part way (names and algorithms kept, so the
+  // one key carries over): a shorter fixed window, a lower limit, a new gcra rate, read from
+  // state the old numbers wrote (packed-limits' "as read" write-back included). Only the packed
+  // layout: its key expires when every policy is empty, under any numbers; a sliding window's
+  // key expires after its old window, which MemoryStore keeps to on this clock and this test's
+  // Redis (its keys outlive the clock) does not. twins.test.ts changes each algorithm's numbers
+  // against twins without expiry.
+  const changedArb = packedArb.chain(([limits, ops, start]) =>
+    fc
+      .tuple(
+        fc.array(
+          fc.record({
+            limit: fc.integer({ min: 1, max: 8 }),
+            windowMs: fc.oneof(fc.integer({ min: 1, max: 40 }), fc.integer({ min: 41, max: 4000 })),
+            burstExtra: fc.integer({ min: -3, max: 6 }),
+          }),
+          { minLength: limits.length, maxLength: limits.length },
+        ),
+        fc.integer({ min: 0, max: ops.length - 1 }),
+      )
+      .map(([numbers, at]) => {
+        const named = limits.map((s, i) => ({ ...s, name: `p${i}` }))
+        const changed = named.map((s, i) => {
+          const { limit, windowMs, burstExtra } = numbers[i] as (typeof numbers)[number]
+          const algorithm = s.algorithm as Algorithm
+          return {
+            ...spec(algorithm, limit, windowMs, Math.max(1, limit + burstExtra)),
+            name: `p${i}`,
+          }
+        })
+        return [named, ops, start, {}, { at, limits: changed }] as const
+      }),
+  )
+  it.each(CLIENTS)(
+    'decide alike on %s with the packed layout when the numbers change between requests',
+    (_n, client) => differential(client, changedArb),
   )
 
   // Waiting: policies that reserve (and concurrency ones beside them) under random maxDelay and
