@@ -72,8 +72,8 @@ do
       redis.call('DEL', key)
       return
     end
-    local ms = now_ms + floor(ahead / limit)
     local frac = ahead % limit
+    local ms = now_ms + (ahead - frac) / limit
     if frac == 0 then
       if raw == '0' then
         redis.call('PEXPIREAT', key, int(ms + offset_ms))
@@ -153,7 +153,8 @@ do
     else
       raw = redis.pcall('GET', key)
       -- a key of another type (an error reply) reads as empty, like a value of another shape
-      if type(raw) ~= 'string' then raw = false end
+      -- (the usual value, '0', is told without a C call)
+      if raw ~= '0' and type(raw) ~= 'string' then raw = false end
       if raw then
         local expires_ms = redis.call('PEXPIRETIME', key) - offset_ms
         local ms = expires_ms
@@ -210,11 +211,9 @@ do
     local peek = cost == 0
     local need = cost
     if peek then need = 1 end
-    local sum = tat_frac + need * w
-    local next_ms = tat_ms + floor(sum / limit)
-    local next_frac = sum % limit
-    local ahead = (next_ms - now_ms) * limit + next_frac
+    -- the TAT after the request, in units from now (TAT + need x T: exact in units)
     local before = (tat_ms - now_ms) * limit + tat_frac
+    local ahead = before + need * w
     -- how far the request is past what passes at once, in units; its wait in whole ms
     local late = ahead - tolerance
     local allowed = late <= 0
@@ -248,8 +247,13 @@ do
       end
     end
 
-    local remaining = max(0, floor((tolerance - used) / w))
-    if allowed then return 1, remaining, ceil(used / limit), 0, ticket_out, pending, delay_ms end
-    return 0, remaining, ceil(used / limit), delay_ms, -1, false, 0
+    -- floor and ceil of quotients of integers (used >= 0), without a C call each
+    local remaining, room = 0, tolerance - used
+    if room > 0 then remaining = (room - room % w) / w end
+    local reset_ms = used % limit
+    if reset_ms > 0 then reset_ms = limit - reset_ms end
+    reset_ms = (used + reset_ms) / limit
+    if allowed then return 1, remaining, reset_ms, 0, ticket_out, pending, delay_ms end
+    return 0, remaining, reset_ms, delay_ms, -1, false, 0
   end
 end

@@ -64,7 +64,13 @@ for i = 1, #KEYS do
         blocked_decision(remaining, reset_ms, retry_after_ms, left_ms)
       delay_ms = 0
     end
-    n = put_decision(reply, n, allowed, remaining, reset_ms, retry_after_ms, delay_ms, at_ms)
+    if allowed == 1 and (not delay_ms or delay_ms == 0) then
+      -- the usual decision, admitted at once, without a call (lib/reply.lua's first shape)
+      n = n + 2
+      reply[n - 1], reply[n] = remaining, reset_ms
+    else
+      n = put_decision(reply, n, allowed, remaining, reset_ms, retry_after_ms, delay_ms, at_ms)
+    end
     if tickets == true then
       n = n + 1
       reply[n] = at_ms

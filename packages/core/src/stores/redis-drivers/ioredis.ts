@@ -10,8 +10,20 @@ import type { RedisDriver } from './driver.js'
 const QUIT =
   'The client was closed (`quit()` or `disconnect()`) and does not reconnect: build the store on an open client.'
 
+// ioredis's EVALSHA with replies left as the server sent them (bulk strings as Buffers).
+type EvalshaBuffer = (
+  sha1: string,
+  numkeys: number,
+  args: ReadonlyArray<string | number>,
+) => Promise<unknown>
+
 export function ioredisDriver(client: RedisClientLike): RedisDriver {
-  const c = client as RedisClientLike & { status?: unknown; slots?: unknown; isCluster?: unknown }
+  const c = client as RedisClientLike & {
+    status?: unknown
+    slots?: unknown
+    isCluster?: unknown
+    evalshaBuffer?: unknown
+  }
   const address = clientAddress(client)
   // ioredis connects by itself (with `lazyConnect`, at the first command): only a client already
   // quit (`end`) never will.
@@ -23,7 +35,14 @@ export function ioredisDriver(client: RedisClientLike): RedisDriver {
     // error listener: one line per attempt for the whole outage. The store's listener keeps
     // the last error for the failure report instead.
     lastError: watchErrors(client),
-    evalsha: (sha1, numkeys, args) => client.evalsha(sha1, numkeys, ...args),
+    // ioredis's (and iovalkey's) `evalshaBuffer` when there: our scripts reply with integers
+    // only, which no reply encoding changes, so the client skips copying every reply through
+    // its string conversion; it flattens its arguments, so the list goes as one, unspread.
+    evalsha:
+      typeof c.evalshaBuffer === 'function'
+        ? (sha1, numkeys, args) =>
+            (c.evalshaBuffer as EvalshaBuffer).call(client, sha1, numkeys, args)
+        : (sha1, numkeys, args) => client.evalsha(sha1, numkeys, ...args),
     eval: (source, numkeys, args) => client.eval(source, numkeys, ...args),
     del: (keys) => client.del(...keys),
     // A disconnected ioredis client queues commands until it reconnects (its offline queue).
