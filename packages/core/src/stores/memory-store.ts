@@ -54,6 +54,9 @@ export type OneAnswer<D> = (
   retryAfterMs: number,
 ) => D
 
+/** A {@link BIND_ONE} consume: one key at cost 1, at `atMs` (undefined: now). */
+export type OneConsume<D> = (key: string, atMs: number | undefined) => D
+
 /** Internal: a limiter's several policies bound to a store (see {@link MemoryStore}'s `BIND_SET`). */
 export const BIND_SET: unique symbol = Symbol('@limiter/core.bindSet') as never
 
@@ -207,7 +210,7 @@ export class MemoryStore implements Store {
     policy: Policy,
     answer: OneAnswer<D>,
     other: (d: StoreDecision) => D,
-  ): ((key: string, atMs: number | undefined) => D) | undefined {
+  ): OneConsume<D> | undefined {
     const general = this.#general(namespace, policy)
     return this.#oneOf(namespace, policy, answer, (key, at) => other(general(key, 1, at)))
   }
@@ -232,8 +235,8 @@ export class MemoryStore implements Store {
     namespace: string,
     policy: Policy,
     answer: OneAnswer<D>,
-    otherwise: (key: string, at: number | undefined) => D,
-  ): ((key: string, at: number | undefined) => D) | undefined {
+    otherwise: OneConsume<D>,
+  ): OneConsume<D> | undefined {
     if (policy.waitUnits !== undefined) return undefined
     const twin = TWINS[policy.algorithm]
     const space = this.#space(namespace)
@@ -249,8 +252,8 @@ export class MemoryStore implements Store {
     space: Map<string, Entry>,
     policy: Policy,
     answer: OneAnswer<D>,
-    otherwise: (key: string, at: number | undefined) => D,
-  ): (key: string, at: number | undefined) => D {
+    otherwise: OneConsume<D>,
+  ): OneConsume<D> {
     const { limit, windowMs: w, burst } = policy
     const tolerance = burst * w
     return (key, at) => {
@@ -288,8 +291,8 @@ export class MemoryStore implements Store {
     space: Map<string, Entry>,
     policy: Policy,
     answer: OneAnswer<D>,
-    otherwise: (key: string, at: number | undefined) => D,
-  ): (key: string, at: number | undefined) => D {
+    otherwise: OneConsume<D>,
+  ): OneConsume<D> {
     const { limit, windowMs: w } = policy
     return (key, at) => {
       if (this.#blocks.size !== 0) return otherwise(key, at)
