@@ -196,7 +196,7 @@ export function refusal<Req>(
 // The last record's names and how to list them (see `wireRecord`): one slot, so nothing grows;
 // a limiter's refusals all carry the same names, in the same order.
 let lastNames: readonly string[] = []
-let lastLayout: readonly (readonly [string, string])[] | undefined
+let lastLayout: readonly (readonly [string, string])[] | undefined = []
 
 // Each name with its lower-case form, sorted by it; `undefined` when two names differ by case only.
 function layoutOf(names: readonly string[]): readonly (readonly [string, string])[] | undefined {
@@ -207,10 +207,11 @@ function layoutOf(names: readonly string[]): readonly (readonly [string, string]
   return layout
 }
 
-function sameNames(a: readonly string[], b: readonly string[]): boolean {
-  if (a.length !== b.length) return false
-  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false
-  return true
+// Whether `headers` has the names `names`, in that order (read without a list of them made).
+function hasNames(headers: Record<string, string>, names: readonly string[]): boolean {
+  let i = 0
+  for (const name in headers) if (names[i++] !== name) return false
+  return i === names.length
 }
 
 /**
@@ -220,10 +221,9 @@ function sameNames(a: readonly string[], b: readonly string[]): boolean {
  * (a `Headers` would keep one): build a `Headers` then.
  */
 export function wireRecord(headers: Record<string, string>): Record<string, string> | undefined {
-  const names = Object.keys(headers)
-  if (!sameNames(names, lastNames)) {
-    lastLayout = layoutOf(names)
-    lastNames = names
+  if (!hasNames(headers, lastNames)) {
+    lastNames = Object.keys(headers)
+    lastLayout = layoutOf(lastNames)
   }
   if (lastLayout === undefined) return undefined
   const out: Record<string, string> = {}
