@@ -20,6 +20,7 @@ import {
 const servers: Server[] = []
 const sockets: Socket[] = []
 afterEach(() => {
+  vi.restoreAllMocks()
   for (const socket of sockets.splice(0)) socket.destroy()
   for (const server of servers.splice(0)) {
     server.closeAllConnections()
@@ -229,6 +230,33 @@ describe('shedFirst with queue', () => {
     expect((await after)[0]?.status).toBe(200)
     expect(seen).toEqual([1, 3])
     expect(shedder.state().shed).toBe(0)
+  })
+
+  it('lets a queued listener throw from its turn, as from the request event, and goes on', () => {
+    const shedder = quietShedder()
+    const ran: string[] = []
+    const turns: (() => void)[] = []
+    vi.spyOn(globalThis, 'setImmediate').mockImplementation(((fn: () => void) => {
+      turns.push(fn)
+    }) as never)
+    const handler = shedFirst(
+      shedder,
+      (req) => {
+        ran.push(String(req.url))
+        if (req.url === '/boom') throw new Error('boom')
+      },
+      { priority: 'low', queue: true },
+    )
+    const req = (url: string) => ({ url, headers: {}, socket: { destroyed: false } }) as never
+    const res = () => ({ destroyed: false, once() {} }) as never
+    handler(req('/boom'), res())
+    handler(req('/next'), res())
+    expect(turns).toHaveLength(1)
+    expect(() => turns.shift()?.()).toThrow('boom')
+    // the rest runs at the next turn
+    expect(turns).toHaveLength(1)
+    turns.shift()?.()
+    expect(ran).toEqual(['/boom', '/next'])
   })
 
   it('refuses bad queue options at construction, naming them', () => {
