@@ -63,10 +63,9 @@ export interface QueueLimits {
 /** The checked `queue` option: `undefined` when off. */
 export function queueOptions(queue: unknown): QueueLimits | undefined {
   if (queue === undefined || queue === false) return undefined
-  if (queue === true) return { maxWaitMs: 100, maxSize: 1000 }
-  if (typeof queue !== 'object' || queue === null)
+  if (queue !== true && (typeof queue !== 'object' || queue === null))
     throw new LimiterTypeError('queue', queue, 'true, false or an object { maxWait, maxSize }')
-  const { maxWait, maxSize } = queue as ShedQueueOptions
+  const { maxWait, maxSize }: ShedQueueOptions = queue === true ? {} : queue
   return {
     maxWaitMs: parseDuration(maxWait ?? 100, 'queue.maxWait', MAX_TIMER_MS),
     maxSize: numberIn(maxSize, 'queue.maxSize', 1000, 1, Number.MAX_SAFE_INTEGER, true),
