@@ -69,9 +69,10 @@ export const OURS_IO = {
  * the first second's backlog out of the sockets, and each fall of the ladder that admitted more
  * low than the loop had room for. `thresholds.queue: '20ms'` in OURS_CPU sees both (the time
  * in the process is ~6 ms while the loop keeps up: a critical handler and its wait) and over
- * 40 ms takes the rest of low in one rise. Together, in 5 runs: 2x critical p99 13.5-14.1 ms
- * (0.5x 8.7-9.8), goodput 90-95%; 4x p99 15-36 ms, goodput 89-98% (chrt runs on a shared
- * 2-core machine, where RT throttling takes 50 ms a second from a server busy all the time).
+ * 40 ms takes the rest of low in one rise. Together (chrt runs on a shared 2-core machine,
+ * load 3-16), medians of 5-7 runs against 8 without: 0.5x critical p99 10 ms (10); 2x 14 ms
+ * (24), goodput 94% (92); 4x 24 ms (49), goodput 92% (90). The 4x tail still swings (15-49 ms):
+ * a server busy all the time also meets the kernel's RT throttling (50 ms a second).
  * Without the ladder (the queue alone) it served 96-100% of capacity but critical p50 rose to
  * 35 ms at 4x: every turn of the loop ran one queued low request, so the criticals waited in
  * the sockets. I/O-bound: the handler returns at once and the event loop is idle, so there is
