@@ -12,7 +12,7 @@
 // Contenders: `none` (Express, no protection), `under-pressure` (Fastify with
 // @fastify/under-pressure, fixed thresholds), `ours` (Express behind `shedFirst`, createShedder
 // with priorities).
-import { OURS_CPU, OURS_IO, UNDER_PRESSURE } from './overload-settings.mjs'
+import { OURS_CPU, OURS_IO, OURS_QUEUE, UNDER_PRESSURE } from './overload-settings.mjs'
 
 const config = JSON.parse(process.argv[2])
 const { workload, contender, cpuMs, ioMs, ioSlots } = config
@@ -86,9 +86,12 @@ async function expressApp() {
   if (contender === 'ours') {
     // the shedder asked before Express: a refusal costs Node's HTTP parsing only
     const { createShedder, shedFirst } = await import('@limiter/core/shed')
-    shedder = createShedder(workload === 'cpu' ? OURS_CPU : OURS_IO)
+    // OVERLOAD_OURS / OVERLOAD_QUEUE=<json>: other settings for a tuning run
+    const env = (name, fallback) => (process.env[name] ? JSON.parse(process.env[name]) : fallback)
+    shedder = createShedder(env('OVERLOAD_OURS', workload === 'cpu' ? OURS_CPU : OURS_IO))
     listener = shedFirst(shedder, app, {
       priority: (req) => (critical(req.headers) ? 'critical' : 'low'),
+      queue: env('OVERLOAD_QUEUE', OURS_QUEUE[workload]),
     })
     if (process.env.OVERLOAD_TRACE) trace(process.env.OVERLOAD_TRACE)
   }

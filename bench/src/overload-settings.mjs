@@ -23,13 +23,14 @@ export const WORKLOADS = {
  * the first second of 4x piles up in the sockets; over 60 ms (twice the threshold) takes the
  * rest of low at once, so less piles up. What piles up costs 4x the longest: critical alone
  * is 80% of the loop, so it drains at the rest (4x goodput 84-92% at 50-100 ms, 90-94% at 30).
+ * `queue: '20ms'` goes with shedFirst's queue (OURS_QUEUE): see there.
  */
 export const OURS_CPU = {
   interval: '100ms',
   recovery: 3,
   steps: 10,
   recoveryBand: 0.05,
-  thresholds: { elu: 0.98, delay: '30ms' },
+  thresholds: { elu: 0.98, delay: '30ms', queue: '20ms' },
 }
 
 /**
@@ -55,6 +56,31 @@ export const OURS_IO = {
     probeRatio: 0.25,
     smoothing: 0.5,
   },
+}
+
+/**
+ * shedFirst's `queue` per workload. CPU-bound: one event loop runs requests in the order it
+ * reads them, so at ~95% busy a critical request waited behind 3-5 low handlers (critical p99
+ * 18-83 ms at 2x, 28-51 ms at 4x, against 8-16 ms at 0.5x, in 6 runs). With the queue a
+ * critical request runs as it is read and waits for one low handler at most. `maxWait: '30ms'`:
+ * a queued low request older than that is refused (signal 'queue'); at 100 ms more of the
+ * ramp's backlog was served late (4x critical p99 27-47 ms, goodput 86-91%), at 30 ms 25-39 ms
+ * and 92-93%. What was left came from two places (traced): the end of the ramp, still reading
+ * the first second's backlog out of the sockets, and each fall of the ladder that admitted more
+ * low than the loop had room for. `thresholds.queue: '20ms'` in OURS_CPU sees both (the time
+ * in the process is ~6 ms while the loop keeps up: a critical handler and its wait) and over
+ * 40 ms takes the rest of low in one rise. Together (chrt runs on a shared 2-core machine,
+ * load 3-16), medians of 5-7 runs against 8 without: 0.5x critical p99 10 ms (10); 2x 14 ms
+ * (24), goodput 94% (92); 4x 24 ms (49), goodput 92% (90). The 4x tail still swings (15-49 ms):
+ * a server busy all the time also meets the kernel's RT throttling (50 ms a second).
+ * Without the ladder (the queue alone) it served 96-100% of capacity but critical p50 rose to
+ * 35 ms at 4x: every turn of the loop ran one queued low request, so the criticals waited in
+ * the sockets. I/O-bound: the handler returns at once and the event loop is idle, so there is
+ * nothing to reorder: off.
+ */
+export const OURS_QUEUE = {
+  cpu: { maxWait: '30ms' },
+  io: false,
 }
 
 /** @fastify/under-pressure: ours' CPU-bound thresholds, read over each 100 ms interval. */

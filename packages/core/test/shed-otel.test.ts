@@ -40,11 +40,16 @@ it('counts shed requests by shedder, class, signal and shadow, until stop()', as
   const dry = shedderOver('dry', 'shadow')
   for (const p of ['low', 'low', 'normal', 'high', 'critical', 7] as const) api.admit(p)
   dry.admit('low')
+  // refused after admission (shedFirst's queue): counted like the rest, by their own signal
+  expect(api.refuse('high', 'queue')).toMatchObject({ admitted: false, retryAfterMs: 1000 })
+  expect(dry.refuse('low', 'queue')).toBeUndefined()
   expect(table(await sdk.points('limiter.shed'))).toEqual({
     [row('api', 'low', 'elu', false)]: 2,
     [row('api', 'normal', 'elu', false)]: 1,
     [row('api', '7', 'elu', false)]: 1,
+    [row('api', 'high', 'queue', false)]: 1,
     [row('dry', 'low', 'elu', true)]: 1,
+    [row('dry', 'low', 'queue', true)]: 1,
   })
   bridge.stop()
   api.admit('low')

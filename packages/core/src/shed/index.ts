@@ -1,5 +1,10 @@
 // @limiter/core/shed: keeping the process up under overload, by priority class.
-export { type RequestListener, type ShedFirstOptions, shedFirst } from '../http/shed-first.js'
+export {
+  type RequestListener,
+  type ShedFirstOptions,
+  type ShedQueueOptions,
+  shedFirst,
+} from '../http/shed-first.js'
 export {
   type AdaptiveEvent,
   type AdaptiveLease,

@@ -14,7 +14,7 @@ import { Ladder } from './ladder.js'
 import { numberIn } from './number-option.js'
 import { checkMode, checkName, farOver, inBand, type Limits, limitsOf, overOf } from './options.js'
 import { type Priority, priorityName, priorityRank } from './priority.js'
-import { processSignals, type ShedSignal, type SignalSource } from './signals.js'
+import { checkSignal, processSignals, type ShedSignal, type SignalSource } from './signals.js'
 import type {
   ShedAdmitted,
   Shedder,
@@ -124,12 +124,8 @@ class ProcessShedder implements Shedder {
     const rank = priorityRank(priority)
     this.#ladder.see(rank)
     const shadow = this.#mode === 'shadow'
-    let signal: ShedSignal | undefined
-    let retryAfterMs = this.#intervalMs
-    if (this.#ladder.sheds(rank)) {
-      signal = this.#cause
-      retryAfterMs = this.#ladder.intervalsUntilAdmitted(rank) * this.#intervalMs
-    }
+    const laddered = this.#ladder.sheds(rank)
+    let signal: ShedSignal | undefined = laddered ? this.#cause : undefined
     let lease: AdaptiveLease | undefined
     const adaptive = this.#adaptive
     if (adaptive !== undefined && (signal === undefined || shadow)) {
@@ -142,17 +138,28 @@ class ProcessShedder implements Shedder {
       }
     }
     if (signal !== undefined) {
-      this.#shed++
-      const refused: ShedRefused = {
-        admitted: false,
-        retryAfterMs,
-        signal,
-        priority: priorityName(rank),
-      }
-      publishShed(this.#name, refused.priority, signal, shadow)
-      if (!shadow) return refused
+      const refused = this.#refused(rank, signal, laddered)
+      if (refused !== undefined) return refused
     }
     return this.#enter(lease)
+  }
+
+  refuse(priority: Priority | undefined, signal: ShedSignal): ShedRefused | undefined {
+    const rank = priorityRank(priority)
+    return this.#refused(rank, checkSignal(signal), this.#ladder.share(rank) > 0)
+  }
+
+  // Counts and publishes a shed of `rank` by `signal`: the refusal, or undefined in shadow mode.
+  // Retry-After: while the ramp sheds the class (`laddered`), until it admits it again; else
+  // the next interval.
+  #refused(rank: number, signal: ShedSignal, laddered: boolean): ShedRefused | undefined {
+    this.#shed++
+    const shadow = this.#mode === 'shadow'
+    const priority = priorityName(rank)
+    publishShed(this.#name, priority, signal, shadow)
+    if (shadow) return undefined
+    const intervals = laddered ? this.#ladder.intervalsUntilAdmitted(rank) : 1
+    return { admitted: false, retryAfterMs: intervals * this.#intervalMs, signal, priority }
   }
 
   #enter(lease: AdaptiveLease | undefined): ShedAdmitted {

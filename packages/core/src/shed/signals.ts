@@ -1,9 +1,18 @@
 // The process's own load, read once per interval: event-loop utilization and delay over that
 // interval only (never over the process's life), and the heap in use.
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks'
+import { LimiterTypeError } from '../common/errors.js'
 
 /** The signals a shedder watches, in the order it names them when several are over. */
 export type ShedSignal = 'elu' | 'delay' | 'inflight' | 'queue' | 'heap'
+
+const SIGNALS: readonly string[] = ['elu', 'delay', 'inflight', 'queue', 'heap']
+
+/** `signal`, checked to be a {@link ShedSignal}. */
+export function checkSignal(signal: unknown): ShedSignal {
+  if (typeof signal === 'string' && SIGNALS.includes(signal)) return signal as ShedSignal
+  throw new LimiterTypeError('signal', signal, `one of ${SIGNALS.map((s) => `'${s}'`).join(', ')}`)
+}
 
 /** What the process measured over one interval. */
 export interface ProcessReading {

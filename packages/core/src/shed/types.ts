@@ -99,6 +99,14 @@ export interface ShedderState {
 export interface Shedder {
   /** Admits or refuses one request of class `priority` (default `'normal'`). */
   admit(priority?: Priority): ShedAdmitted | ShedRefused
+  /**
+   * Refuses a request this shedder admitted, after the fact: for a caller that holds admitted
+   * requests in a queue of its own and finds one waited too long (as `shedFirst` does with
+   * `queue`, with signal `'queue'`). It counts in `state().shed` and is published like a refusal
+   * from `admit`; the caller still calls the admission's `done()`. Returns the refusal to answer
+   * with, or `undefined` in shadow mode (counted and published; let the request go on).
+   */
+  refuse(priority: Priority | undefined, signal: ShedSignal): ShedRefused | undefined
   state(): ShedderState
   /** Stops reading signals (a closed shedder sheds nothing). Idempotent. */
   close(): void
