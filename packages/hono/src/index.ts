@@ -6,10 +6,13 @@ import {
   type AnsweringCall,
   type FetchRateLimitOptions,
   fetchKit,
+  type RespondInit,
   type WaitUntil,
+  wireRecord,
 } from '@limiter/core/fetch'
 import type { Context, Env, MiddlewareHandler } from 'hono'
 import { bindingAddress, bindingHeader, IP_HINT } from './client-ip.js'
+import { runsFirst } from './first.js'
 import { routeScope } from './route-scope.js'
 
 export {
@@ -74,9 +77,10 @@ function waitUntilOf(c: Context): WaitUntil | undefined {
 // Hono's `c.res` setter copies the previous response's headers over the new one. After the
 // handler ran, that would undo a merge of several limiters' headers: clearing it first replaces
 // the response as it is. A refusal (the handler never ran) keeps what earlier middleware set
-// with `c.header()` (CORS headers): ours was built by `c.body()`, which puts them on it, and goes
-// in as it is (reading the `c.res` getter first would make Hono copy it into a streamed body);
-// an `onLimited` response gets them through the getter and the setter's copy.
+// with `c.header()` (CORS headers): ours was built by `c.body()`, which puts them on it (or,
+// by a limiter that runs first, with nothing before it to keep), and goes in as it is (reading
+// the `c.res` getter first would make Hono copy it into a streamed body); an `onLimited`
+// response gets them through the getter and the setter's copy.
 function answer(c: Context, res: Response, from: AnswerFrom): void {
   if (from === 'refusal') {
     c.res = res
@@ -87,9 +91,25 @@ function answer(c: Context, res: Response, from: AnswerFrom): void {
   c.res = res
 }
 
+// A refusal. Through `c.body()` by default: Hono sets our fields onto what earlier middleware
+// prepared with `c.header()` (CORS headers), in a `Headers` it builds (Hono types `status` as its
+// contentful codes; ours are 403, 429 and 503). A limiter that runs first has nothing to keep:
+// its fields go as a plain record, which @hono/node-server writes as it is (no `Headers` built,
+// set, then read back), listed as a `Headers` would list them.
+function refusalOf(c: Context, body: string, init: RespondInit, first: boolean): Response {
+  const fields = first ? wireRecord(init.headers) : undefined
+  if (fields !== undefined) return new Response(body, { status: init.status, headers: fields })
+  return (c.body as (data: string, status: number, headers: Record<string, string>) => Response)(
+    body,
+    init.status,
+    init.headers,
+  )
+}
+
 // How every request of a Hono limiter goes through the kit: one object per middleware, its
-// callbacks reading the context they are given (nothing is built per request).
-function honoCall(scoped: boolean): AnsweringCall<Context> {
+// callbacks reading the context they are given (nothing is built per request). `self` is the
+// middleware (whether it runs first).
+function honoCall(scoped: boolean, self: () => unknown): AnsweringCall<Context> {
   return {
     scope: scoped ? routeScope : '',
     // read only when something is given back: Hono throws off Workers, which costs every request
@@ -98,15 +118,7 @@ function honoCall(scoped: boolean): AnsweringCall<Context> {
     // our fields go where `c.text()`, `c.json()` and `c.body()` pick them up: the response they
     // build then needs no Headers read or copy (a Response the handler makes itself is decorated)
     prepare: (name, value, c) => c.header(name, value),
-    // (Hono types `status` as its contentful codes; ours are 403, 429 and 503). The record as
-    // `c.body`'s third argument is set onto what earlier middleware prepared, with no `Headers`
-    // copied in between.
-    respond: (body, init, c) =>
-      (c.body as (data: string, status: number, headers: Record<string, string>) => Response)(
-        body,
-        init.status,
-        init.headers,
-      ),
+    respond: (body, init, c) => refusalOf(c, body, init, runsFirst(c, self())),
     response: (c) => c.res,
     answer,
   }
@@ -140,7 +152,7 @@ export function rateLimit<E extends Env = Env>(options: RateLimitOptions<E>): Mi
     },
   )
   // a limiter with a name of its own counts across routes: no route to read
-  const call = honoCall(kit.resolved.scoped) as AnsweringCall<Context<E>>
+  const call = honoCall(kit.resolved.scoped, () => middleware) as AnsweringCall<Context<E>>
   // the kit's promise, returned as it is: compose awaits it (no step of our own around `next`)
   const middleware: MiddlewareHandler<E> = (c, next) =>
     kit.handle(c, next, call) as Promise<undefined>

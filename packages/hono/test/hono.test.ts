@@ -1,7 +1,7 @@
 // What is Hono's own: route scopes from hono/route, c.get('rateLimit'), c.res replaced after the
 // handler (immutable headers, merged limiters, headers set before a refusal), the client address
 // from the binding or a getConnInfo helper, errors to onError, waitUntil, streamed bodies.
-import { createServer } from 'node:http'
+import { createServer, get as httpGet } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { type Context, Hono } from 'hono'
 import { cors } from 'hono/cors'
@@ -186,6 +186,69 @@ describe('the response', () => {
     expect(refused.status).toBe(429)
     expect(refused.headers['access-control-allow-origin']).toBe('https://example.com')
     expect(refused.headers['content-type']).toBe('application/problem+json')
+  })
+
+  it('a refusal keeps fields set with c.header() before it, by middleware or by a wrapper', async () => {
+    const app = new Hono()
+    app.use('/mw', async (c, next) => {
+      c.header('X-Trace', 'mw')
+      await next()
+    })
+    app.use('/mw', rateLimit({ limit: 1, window: '1m' }))
+    // the limiter called by a function registered first: Hono's first handler, but not ours
+    const wrapped = rateLimit({ limit: 1, window: '1m' })
+    app.use('/wrapped', (c, next) => {
+      c.header('X-Trace', 'wrapped')
+      return wrapped(c, next)
+    })
+    app.get('*', (c) => c.text('ok'))
+    const { url } = await listen(app)
+    for (const path of ['mw', 'wrapped']) {
+      await get(`${url}/${path}`)
+      const refused = await get(`${url}/${path}`)
+      expect([refused.status, refused.headers['x-trace']]).toEqual([429, path])
+      expect(refused.headers['retry-after']).toMatch(/^\d+$/)
+    }
+  })
+
+  it('a limiter that runs first sends the fields as one after other middleware does', async () => {
+    const app = new Hono()
+    app.use('/first', rateLimit({ limit: 1, window: '1m', headers: ['draft-7', 'legacy'] }))
+    app.use('/after', (_c, next) => next())
+    app.use('/after', rateLimit({ limit: 1, window: '1m', headers: ['draft-7', 'legacy'] }))
+    app.get('*', (c) => c.text('ok'))
+    const { url } = await listen(app)
+    const refusal = async (path: string) => {
+      await get(`${url}/${path}`)
+      return new Promise<{ status: number; names: string[]; body: string }>((resolve) => {
+        httpGet(`${url}/${path}`, (res) => {
+          let body = ''
+          res.on('data', (chunk) => (body += chunk))
+          res.on('end', () => {
+            const names = res.rawHeaders.filter((_, i) => i % 2 === 0)
+            resolve({ status: res.statusCode ?? 0, names, body })
+          })
+        })
+      })
+    }
+    const first = await refusal('first')
+    const after = await refusal('after')
+    expect(first.status).toBe(429)
+    // lower-case names in a Headers' order, then Node's own fields (Content-Length may move)
+    const ours = (r: { names: string[] }) => r.names.filter((n) => n === n.toLowerCase())
+    expect(ours(first)).toEqual(ours(after))
+    expect(ours(first)).toEqual([
+      'content-type',
+      'ratelimit',
+      'ratelimit-policy',
+      'retry-after',
+      'x-ratelimit-limit',
+      'x-ratelimit-remaining',
+      'x-ratelimit-reset',
+    ])
+    const problem = (r: { body: string }) => JSON.parse(r.body) as Record<string, unknown>
+    expect(Object.keys(problem(first))).toEqual(Object.keys(problem(after)))
+    expect(problem(first).status).toBe(429)
   })
 
   it('onLimited returns the Response; the headers are added to it', async () => {

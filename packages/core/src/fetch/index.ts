@@ -20,5 +20,11 @@ export {
   type FetchLimiter,
   type FetchLimiterOptions,
 } from './limiter.js'
-export { mutableCopy, type Respond, type RespondInit, withHeaders } from './response.js'
+export {
+  mutableCopy,
+  type Respond,
+  type RespondInit,
+  wireRecord,
+  withHeaders,
+} from './response.js'
 export { type RouteHandler, withRateLimit } from './route.js'

@@ -193,6 +193,44 @@ export function refusal<Req>(
   return respond === undefined ? new Response(limited.body, init) : respond(limited.body, init, req)
 }
 
+// The last record's names and how to list them (see `wireRecord`): one slot, so nothing grows;
+// a limiter's refusals all carry the same names, in the same order.
+let lastNames: readonly string[] = []
+let lastLayout: readonly (readonly [string, string])[] | undefined = []
+
+// Each name with its lower-case form, sorted by it; `undefined` when two names differ by case only.
+function layoutOf(names: readonly string[]): readonly (readonly [string, string])[] | undefined {
+  const layout = names.map((name) => [name, lowerName(name)] as const)
+  layout.sort((a, b) => (a[1] < b[1] ? -1 : a[1] > b[1] ? 1 : 0))
+  for (let i = 1; i < layout.length; i++)
+    if (layout[i]?.[1] === layout[i - 1]?.[1]) return undefined
+  return layout
+}
+
+// Whether `headers` has the names `names`, in that order (read without a list of them made).
+function hasNames(headers: Record<string, string>, names: readonly string[]): boolean {
+  let i = 0
+  for (const name in headers) if (names[i++] !== name) return false
+  return i === names.length
+}
+
+/**
+ * `headers` listed as a Fetch `Headers` lists them: names lower-case, sorted. For a host that
+ * writes a plain record as it is (@hono/node-server's own `Response`), the fields then go out as
+ * they would from a `Headers`, with none built. `undefined` when two names differ by case only
+ * (a `Headers` would keep one): build a `Headers` then.
+ */
+export function wireRecord(headers: Record<string, string>): Record<string, string> | undefined {
+  if (!hasNames(headers, lastNames)) {
+    lastNames = Object.keys(headers)
+    lastLayout = layoutOf(lastNames)
+  }
+  if (lastLayout === undefined) return undefined
+  const out: Record<string, string> = {}
+  for (const [name, lower] of lastLayout) out[lower] = headers[name] as string
+  return out
+}
+
 /** A refusal's status and header fields (a plain record, each name once). */
 export interface RespondInit {
   status: number
