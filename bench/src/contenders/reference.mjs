@@ -30,4 +30,33 @@ const harness = {
   },
 }
 
-export const REFERENCES = [trivialScript(false), trivialScript(true), harness]
+/**
+ * The least an in-process limiter can do per decision, and no more: read the clock, look the
+ * key up in one Map, count, and answer with a promise. A fixed window with no bound on its keys,
+ * no sweep and no decision to read, so not a limiter anyone should ship: a floor. Every
+ * MemoryStore contender, ours and the peers', pays these steps; what the harness and the floor
+ * leave of a peer's rate is all a limiter can gain on it (BENCHMARKS.md, issue 29's targets).
+ */
+const mapFloor = {
+  id: 'reference/map-counter/memory',
+  owner: 'reference',
+  label: 'floor: clock + one Map counter (no limiter)',
+  store: 'memory',
+  async create({ limit, windowMs }) {
+    const counters = new Map()
+    return {
+      decide: (key) => {
+        const now = Date.now()
+        let counter = counters.get(key)
+        if (counter === undefined || counter.endMs <= now) {
+          counter = { endMs: now + windowMs, hits: 0 }
+          counters.set(key, counter)
+        }
+        return Promise.resolve(++counter.hits <= limit)
+      },
+      close: async () => counters.clear(),
+    }
+  },
+}
+
+export const REFERENCES = [trivialScript(false), trivialScript(true), harness, mapFloor]
