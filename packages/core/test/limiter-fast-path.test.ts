@@ -98,6 +98,38 @@ describe('refusals on the common path', () => {
     expect(later).not.toBe(first)
     expect(later.retryAfterMs).toBe(first.retryAfterMs - 10)
   })
+
+  it('a repeated refusal settles through the same promise; anything else gets its own', async () => {
+    let now = 1_700_000_000_000
+    const limiter = createLimiter(
+      withClock(
+        { limit: 1, window: '1m', name: 'hot-promise', store: new MemoryStore() },
+        () => now,
+      ),
+    )
+    const admitted = limiter.consume('k')
+    const refused = limiter.consume('k')
+    // the refusal repeats within the ms: no new promise for it
+    expect(limiter.consume('k')).toBe(refused)
+    expect((await refused).allowed).toBe(false)
+    // another key's admission, then a refusal of that key: each its own promise
+    const other = limiter.consume('j')
+    expect(other).not.toBe(refused)
+    expect((await other).allowed).toBe(true)
+    // a refusal with the same numbers is the same frozen decision whichever key it is for
+    const otherRefused = limiter.consume('j')
+    expect(await otherRefused).toBe(await refused)
+    // a refund frees the slot: the next consume is admitted, never the cached refusal
+    await limiter.refund('k', 1, await admitted)
+    const again = limiter.consume('k')
+    expect(again).not.toBe(refused)
+    expect((await again).allowed).toBe(true)
+    // a later refusal is new, and so is its promise
+    now += 5
+    const later = limiter.consume('k')
+    expect(later).not.toBe(refused)
+    expect((await later).retryAfterMs).toBe((await refused).retryAfterMs - 5)
+  })
 })
 
 describe('limiter:decision from a MemoryStore limiter', () => {
