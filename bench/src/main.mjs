@@ -122,6 +122,7 @@ async function main() {
   // Imported here so a missing build fails with the message above, not a stack trace.
   const { CONTENDERS } = await import('./contenders/index.mjs')
   const { runDecisions } = await import('./decisions.mjs')
+  const { runMemoryPaired } = await import('./memory-paired.mjs')
   const { runTwoLimits } = await import('./two-limits.mjs')
   const { runConcurrency, runOutbound } = await import('./concurrency.mjs')
   const { clientsLines, runClients } = await import('./clients.mjs')
@@ -209,6 +210,8 @@ async function main() {
       '1, 4. decisions/s, latency, CPU and Redis commands per decision (no HTTP)',
       async () => {
         results.decisions = await runDecisions(context)
+        log('1. MemoryStore, paired rounds')
+        results.memoryPaired = await runMemoryPaired(context)
       },
     )
     await section(

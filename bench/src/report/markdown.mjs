@@ -3,6 +3,7 @@ import { SCENARIOS } from '../config.mjs'
 import { bestPeer } from '../decisions.mjs'
 import { honoPairedSection } from '../http/hono-paired.mjs'
 import { limitsRequests } from '../http/variants.mjs'
+import { memoryPairedSection } from '../memory-paired.mjs'
 import { overloadSection } from '../overload-report.mjs'
 import { ratio } from '../stats.mjs'
 import { concurrencySection } from './concurrency.mjs'
@@ -233,6 +234,16 @@ trivial one-key INCR script sent with EVALSHA at the same concurrency: one plain
 ## 1. Decisions/s and latency, no HTTP, one process
 
 ${ran ? decisionsSection(results.decisions) : NOT_RUN}
+
+### MemoryStore, paired (${results.memoryPaired ? `${results.memoryPaired.rounds} interleaved rounds of ${results.memoryPaired.runMs} ms, ${results.memoryPaired.inFlight} in flight` : 'not run'})
+
+${memoryPairedSection(results.memoryPaired)}
+
+Every in-memory contender runs once per round, each in a fresh child process, the order reversed
+every other round; a contender's ratio to the best peer (the peer with the highest median) is
+taken within each round. "floor" is no limiter: the clock, one \`Map\` counter and a promise,
+what every in-process limiter pays per decision; its ratio bounds what any limiter can reach
+against that peer on this harness.
 
 ## 2. HTTP (autocannon, ${results.meta.httpConnections} connections; server in a child process)
 
