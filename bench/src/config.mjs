@@ -99,7 +99,7 @@ export const PROFILES = {
     scenarios: ['distinct', 'busy', 'hot'],
     memoryStoreScenarios: ['distinct', 'hot'],
     // section 1's MemoryStore comparison in interleaved rounds (memory-paired.mjs)
-    paired: { rounds: 11, runMs: 300, warmupMs: 100 },
+    paired: { rounds: 11, runMs: 300, warmupMs: 200 },
     keysForMemory: 100_000,
     slidingLog: [
       { limit: 10, keys: 2000 },
@@ -124,7 +124,7 @@ export const PROFILES = {
     warmupMs: 100,
     scenarios: ['distinct', 'hot'],
     memoryStoreScenarios: ['distinct'],
-    paired: { rounds: 5, runMs: 200, warmupMs: 100 },
+    paired: { rounds: 5, runMs: 200, warmupMs: 200 },
     keysForMemory: 10_000,
     slidingLog: [
       { limit: 10, keys: 200 },

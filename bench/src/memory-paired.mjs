@@ -36,11 +36,16 @@ export async function runMemoryPaired({ profile, contenders, log }) {
   return { rounds, runMs, inFlight: IN_FLIGHT, rows }
 }
 
-// The rows of one scenario: the best peer is the one with the highest median; every contender's
-// rate is divided by that peer's in the same round.
+// The rows of one scenario. The best peer is the one closest to each round's fastest peer (the
+// median of its share of that rate), not the highest median rate: two peers a few % apart swap
+// medians from run to run. Every contender's rate is divided by that peer's in the same round.
 function pairedRows(contenders, scenario, runs) {
   const peers = contenders.filter((c) => PEER_NAMES.includes(c.owner))
-  const best = peers.reduce((a, b) => (median(runs.get(b.id)) > median(runs.get(a.id)) ? b : a))
+  const fastest = runs
+    .get(peers[0].id)
+    .map((_, i) => Math.max(...peers.map((p) => runs.get(p.id)[i])))
+  const share = (peer) => median(runs.get(peer.id).map((perSecond, i) => perSecond / fastest[i]))
+  const best = peers.reduce((a, b) => (share(b) > share(a) ? b : a))
   const bestRuns = runs.get(best.id)
   return contenders.map((c) => {
     const own = runs.get(c.id)
