@@ -240,8 +240,8 @@ ${ran ? decisionsSection(results.decisions) : NOT_RUN}
 ${memoryPairedSection(results.memoryPaired)}
 
 Every in-memory contender runs once per round, each in a fresh child process, the order reversed
-every other round; a contender's ratio to the best peer (the peer with the highest median) is
-taken within each round. "floor" is no limiter: the clock, one \`Map\` counter and a promise,
+every other round; a contender's ratio to the best peer (the peer with the highest median share of
+each round's fastest peer's rate) is taken within each round. "floor" is no limiter: the clock, one \`Map\` counter and a promise,
 what every in-process limiter pays per decision; its ratio bounds what any limiter can reach
 against that peer on this harness.
 

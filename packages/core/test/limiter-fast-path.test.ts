@@ -112,7 +112,7 @@ describe('refusals on the common path', () => {
     // the refusal repeats within the ms: no new promise for it
     expect(limiter.consume('k')).toBe(refused)
     expect((await refused).allowed).toBe(false)
-    // another key's admission, then a refusal of that key: each its own promise
+    // another key's admission gets a promise of its own
     const other = limiter.consume('j')
     expect(other).not.toBe(refused)
     expect((await other).allowed).toBe(true)
