@@ -10,7 +10,8 @@ import { rate, table, times } from './report/format.mjs'
 import { median } from './stats.mjs'
 
 const IN_FLIGHT = 256
-const SCENARIO_IDS = ['distinct', 'hot']
+// the scenarios compared: distinct keys and the refused hot key
+const PAIRED_SCENARIOS = SCENARIOS.filter((s) => ['distinct', 'hot'].includes(s.id))
 
 /**
  * Runs the in-memory contenders `profile.paired.rounds` times in each scenario; returns
@@ -21,7 +22,7 @@ export async function runMemoryPaired({ profile, contenders, log }) {
   const { rounds, runMs, warmupMs } = profile.paired
   const memory = contenders.filter((c) => c.store === 'memory')
   const rows = []
-  for (const scenario of SCENARIOS.filter((s) => SCENARIO_IDS.includes(s.id))) {
+  for (const scenario of PAIRED_SCENARIOS) {
     const runs = new Map(memory.map((c) => [c.id, []]))
     for (let round = 0; round < rounds; round++) {
       const order = round % 2 === 0 ? memory : [...memory].reverse()
@@ -68,24 +69,23 @@ function pairedRows(contenders, scenario, runs) {
 /** The markdown of the paired comparison, one table per scenario. */
 export function memoryPairedSection(paired) {
   if (paired === undefined) return '_Not run._'
-  return SCENARIOS.filter((s) => SCENARIO_IDS.includes(s.id))
-    .map((scenario) => {
-      const rows = paired.rows.filter((r) => r.scenario === scenario.id)
-      if (rows.length === 0) return ''
-      const body = rows.map((r) => [
-        r.owner === 'ours' ? `**${r.label}**` : r.label,
-        rate(r.perSecond),
-        times(r.ratio),
-        `${times(r.low)} - ${times(r.high)}`,
-      ])
-      return (
-        `#### ${scenario.title} (best peer: ${rows[0].bestPeer})\n\n` +
-        table(
-          ['contender', 'dec/s (median)', 'x best peer, same round (median)', 'lowest - highest'],
-          body,
-        )
+  return PAIRED_SCENARIOS.map((scenario) => {
+    const rows = paired.rows.filter((r) => r.scenario === scenario.id)
+    if (rows.length === 0) return ''
+    const body = rows.map((r) => [
+      r.owner === 'ours' ? `**${r.label}**` : r.label,
+      rate(r.perSecond),
+      times(r.ratio),
+      `${times(r.low)} - ${times(r.high)}`,
+    ])
+    return (
+      `#### ${scenario.title} (best peer: ${rows[0].bestPeer})\n\n` +
+      table(
+        ['contender', 'dec/s (median)', 'x best peer, same round (median)', 'lowest - highest'],
+        body,
       )
-    })
+    )
+  })
     .filter((part) => part !== '')
     .join('\n\n')
 }
