@@ -1,5 +1,6 @@
 // Store failures say where and why: the store's address, the client's last error, and what the
 // limiter does about it, in the default warning and as fields for onError.
+import { createServer } from 'node:net'
 import { Cluster, Redis } from 'ioredis'
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest'
 import { freePort, type RedisProcess, startRedis } from '../../../test-support/redis.js'
@@ -75,6 +76,39 @@ describe('a refused connection', () => {
       expect(line).toContain(doing)
     },
   )
+})
+
+describe('a client trying again after a failure', () => {
+  // The second attempt reaches a server that accepts and never answers: ioredis waits in
+  // `connect` for its ready check, and would hold a call in its offline queue meanwhile.
+  it('fails calls at once, naming the last error, instead of queueing them to the deadline', async () => {
+    const port = await freePort()
+    const client = new Redis(port, '127.0.0.1', { retryStrategy: () => 20 })
+    clients.push(client)
+    const seen: LimiterError[] = []
+    const limiter = createLimiter({
+      limit: 5,
+      window: '1m',
+      store: new RedisStore({ client }),
+      timeout: 60_000,
+      onError: (error) => seen.push(error),
+    })
+    await new Promise((resolve) => client.once('error', resolve))
+    const silent = createServer(() => {})
+    await new Promise<void>((resolve) => silent.listen(port, '127.0.0.1', resolve))
+    try {
+      await new Promise((resolve) => client.once('connect', resolve))
+      expect(client.status).toBe('connect')
+      const decision = await limiter.consume('alice')
+      expect(decision.allowed).toBe(true)
+      expect(seen).toHaveLength(1)
+      expect(seen[0]?.message).toContain('is unreachable (client reconnecting)')
+      expect(seen[0]?.clientError).toBe('ECONNREFUSED')
+    } finally {
+      client.disconnect()
+      silent.close()
+    }
+  })
 })
 
 describe('a refused password', () => {

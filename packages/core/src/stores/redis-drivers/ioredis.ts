@@ -28,13 +28,14 @@ export function ioredisDriver(client: RedisClientLike): RedisDriver {
   // ioredis connects by itself (with `lazyConnect`, at the first command): only a client already
   // quit (`end`) never will.
   watchConnected(client, () => c.status === 'end', address, QUIT)
+  const lastError = watchErrors(client)
   return {
     cluster: c.isCluster === true,
     address,
     // ioredis prints "Unhandled error event" for every failed reconnect when a client has no
     // error listener: one line per attempt for the whole outage. The store's listener keeps
     // the last error for the failure report instead.
-    lastError: watchErrors(client),
+    lastError,
     // ioredis's (and iovalkey's) `evalshaBuffer` when there: our scripts reply with integers
     // only, which no reply encoding changes, so the client skips copying every reply through
     // its string conversion; it flattens its arguments, so the list goes as one, unspread.
@@ -46,11 +47,15 @@ export function ioredisDriver(client: RedisClientLike): RedisDriver {
     eval: (source, numkeys, args) => client.eval(source, numkeys, ...args),
     del: (keys) => client.del(...keys),
     // A disconnected ioredis client queues commands until it reconnects (its offline queue).
+    // Between attempts its status says so; during a new attempt after a failed one (`connecting`,
+    // up to `connectTimeout` on a host that drops packets, or `connect` while a server that
+    // accepted stays silent) only the recorded error does, as node-redis.ts reads it too.
     down: () => {
       const status = c.status
-      return status === 'reconnecting' || status === 'close' || status === 'end'
-        ? `client ${status}`
-        : undefined
+      if (status === 'reconnecting' || status === 'close' || status === 'end') {
+        return `client ${status}`
+      }
+      return status !== 'ready' && lastError.code !== undefined ? 'client reconnecting' : undefined
     },
     // ioredis Cluster's slot map, `slots[slot][0]`: the master, which follows failovers.
     masterOf: (slot) => {
