@@ -52,10 +52,11 @@ export function ioredisDriver(client: RedisClientLike): RedisDriver {
     // accepted stays silent) only the recorded error does, as node-redis.ts reads it too.
     down: () => {
       const status = c.status
+      if (status === 'ready') return undefined
       if (status === 'reconnecting' || status === 'close' || status === 'end') {
         return `client ${status}`
       }
-      return status !== 'ready' && lastError.code !== undefined ? 'client reconnecting' : undefined
+      return lastError.code !== undefined ? 'client reconnecting' : undefined
     },
     // ioredis Cluster's slot map, `slots[slot][0]`: the master, which follows failovers.
     masterOf: (slot) => {
