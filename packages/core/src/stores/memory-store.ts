@@ -1,7 +1,7 @@
 // MemoryStore: the embedded default. Runs each algorithm's TypeScript twin in process.
 
 import type { FixedWindowState } from '../algorithms/fixed-window.js'
-import { aheadOf, type GcraState, stateAt } from '../algorithms/gcra.js'
+import { aheadOf, type GcraState } from '../algorithms/gcra.js'
 import { TWINS } from '../algorithms/index.js'
 import {
   type AlgorithmTwin,
@@ -274,12 +274,19 @@ export class MemoryStore implements Store {
           ceilDiv(before, limit),
           ceilDiv(ahead - tolerance, limit),
         )
-      const ttlMs = ceilDiv(ahead, limit)
-      const state = stateAt(now, ahead, limit, entry?.state as GcraState | undefined)
-      if (entry !== undefined) {
-        entry.state = state
-        entry.expiresAtMs = now + ttlMs
-      } else this.#write(space, held, undefined, state, now + ttlMs)
+      // stateAt(now, ahead, limit, reuse) and ceilDiv(ahead, limit) from one quotient: the TAT's
+      // whole ms and the fraction left (exact below 2^53, as floorDiv)
+      const whole = floorDiv(ahead, limit)
+      const frac = ahead - whole * limit
+      const ttlMs = frac > 0 ? whole + 1 : whole
+      // the key's state object is written in place (stateAt's reuse), a new one only for a new key
+      const s = entry?.state as Writable<GcraState> | undefined
+      if (s !== undefined) {
+        s.ms = now + whole
+        s.frac = frac
+        s.den = limit
+        ;(entry as Entry).expiresAtMs = now + ttlMs
+      } else this.#write(space, held, entry, { ms: now + whole, frac, den: limit }, now + ttlMs)
       return answer(true, Math.max(0, floorDiv(tolerance - ahead, w)), ttlMs, 0)
     }
   }
