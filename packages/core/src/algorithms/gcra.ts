@@ -41,7 +41,8 @@ export function aheadOf(state: GcraState | undefined, nowMs: number, limit: numb
 /** The state for a TAT `ahead` units after now, written into `reuse` when given. */
 export function stateAt(nowMs: number, ahead: number, limit: number, reuse?: GcraState): GcraState {
   const whole = floorDiv(ahead, limit)
-  // ahead % limit, exact below 2^53 without the floating-point remainder V8 calls out for
+  // ahead % limit without a floating-point remainder (V8 calls out for one), exact wherever
+  // floorDiv is
   const frac = ahead - whole * limit
   const ms = nowMs + whole
   if (reuse === undefined) return { ms, frac, den: limit }

@@ -275,7 +275,7 @@ export class MemoryStore implements Store {
           ceilDiv(ahead - tolerance, limit),
         )
       // stateAt(now, ahead, limit, reuse) and ceilDiv(ahead, limit) from one quotient: the TAT's
-      // whole ms and the fraction left (exact below 2^53, as floorDiv)
+      // whole ms and the fraction left (exact wherever floorDiv is)
       const whole = floorDiv(ahead, limit)
       const frac = ahead - whole * limit
       const ttlMs = frac > 0 ? whole + 1 : whole
