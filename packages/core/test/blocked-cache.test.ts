@@ -2,11 +2,19 @@
 // refuses what Redis itself would refuse.
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { ALGORITHMS, createLimiter, RATE_ALGORITHMS, RedisStore } from '../src/index.js'
+import {
+  ALGORITHMS,
+  createLimiter,
+  type LimiterOptions,
+  MemoryStore,
+  RATE_ALGORITHMS,
+  RedisStore,
+} from '../src/index.js'
 import { withClock } from '../src/testing/index.js'
 import { useRedis } from './setup/redis.js'
 
 const redis = useRedis()
+const RESERVING = new Set(['gcra', 'token-bucket', 'leaky-bucket'])
 
 async function evalCalls(): Promise<number> {
   const info = await redis.client.info('commandstats')
@@ -16,6 +24,54 @@ async function evalCalls(): Promise<number> {
 }
 
 describe('blocked-key cache', () => {
+  // A cached refusal of cost 3 must not outlive an admission of cost 1 on the same key: the
+  // admission moves the key's state, and the next cost-3 refusal carries the later reset and
+  // Retry-After. (Found by the twins test: leaky-bucket with maxDelay, Redis answered step 7
+  // from the cache with step 4's numbers, 1915 / 1528 ms instead of 2302 / 1915.)
+  it.each(
+    RATE_ALGORITHMS.map((algorithm) => [algorithm, RESERVING.has(algorithm) ? 1141 : undefined]),
+  )(
+    '%s (maxDelay %s): an admission of the same key forgets its cached refusal',
+    async (algorithm, maxDelay) => {
+      const start = 1_600_000_000_000
+      let now = start
+      const clock = () => now
+      const options = {
+        algorithm,
+        limit: 7,
+        window: 2709,
+        name: `admit-${algorithm}`,
+        ...(maxDelay === undefined ? {} : { burst: 4, maxDelay }),
+      } as LimiterOptions
+      const remote = createLimiter(
+        withClock({ ...options, store: new RedisStore({ client: redis.client }) }, clock),
+      )
+      const local = createLimiter(withClock({ ...options, store: new MemoryStore() }, clock))
+      const steps: Array<[number, string, number]> = [
+        [1, 'k0', 1],
+        [0, 'k0', 1],
+        [0, 'k0', 2],
+        [237, 'k0', 2],
+        [170, 'k0', 3],
+        [0, 'k0', 1],
+        [0, 'k1', 1],
+        [0, 'k0', 3],
+        [0, 'k0', 1],
+        [0, 'k0', 3],
+      ]
+      let refusals = 0
+      for (const [i, [advanceMs, key, cost]] of steps.entries()) {
+        now += advanceMs
+        const [r, l] = await Promise.all([remote.consume(key, cost), local.consume(key, cost)])
+        const { source: _r, ...fromRedis } = r
+        const { source: _l, ...fromMemory } = l
+        expect(fromRedis, `step ${i}: ${cost} on ${key} at ${now - start} ms`).toEqual(fromMemory)
+        if (!l.allowed) refusals++
+      }
+      expect(refusals).toBeGreaterThan(0)
+    },
+  )
+
   // (a concurrency refusal is never cached: a release may free a slot at any moment)
   it.each(RATE_ALGORITHMS)(
     '%s: a hot key far over its limit costs at most 0.01 Redis calls per refusal',

@@ -78,7 +78,8 @@ export function createBlockedCache({ maxKeys, maxMs }: BlockedCacheSettings): Bl
       })
     },
     delete(key) {
-      entries.delete(boundedKey(key))
+      // called for every admission too: a store with no refusal held pays one comparison
+      if (entries.size !== 0) entries.delete(boundedKey(key))
     },
   }
 }
@@ -87,13 +88,18 @@ export function createBlockedCache({ maxKeys, maxMs }: BlockedCacheSettings): Bl
  * Records the store's refusals of `set`'s requests in `blocked` (when there is a cache), and
  * passes every decision on. A concurrency policy's refusal is never cached (a release frees a
  * slot at any moment); others for as long as the store would give the same answer (`trustedMs`).
+ * An admission forgets the key's refusal: the store admitted a request of another cost (a
+ * smaller one), which moved the key's state, so the refusal's reset and Retry-After are no
+ * longer the store's.
  */
 export function remembering(
   blocked: BlockedCache | undefined,
   set: PolicySet,
 ): (key: string, need: number, sentAtMs: number, decision: Decision) => Decision {
+  if (blocked === undefined) return (_key, _need, _sentAtMs, decision) => decision
   return (key, need, sentAtMs, decision) => {
-    if (blocked !== undefined && !decision.allowed && !refusedByConcurrency(set.policies, decision))
+    if (decision.allowed) blocked.delete(key)
+    else if (!refusedByConcurrency(set.policies, decision))
       blocked.add(key, need, sentAtMs, decision, trustedMs(set, decision, need))
     return decision
   }
