@@ -46,7 +46,7 @@ export const RECIPES = {
   limits: { parts: [...SHARED, ...MODULES, 'lib/limits.lua'], argsPerRequest: 2, tickets: true },
   // Several gcra and fixed-window policies whose state is one key (lib/packed-limits.lua).
   'packed-limits': {
-    parts: [...SHARED, 'lib/packed-limits.lua'],
+    parts: [...SHARED, 'lib/packed-limits.lua', 'lib/packed-pair.lua'],
     argsPerRequest: 2,
     tickets: false,
   },
@@ -62,12 +62,22 @@ function one(file, module, argsPerRequest, tickets) {
   }
 }
 
+// A block a part writes once for each policy of a pair (lib/packed-pair.lua): its lines between
+// `-- each policy $:` and `-- end of each policy`, at one indent, with `$` the policy's index.
+const EACH_POLICY = /^([ \t]*)-- each policy \$:\n([\s\S]*?)^\1-- end of each policy\n/gm
+
+function expandEachPolicy(text) {
+  return text.replace(EACH_POLICY, (_block, indent, body) =>
+    [1, 2].map((p) => `${indent}-- policy ${p}:\n${body.replaceAll('$', String(p))}`).join(''),
+  )
+}
+
 /** The assembled source of each script: its parts, in order (a part ending in `\n` is inline). */
 export function assemble(dir = LUA_DIR) {
   const out = {}
   for (const [name, recipe] of Object.entries(RECIPES)) {
     const text = recipe.parts.map((part) =>
-      part.endsWith('\n') ? part : readFileSync(join(dir, part), 'utf8'),
+      part.endsWith('\n') ? part : expandEachPolicy(readFileSync(join(dir, part), 'utf8')),
     )
     const files = recipe.parts.filter((part) => !part.endsWith('\n'))
     out[name] = `-- ${name}: assembled from lua/${files.join(', lua/')}\n${text.join('\n')}`

@@ -1,0 +1,143 @@
+// The packed-limits script decides its commonest batch (two policies, every request a consume of
+// cost 1, no key blocked) on a path of its own (lua/lib/packed-pair.lua). This checks, for random
+// states and batches, that the path replies and leaves Redis byte for byte as the general path
+// does: the same requests, sent once as that batch (no per-request ARGV) and once with each
+// request's cost and ticket written out (which takes the general path), on two copies of a state.
+import fc from 'fast-check'
+import type { Redis } from 'ioredis'
+import { describe, expect, it } from 'vitest'
+import { SCRIPTS } from '../src/stores/scripts.generated.js'
+import { useRedis } from './setup/redis.js'
+
+const redis = useRedis()
+
+// Far enough ahead of the real clock that nothing written expires while a run looks at it.
+const NOW_MS = 4_000_000_000_000
+
+// A penalty of `cost - PENALTY` (sent as 'p<cost>').
+const PENALTY = 1000
+
+const policyArb = fc.record({
+  module: fc.constantFrom('gc', 'fw'),
+  limit: fc.integer({ min: 1, max: 8 }),
+  windowMs: fc.oneof(fc.integer({ min: 1, max: 40 }), fc.integer({ min: 41, max: 5000 })),
+  burstExtra: fc.integer({ min: 0, max: 6 }),
+})
+type Policy = typeof policyArb extends fc.Arbitrary<infer P> ? P : never
+
+// A request on one of three keys: a cost > 0 consumes, 0 peeks, < 0 refunds, PENALTY + c
+// penalizes c.
+const requestArb = fc.record({
+  key: fc.integer({ min: 0, max: 2 }),
+  cost: fc.oneof(
+    { weight: 6, arbitrary: fc.integer({ min: 1, max: 4 }) },
+    { weight: 1, arbitrary: fc.constant(0) },
+    { weight: 2, arbitrary: fc.integer({ min: -4, max: -1 }) },
+    { weight: 1, arbitrary: fc.integer({ min: PENALTY + 1, max: PENALTY + 12 }) },
+  ),
+})
+
+const caseArb = fc.tuple(policyArb, policyArb).chain((pair) =>
+  fc.record({
+    pair: fc.constant(pair),
+    // the pair's numbers when the batch runs: the same, or changed since the state was written
+    // (a lower gcra limit, a shorter fixed window: the states the general rules re-express)
+    later: fc.option(
+      fc.tuple(
+        ...pair.map((p) => policyArb.map((q) => ({ ...q, module: p.module }))),
+      ) as fc.Arbitrary<[Policy, Policy]>,
+      { nil: undefined },
+    ),
+    // state built before the batch: one call per request, each `advanceMs` after the last
+    before: fc.array(fc.record({ request: requestArb, advanceMs: fc.nat({ max: 60 }) }), {
+      maxLength: 10,
+    }),
+    gapMs: fc.oneof(fc.nat({ max: 60 }), fc.nat({ max: 6000 })),
+    batch: fc.array(fc.integer({ min: 0, max: 2 }), { minLength: 1, maxLength: 14 }),
+  }),
+)
+
+function policyArgs(pair: readonly Policy[]): (string | number)[] {
+  return pair.flatMap((p) => [
+    p.module,
+    p.limit,
+    p.windowMs,
+    p.module === 'gc' ? p.limit + p.burstExtra : p.limit,
+  ])
+}
+
+// One packed-limits call: `costs` undefined sends the batch as a store sends consumes of cost 1
+// (no per-request ARGV); otherwise each request's cost (and an empty ticket) is written out.
+function call(
+  client: Redis,
+  keys: readonly string[],
+  costs: readonly number[] | undefined,
+  nowMs: number,
+  pair: readonly Policy[],
+): Promise<unknown> {
+  const perRequest = (costs ?? []).flatMap((cost) => [
+    cost > PENALTY ? `p${cost - PENALTY}` : cost,
+    '',
+  ])
+  return client.eval(
+    SCRIPTS['packed-limits'].source,
+    keys.length,
+    ...keys,
+    nowMs,
+    0,
+    2,
+    ...policyArgs(pair),
+    ...perRequest,
+  )
+}
+
+// What Redis holds for a key: its value's bytes and absolute expiry.
+async function held(client: Redis, key: string): Promise<[string | undefined, number]> {
+  return [(await client.getBuffer(key))?.toString('hex'), await client.pexpiretime(key)]
+}
+
+let run = 0
+
+describe('packed-limits, a batch of consumes of cost 1 under two policies', () => {
+  it('replies and writes as the general path, on every state', async () => {
+    await fc.assert(
+      fc.asyncProperty(caseArb, async (c) => {
+        const client = redis.client
+        const id = run++
+        const keyOf = (side: string, k: number) => `pp${id}:${side}:{${k}}`
+        const sides = ['pair', 'general'] as const
+        let now = NOW_MS
+        for (const { request, advanceMs } of c.before) {
+          now += advanceMs
+          const cost = request.cost > PENALTY ? request.cost : Math.max(-4, request.cost)
+          for (const side of sides)
+            await call(client, [keyOf(side, request.key)], [cost], now, c.pair)
+        }
+        now += c.gapMs
+        const pair = c.later ?? c.pair
+        const pairReply = await call(
+          client,
+          c.batch.map((k) => keyOf('pair', k)),
+          undefined,
+          now,
+          pair,
+        )
+        const generalReply = await call(
+          client,
+          c.batch.map((k) => keyOf('general', k)),
+          c.batch.map(() => 1),
+          now,
+          pair,
+        )
+        expect(pairReply).toEqual(generalReply)
+        for (const k of [0, 1, 2]) {
+          expect(await held(client, keyOf('pair', k)), `key ${k}`).toEqual(
+            await held(client, keyOf('general', k)),
+          )
+        }
+        await client.del(...[0, 1, 2].flatMap((k) => sides.map((side) => keyOf(side, k))))
+      }),
+      { numRuns: 300 },
+    )
+  })
+})
