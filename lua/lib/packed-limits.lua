@@ -17,6 +17,8 @@ gcra.lua's key would exist), fixed-window's count, end_ms (the window open while
 The key expires when every policy is empty again (the latest of their ends); times in the value
 are Redis time. A value of another length (or type) reads as empty.
 Reply: as lib/limits.lua (none of these policies adds a fifth value).
+This part defines the general loop, decide_batch; the script's last part, lib/packed-pair.lua,
+runs it, or its own loop for the commonest batch of a pair of policies.
 ]]
 local policies = tonumber(ARGV[3])
 -- per policy: gcra or not, limit, window_ms, and gcra's tolerance (burst x T, in units of
