@@ -7,30 +7,13 @@ import type { Redis } from 'ioredis'
 import { describe, expect, it } from 'vitest'
 import { SCRIPTS } from '../src/stores/scripts.generated.js'
 import { useRedis } from './setup/redis.js'
+import { NOW_MS, PENALTY, requestArb } from './setup/script-requests.js'
 
 const redis = useRedis()
 
 // The one-policy scripts (`limits` and `packed-limits` decide several policies per request and
 // find no repeats; `block` writes a block).
 type ScriptName = Exclude<keyof typeof SCRIPTS, 'limits' | 'packed-limits' | 'block'>
-
-// Far enough ahead of the real clock that nothing written expires while a run looks at it.
-const NOW_MS = 4_000_000_000_000
-
-// A penalty of `cost - PENALTY` (sent as 'p<cost>'; not for concurrency).
-const PENALTY = 1000
-
-// A request on one of three keys: a cost > 0 consumes, 0 peeks, < 0 refunds, PENALTY + c
-// penalizes c.
-const requestArb = fc.record({
-  key: fc.integer({ min: 0, max: 2 }),
-  cost: fc.oneof(
-    { weight: 6, arbitrary: fc.integer({ min: 1, max: 4 }) },
-    { weight: 2, arbitrary: fc.constant(0) },
-    { weight: 2, arbitrary: fc.integer({ min: -4, max: -1 }) },
-    { weight: 2, arbitrary: fc.integer({ min: PENALTY + 1, max: PENALTY + 12 }) },
-  ),
-})
 
 const caseArb = fc.record({
   limit: fc.integer({ min: 1, max: 8 }),

@@ -8,14 +8,9 @@ import type { Redis } from 'ioredis'
 import { describe, expect, it } from 'vitest'
 import { SCRIPTS } from '../src/stores/scripts.generated.js'
 import { useRedis } from './setup/redis.js'
+import { NOW_MS, PENALTY, requestArb } from './setup/script-requests.js'
 
 const redis = useRedis()
-
-// Far enough ahead of the real clock that nothing written expires while a run looks at it.
-const NOW_MS = 4_000_000_000_000
-
-// A penalty of `cost - PENALTY` (sent as 'p<cost>').
-const PENALTY = 1000
 
 const policyArb = fc.record({
   module: fc.constantFrom('gc', 'fw'),
@@ -24,18 +19,6 @@ const policyArb = fc.record({
   burstExtra: fc.integer({ min: 0, max: 6 }),
 })
 type Policy = typeof policyArb extends fc.Arbitrary<infer P> ? P : never
-
-// A request on one of three keys: a cost > 0 consumes, 0 peeks, < 0 refunds, PENALTY + c
-// penalizes c.
-const requestArb = fc.record({
-  key: fc.integer({ min: 0, max: 2 }),
-  cost: fc.oneof(
-    { weight: 6, arbitrary: fc.integer({ min: 1, max: 4 }) },
-    { weight: 1, arbitrary: fc.constant(0) },
-    { weight: 2, arbitrary: fc.integer({ min: -4, max: -1 }) },
-    { weight: 1, arbitrary: fc.integer({ min: PENALTY + 1, max: PENALTY + 12 }) },
-  ),
-})
 
 const caseArb = fc.tuple(policyArb, policyArb).chain((pair) =>
   fc.record({
@@ -109,9 +92,8 @@ describe('packed-limits, a batch of consumes of cost 1 under two policies', () =
         let now = NOW_MS
         for (const { request, advanceMs } of c.before) {
           now += advanceMs
-          const cost = request.cost > PENALTY ? request.cost : Math.max(-4, request.cost)
           for (const side of sides)
-            await call(client, [keyOf(side, request.key)], [cost], now, c.pair)
+            await call(client, [keyOf(side, request.key)], [request.cost], now, c.pair)
         }
         now += c.gapMs
         const pair = c.later ?? c.pair
