@@ -140,4 +140,52 @@ do
     if allowed then return 1, max(0, limit - count), reset_ms, 0, -1, pending end
     return 0, max(0, limit - count), reset_ms, window_left_ms, -1, false
   end
+
+  -- The one-policy script's commonest batch (lib/one-policy.lua asks first): every request a
+  -- consume of cost 1, no key blocked, none repeated back to back. It makes decide's decisions,
+  -- replies and writes (plain-batch.test.ts runs both on the same states) in one loop, with no
+  -- Lua function call per request. A state that needs the general rules (a window a policy
+  -- change shortened, a value that is not a whole count) is decided by decide. Returns the
+  -- reply, or nil for a batch it does not take.
+  function fixed_window.plain(limit, window_ms)
+    if repeated then return nil end
+    local now, off = now_ms, offset_ms
+    local get, call = redis.pcall, redis.call
+    local reply, n = {}, 0
+    for i = 1, #KEYS do
+      local key = KEYS[i]
+      local raw = get('GET', key)
+      -- the open window's count and end, read as decide does (`live`: Redis holds it)
+      local count, end_ms, live, usual = 0, now + window_ms, false, true
+      if type(raw) == 'string' then
+        local c = tonumber(raw)
+        local expires_ms = call('PEXPIRETIME', key) - off
+        if c and now < expires_ms then
+          if expires_ms > end_ms or c < 0 or c % 1 ~= 0 then
+            usual = false
+          else
+            count, end_ms, live = c, expires_ms, true
+          end
+        end
+      end
+      if not usual then
+        local allowed, remaining, reset_ms, retry_after_ms =
+          fixed_window.decide(key, limit, window_ms, limit, 1, 'c', '', 1)
+        n = put_decision(reply, n, allowed, remaining, reset_ms, retry_after_ms, 0, -1)
+      elseif count < limit then
+        if live then
+          call('INCR', key)
+        else
+          call('SET', key, '1', 'PXAT', format('%d', end_ms + off))
+        end
+        reply[n + 1], reply[n + 2] = limit - count - 1, end_ms - now
+        n = n + 2
+      else
+        local left_ms = end_ms - now
+        reply[n + 1], reply[n + 2], reply[n + 3] = -1, left_ms, left_ms
+        n = n + 3
+      end
+    end
+    return reply
+  end
 end

@@ -256,4 +256,71 @@ do
     if allowed then return 1, remaining, reset_ms, 0, ticket_out, pending, delay_ms end
     return 0, remaining, reset_ms, delay_ms, -1, false, 0
   end
+
+  -- The one-policy script's commonest batch (lib/one-policy.lua asks first): every request a
+  -- consume of cost 1, no key blocked, none repeated, a policy that does not wait (`after`
+  -- nil). It makes gcra.decide's decisions, replies and writes (gcra-plain.test.ts runs both
+  -- on the same states) in one loop: no Lua function call per request (each costs Redis ~500
+  -- instructions), the TAT read and written inline. A state that needs the general rules (a
+  -- fraction written under another limit, a value of another shape or type) is decided by
+  -- gcra.decide. Returns the reply, or nil for a batch it does not take.
+  function gcra.plain(limit, w, burst, after)
+    if repeated or after then return nil end
+    local now, off, tolerance = now_ms, offset_ms, burst * w
+    local get, call = redis.pcall, redis.call
+    local reply, n = {}, 0
+    for i = 1, #KEYS do
+      local key = KEYS[i]
+      local raw = get('GET', key)
+      -- the TAT as distance from now in units of 1/limit ms (0: empty), read as gcra.decide does
+      local before, usual = 0, true
+      if raw == '0' then
+        local ms = call('PEXPIRETIME', key) - off
+        if ms >= now then before = (ms - now) * limit end
+      elseif raw then
+        local b, c
+        if type(raw) == 'string' then b, c = match(raw, '^(%d+) (%d+)$') end
+        if b and tonumber(c) == limit then
+          local ms = call('PEXPIRETIME', key) - off - 1
+          if ms >= now then before = (ms - now) * limit + tonumber(b) end
+        else
+          usual = false
+        end
+      end
+      if not usual then
+        local allowed, remaining, reset_ms, retry_after_ms = gcra.decide(key, limit, w, burst, 1, 'c', '', 1)
+        n = put_decision(reply, n, allowed, remaining, reset_ms, retry_after_ms, 0, -1)
+      else
+        local ahead = before + w
+        if ahead <= tolerance then
+          -- admitted: write's steps, inline
+          local frac = ahead % limit
+          local ms = now + (ahead - frac) / limit
+          if frac == 0 then
+            if raw == '0' then
+              call('PEXPIREAT', key, format('%d', ms + off))
+            else
+              call('SET', key, '0', 'PXAT', format('%d', ms + off))
+            end
+          else
+            call('SET', key, format('%d %d', frac, limit), 'PXAT', format('%d', ms + 1 + off))
+          end
+          local remaining, room = 0, tolerance - ahead
+          if room > 0 then remaining = (room - room % w) / w end
+          if frac > 0 then ms = ms + 1 end
+          reply[n + 1], reply[n + 2] = remaining, ms - now
+          n = n + 2
+        else
+          local remaining, room = 0, tolerance - before
+          if room > 0 then remaining = (room - room % w) / w end
+          local reset = before % limit
+          if reset > 0 then reset = limit - reset end
+          reply[n + 1], reply[n + 2], reply[n + 3] =
+            -1 - remaining, (before + reset) / limit, ceil((ahead - tolerance) / limit)
+          n = n + 3
+        end
+      end
+    end
+    return reply
+  end
 end
