@@ -5,10 +5,10 @@
 // request's cost and ticket written out (which takes the general path), on two copies of a state.
 import fc from 'fast-check'
 import type { Redis } from 'ioredis'
-import { describe, expect, it } from 'vitest'
+import { describe, it } from 'vitest'
 import { SCRIPTS } from '../src/stores/scripts.generated.js'
 import { useRedis } from './setup/redis.js'
-import { NOW_MS, PENALTY, requestArb } from './setup/script-requests.js'
+import { expectSamePaths, PENALTY, requestArb } from './setup/script-requests.js'
 
 const redis = useRedis()
 
@@ -74,50 +74,23 @@ function call(
   )
 }
 
-// What Redis holds for a key: its value's bytes and absolute expiry.
-async function held(client: Redis, key: string): Promise<[string | undefined, number]> {
-  return [(await client.getBuffer(key))?.toString('hex'), await client.pexpiretime(key)]
-}
-
 let run = 0
 
 describe('packed-limits, a batch of consumes of cost 1 under two policies', () => {
   it('replies and writes as the general path, on every state', async () => {
     await fc.assert(
-      fc.asyncProperty(caseArb, async (c) => {
+      fc.asyncProperty(caseArb, (c) => {
         const client = redis.client
         const id = run++
-        const keyOf = (side: string, k: number) => `pp${id}:${side}:{${k}}`
-        const sides = ['pair', 'general'] as const
-        let now = NOW_MS
-        for (const { request, advanceMs } of c.before) {
-          now += advanceMs
-          for (const side of sides)
-            await call(client, [keyOf(side, request.key)], [request.cost], now, c.pair)
-        }
-        now += c.gapMs
-        const pair = c.later ?? c.pair
-        const pairReply = await call(
+        return expectSamePaths({
           client,
-          c.batch.map((k) => keyOf('pair', k)),
-          undefined,
-          now,
-          pair,
-        )
-        const generalReply = await call(
-          client,
-          c.batch.map((k) => keyOf('general', k)),
-          c.batch.map(() => 1),
-          now,
-          pair,
-        )
-        expect(pairReply).toEqual(generalReply)
-        for (const k of [0, 1, 2]) {
-          expect(await held(client, keyOf('pair', k)), `key ${k}`).toEqual(
-            await held(client, keyOf('general', k)),
-          )
-        }
-        await client.del(...[0, 1, 2].flatMap((k) => sides.map((side) => keyOf(side, k))))
+          keyOf: (side, k) => `pp${id}:${side}:{${k}}`,
+          before: c.before,
+          gapMs: c.gapMs,
+          batch: c.batch,
+          send: (keys, costs, nowMs, phase) =>
+            call(client, keys, costs, nowMs, phase === 'batch' ? (c.later ?? c.pair) : c.pair),
+        })
       }),
       { numRuns: 300 },
     )

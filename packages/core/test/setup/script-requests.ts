@@ -1,6 +1,9 @@
 // Requests sent to a script directly, as a store batches them: for the tests that decide the same
-// requests two ways on Redis and compare (batch-repeats.test.ts, packed-pair.test.ts).
+// requests two ways on Redis and compare (batch-repeats.test.ts, packed-pair.test.ts,
+// plain-batch.test.ts).
 import fc from 'fast-check'
+import type { Redis } from 'ioredis'
+import { expect } from 'vitest'
 
 /** Far enough ahead of the real clock that nothing written expires while a run looks at it. */
 export const NOW_MS = 4_000_000_000_000
@@ -21,3 +24,63 @@ export const requestArb = fc.record({
     { weight: 2, arbitrary: fc.integer({ min: PENALTY + 1, max: PENALTY + 12 }) },
   ),
 })
+
+/** What Redis holds for a key: its type, its value's bytes (hex) and its absolute expiry. */
+export async function held(
+  client: Redis,
+  key: string,
+): Promise<[string, string | undefined, number]> {
+  const type = await client.type(key)
+  const value = type === 'string' ? (await client.getBuffer(key))?.toString('hex') : undefined
+  return [type, value, await client.pexpiretime(key)]
+}
+
+/** One case of a comparison of a script's fast path with its general path. */
+export interface PathCase {
+  readonly client: Redis
+  /** Key `k` (0-2) of one side's copy of the state. */
+  readonly keyOf: (side: 'fast' | 'general', k: number) => string
+  /** Requests written to both copies first, each `advanceMs` after the one before. */
+  readonly before: readonly { request: { key: number; cost: number }; advanceMs: number }[]
+  readonly gapMs: number
+  /** The batch's keys (indexes): consumes of cost 1. */
+  readonly batch: readonly number[]
+  /** One script call: `costs` undefined sends the batch as a store sends consumes of cost 1. */
+  readonly send: (
+    keys: string[],
+    costs: number[] | undefined,
+    nowMs: number,
+    phase: 'before' | 'batch',
+  ) => Promise<unknown>
+}
+
+/**
+ * Writes `before` to both copies of the state, then sends the batch to the fast side as a store
+ * sends it (no per-request ARGV) and to the general side with each cost written out, and expects
+ * the same replies and the same state of every key. Deletes the keys after.
+ */
+export async function expectSamePaths(c: PathCase): Promise<void> {
+  const sides = ['fast', 'general'] as const
+  let now = NOW_MS
+  for (const { request, advanceMs } of c.before) {
+    now += advanceMs
+    for (const side of sides)
+      await c.send([c.keyOf(side, request.key)], [request.cost], now, 'before')
+  }
+  now += c.gapMs
+  const keys = (side: 'fast' | 'general') => c.batch.map((k) => c.keyOf(side, k))
+  const fastReply = await c.send(keys('fast'), undefined, now, 'batch')
+  const generalReply = await c.send(
+    keys('general'),
+    c.batch.map(() => 1),
+    now,
+    'batch',
+  )
+  expect(fastReply).toEqual(generalReply)
+  for (const k of [0, 1, 2]) {
+    expect(await held(c.client, c.keyOf('fast', k)), `key ${k}`).toEqual(
+      await held(c.client, c.keyOf('general', k)),
+    )
+  }
+  await c.client.del(...[0, 1, 2].flatMap((k) => sides.map((side) => c.keyOf(side, k))))
+}
