@@ -259,7 +259,7 @@ do
 
   -- The one-policy script's commonest batch (lib/one-policy.lua asks first): every request a
   -- consume of cost 1, no key blocked, none repeated, a policy that does not wait (`after`
-  -- nil). It makes gcra.decide's decisions, replies and writes (gcra-plain.test.ts runs both
+  -- nil). It makes gcra.decide's decisions, replies and writes (plain-batch.test.ts runs both
   -- on the same states) in one loop: no Lua function call per request (each costs Redis ~500
   -- instructions), the TAT read and written inline. A state that needs the general rules (a
   -- fraction written under another limit, a value of another shape or type) is decided by
@@ -288,7 +288,8 @@ do
         end
       end
       if not usual then
-        local allowed, remaining, reset_ms, retry_after_ms = gcra.decide(key, limit, w, burst, 1, 'c', '', 1)
+        local allowed, remaining, reset_ms, retry_after_ms =
+          gcra.decide(key, limit, w, burst, 1, 'c', '', 1)
         n = put_decision(reply, n, allowed, remaining, reset_ms, retry_after_ms, 0, -1)
       else
         local ahead = before + w
