@@ -169,9 +169,7 @@ do
         end
       end
       if not usual then
-        local allowed, remaining, reset_ms, retry_after_ms =
-          fixed_window.decide(key, limit, window_ms, limit, 1, 'c', '', 1)
-        n = put_decision(reply, n, allowed, remaining, reset_ms, retry_after_ms, 0, -1)
+        n = put_consume(reply, n, fixed_window.decide, key, limit, window_ms, limit)
       elseif count < limit then
         if live then
           call('INCR', key)

@@ -288,9 +288,7 @@ do
         end
       end
       if not usual then
-        local allowed, remaining, reset_ms, retry_after_ms =
-          gcra.decide(key, limit, w, burst, 1, 'c', '', 1)
-        n = put_decision(reply, n, allowed, remaining, reset_ms, retry_after_ms, 0, -1)
+        n = put_consume(reply, n, gcra.decide, key, limit, w, burst)
       else
         local ahead = before + w
         if ahead <= tolerance then

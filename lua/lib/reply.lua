@@ -27,3 +27,12 @@ local function put_decision(reply, n, allowed, remaining, reset_ms, retry_after_
   reply[n + 3] = retry_after_ms
   return n + 3
 end
+
+-- A consume of cost 1 that a module's plain path (lib/one-policy.lua) leaves to the general
+-- rules: decided by `decide` (the module's), its decision put in the reply. Returns the reply's
+-- new length.
+local function put_consume(reply, n, decide, key, limit, window_ms, burst)
+  local allowed, remaining, reset_ms, retry_after_ms =
+    decide(key, limit, window_ms, burst, 1, 'c', '', 1)
+  return put_decision(reply, n, allowed, remaining, reset_ms, retry_after_ms, 0, -1)
+end
