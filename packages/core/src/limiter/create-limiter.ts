@@ -135,7 +135,7 @@ function giveBacks(
       settled(() => {
         checkKey(key)
         checkCost(cost, 1)
-        return woken(key, cost)(path.refund(key, cost, ticketOf(decision)))
+        return woken(key, cost)(path.refund(key, cost, ticketOf(decision), decision?.source))
       }),
     release: (key, decision) =>
       settled(() => {

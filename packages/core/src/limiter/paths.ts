@@ -30,7 +30,8 @@ export interface StorePath extends BlockPath {
    * MemoryStore with one policy). Exactly `decide`'s decision (a property test holds them equal).
    */
   readonly one?: ((key: string, atMs?: number) => Decision) | undefined
-  refund(key: string, cost: number, ticket: Ticket): Promise<void>
+  /** Gives `cost` back where the decision's `source` counted it (`'local'`: the fallback's store). */
+  refund(key: string, cost: number, ticket: Ticket, source?: DecisionSource): Promise<void>
   /**
    * Gives back the leases `ticket` names (a limiter with a concurrency policy; never rejects),
    * where the decision's `source` took them.
@@ -150,8 +151,11 @@ type Failed = ((
   call: StoreCall,
   circuitOpen?: boolean,
 ) => Decision | Promise<Decision>) & {
-  /** Gives back a lease that `failureMode: 'local'` took in its process-local store. */
-  readonly releaseLocal: (key: string, ticket: Ticket) => Promise<void>
+  /**
+   * The process-local store of `failureMode: 'local'` as a path, once it has decided something:
+   * what it counted is given back (refund, release) and reset there, not in the failed store.
+   */
+  readonly fallbackPath: () => StorePath | undefined
   /** What `block` and `penalize` fall back on. */
   readonly fallback: Fallback
 }
@@ -169,11 +173,11 @@ function failurePolicy(settings: LimiterSettings, decisions: Decisions, report: 
     local ??= boundDecide(store, settings)
     return Promise.resolve(decisions.of(local(call.key, call.cost, call.nowMs, call.rank), 'local'))
   }
-  let localPath: StorePath | undefined
-  const releaseLocal = (key: string, ticket: Ticket): Promise<void> => {
-    if (store === undefined) return Promise.resolve()
-    localPath ??= memoryPath(store, settings, decisions)
-    return localPath.release(key, ticket, 'local')
+  let path: StorePath | undefined
+  const fallbackPath = (): StorePath | undefined => {
+    if (store === undefined) return undefined
+    path ??= memoryPath(store, settings, decisions)
+    return path
   }
   const fallback: Fallback = {
     failed,
@@ -188,7 +192,23 @@ function failurePolicy(settings: LimiterSettings, decisions: Decisions, report: 
       return store
     },
   }
-  return Object.assign(failed, { releaseLocal, fallback })
+  return Object.assign(failed, { fallbackPath, fallback })
+}
+
+// What `failureMode: 'local'`'s fallback counted is given back there: a decision it made (source
+// 'local') is refunded or released in its store, never in the failed one.
+function refundLocal(failed: Failed, key: string, cost: number, ticket: Ticket): Promise<void> {
+  return failed.fallbackPath()?.refund(key, cost, ticket) ?? Promise.resolve()
+}
+
+function releaseLocal(failed: Failed, key: string, ticket: Ticket): Promise<void> {
+  return failed.fallbackPath()?.release(key, ticket, 'local') ?? Promise.resolve()
+}
+
+// `reset` lifts the key in the fallback's store too (a block is copied there, for an outage).
+function withLocalReset(failed: Failed, key: string, remote: Promise<void>): Promise<void> {
+  const local = failed.fallbackPath()?.reset(key)
+  return local === undefined ? remote : Promise.all([local, remote]).then(() => undefined)
 }
 
 // A store failure, with where the store is when the error does not say already.
@@ -222,15 +242,18 @@ function localPath(
         (error: unknown) => failed(error, c),
       )
     },
-    refund: (key, cost, ticket) =>
-      store.refund(call(key, cost, ticket)).catch(reported(key, 'refund')),
+    refund: (key, cost, ticket, source) =>
+      source === 'local'
+        ? refundLocal(failed, key, cost, ticket)
+        : store.refund(call(key, cost, ticket)).catch(reported(key, 'refund')),
     release: (key, ticket, source) =>
       source === 'local'
-        ? failed.releaseLocal(key, ticket)
+        ? releaseLocal(failed, key, ticket)
         : (store.release?.(call(key, 0, ticket)) ?? Promise.resolve()).catch(
             reported(key, 'release'),
           ),
-    reset: (key) => store.reset(call(key, 0)).catch(reported(key, 'reset')),
+    reset: (key) =>
+      withLocalReset(failed, key, store.reset(call(key, 0)).catch(reported(key, 'reset'))),
     ...localBlocks(store, call, decisions, failed.fallback),
   }
 }
@@ -264,13 +287,14 @@ function remotePath(
       }
       return guard.run(c, domainOf(c), sentAtMs, handlers.consume)
     },
-    refund(key, cost, ticket) {
+    refund(key, cost, ticket, source) {
+      if (source === 'local') return refundLocal(failed, key, cost, ticket)
       blocked?.delete(key)
       const c = call(key, cost, ticket)
       return guard.run(c, domainOf(c), 0, handlers.refund)
     },
     release(key, ticket, source) {
-      if (source === 'local') return failed.releaseLocal(key, ticket)
+      if (source === 'local') return releaseLocal(failed, key, ticket)
       blocked?.delete(key)
       const c = call(key, 0, ticket)
       return guard.run(c, domainOf(c), 0, handlers.release)
@@ -278,7 +302,7 @@ function remotePath(
     reset(key) {
       blocked?.delete(key)
       const c = call(key, 0)
-      return guard.run(c, domainOf(c), 0, handlers.reset)
+      return withLocalReset(failed, key, guard.run(c, domainOf(c), 0, handlers.reset))
     },
     ...remoteBlocks({
       settings,
