@@ -18,6 +18,7 @@ import type { PolicySet } from '../policies/limits.js'
 import type { Policy } from '../policies/policy.js'
 import { boundedKey } from './bounded-key.js'
 import { blockedDecision, MemoryBlocks } from './memory-blocks.js'
+import { evictOldest } from './memory-evict.js'
 import { packedNamespace } from './packed-set.js'
 import { decideSet, leaseFor } from './set-decision.js'
 import { DECIDES_SETS, type Store, type StoreCall, type StoreDecision } from './store.js'
@@ -85,7 +86,9 @@ export interface MemoryStoreOptions {
   /**
    * The most keys held at once, counters and blocks (default 100,000). When full, expired state
    * is swept first, then the oldest keys are dropped, which forgets their counts (or lifts their
-   * blocks): size it above your active key count.
+   * blocks): size it above your active key count. A key holding a live concurrency lease is never
+   * dropped (its calls are in flight); such keys are as many as those calls at most, and when
+   * they fill the store it holds them and at most 1% of `maxKeys` more.
    */
   readonly maxKeys?: number
   /** How often expired state is swept, in ms (default 30,000). */
@@ -124,6 +127,9 @@ export class MemoryStore implements Store {
   #weakLimit = MAX_SPACES
   #size = 0
   readonly #maxKeys: number
+  // The size at which a new key makes room: maxKeys, or past it when live leases (never dropped)
+  // held too many keys for #makeRoom to free a batch (see there).
+  #roomAt: number
   #timer: ReturnType<typeof setInterval> | undefined
   // The latest time any call used: sweeping follows the callers' clock, even an injected one.
   #latestMs = 0
@@ -148,6 +154,7 @@ export class MemoryStore implements Store {
       )
     }
     this.#maxKeys = maxKeys
+    this.#roomAt = maxKeys
     this.#timer = setInterval(() => this.sweep(), sweepIntervalMs)
     this.#timer.unref?.()
   }
@@ -585,7 +592,7 @@ export class MemoryStore implements Store {
     // a set whose states share one key holds its block beside it
     const namespace = (call.set && packedNamespace(call.set)) ?? call.namespace
     // a block is a key a client may choose (`login:${email}`): it counts towards maxKeys
-    if (!this.#blocks.has(namespace, key) && this.size >= this.#maxKeys) this.#makeRoom()
+    if (!this.#blocks.has(namespace, key) && this.size >= this.#roomAt) this.#makeRoom()
     const endMs = this.#blocks.add(namespace, key, now + durationMs)
     return Promise.resolve(endMs - now)
   }
@@ -655,7 +662,9 @@ export class MemoryStore implements Store {
       }
     }
     this.#size -= dropped
-    return dropped + this.#blocks.sweep(now)
+    const swept = dropped + this.#blocks.sweep(now)
+    if (this.size < this.#maxKeys) this.#roomAt = this.#maxKeys
+    return swept
   }
 
   /** Stops the sweep timer and forgets every key. */
@@ -666,6 +675,7 @@ export class MemoryStore implements Store {
     for (const space of this.#spaces.values()) space.clear()
     this.#blocks.clear()
     this.#size = 0
+    this.#roomAt = this.#maxKeys
     return Promise.resolve()
   }
 
@@ -731,7 +741,7 @@ export class MemoryStore implements Store {
       entry.expiresAtMs = expiresAtMs
       return
     }
-    if (this.size >= this.#maxKeys) this.#makeRoom()
+    if (this.size >= this.#roomAt) this.#makeRoom()
     // a namespace held weakly gets a key: held (and swept) again
     if (space.size === 0) {
       const namespace = this.#names.get(space) as string
@@ -744,22 +754,21 @@ export class MemoryStore implements Store {
   #makeRoom(): void {
     // Sweeping is O(n), so do it only when full, then drop the oldest keys in a batch (1% of
     // maxKeys) so the next inserts do not scan again: counters and blocks alike, each in
-    // proportion to what it holds.
+    // proportion to what it holds. A key holding a live lease is never dropped (that would admit
+    // more calls than `limit`): when such keys leave less than a batch to drop, the store holds
+    // them and the next scan waits for a batch of new keys all the same.
     this.sweep()
     const held = this.size
     if (held < this.#maxKeys) return
-    const excess = held - this.#maxKeys + Math.max(1, Math.ceil(this.#maxKeys / 100))
+    const batch = Math.max(1, Math.ceil(this.#maxKeys / 100))
+    const excess = held - this.#maxKeys + batch
     let counters = excess - this.#blocks.dropOldest(Math.round((excess * this.#blocks.size) / held))
-    for (const space of this.#spaces.values()) {
-      for (const key of space.keys()) {
-        if (counters <= 0) return
-        space.delete(key)
-        this.#size--
-        counters--
-      }
-    }
+    const dropped = evictOldest(this.#spaces.values(), counters, Math.max(this.#latestMs, nowMs()))
+    this.#size -= dropped
+    counters -= dropped
     // fewer counters than their share: the rest from the blocks
     if (counters > 0) this.#blocks.dropOldest(counters)
+    this.#roomAt = Math.max(this.#maxKeys, this.size + batch)
   }
 }
 
