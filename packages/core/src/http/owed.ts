@@ -27,8 +27,8 @@ export function owedOnce<Req>(
   return (status) => {
     if (settled) return undefined
     settled = true
-    // the shedder's admission ends with the request
-    over?.()
+    // the shedder's admission ends with the request (a refusal further on teaches it nothing)
+    over?.(status)
     if (!counted) return undefined
     // An aborted request ran its handler: it stays counted unless skipAbortedRequests says not.
     const refund =

@@ -4,6 +4,7 @@
 // CPU per refusal against 100-140 µs through an Express middleware).
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { LimiterTypeError } from '../common/errors.js'
+import { doneOptionsOf } from '../shed/done-options.js'
 import { type Priority, priorityRank } from '../shed/priority.js'
 import type { Shedder } from '../shed/types.js'
 import { retryAfterSeconds } from './headers.js'
@@ -93,11 +94,12 @@ function checked(shedder: Shedder, listener: RequestListener, options: ShedFirst
  * Wraps a Node request listener (an Express or Koa app's handler, Fastify's `serverFactory`
  * handler) so that `shedder` is asked first: a shed request gets **503** with `Retry-After` and
  * a problem document from here and never reaches the framework; an admitted one goes on, and
- * its admission ends when the response closes. A `priority` function that throws (or returns
- * something that is not a priority) lets the request through unshed and emits one warning.
- * With `queue`, admitted requests below critical wait their turn, critical first, and one that
- * waited too long is refused (see {@link ShedFirstOptions.queue}); without it, every admitted
- * request goes on at once, in the order Node read it.
+ * its admission ends when the response closes (a response closed with 429 or 503 is a refusal
+ * further on, and its round trip teaches an adaptive limit nothing). A `priority` function
+ * that throws (or returns something that is not a priority) lets the request through unshed
+ * and emits one warning. With `queue`, admitted requests below critical wait their turn,
+ * critical first, and one that waited too long is refused (see {@link ShedFirstOptions.queue});
+ * without it, every admitted request goes on at once, in the order Node read it.
  *
  * @example
  * const shedder = createShedder({ thresholds: { elu: 0.95 } })
@@ -133,7 +135,8 @@ export function shedFirst(
       refuse(res, admission.retryAfterMs)
       return
     }
-    res.once('close', admission.done)
+    // a 429 or 503 from the framework is a refusal: it teaches the adaptive limit nothing
+    res.once('close', () => admission.done(doneOptionsOf(res.statusCode)))
     if (queue !== undefined && rank > 0) queue.add(req, res, rank, admission)
     else listener(req, res)
   }

@@ -5,6 +5,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { type Duration, MAX_TIMER_MS, parseDuration } from '../common/duration.js'
 import { LimiterTypeError } from '../common/errors.js'
+import { IGNORE } from '../shed/done-options.js'
 import { numberIn } from '../shed/number-option.js'
 import { priorityName } from '../shed/priority.js'
 import type { ShedAdmitted, Shedder } from '../shed/types.js'
@@ -163,9 +164,10 @@ export class ShedQueue {
 
   #run(waiting: Waiting): void {
     const { req, res, admission } = waiting
-    // the client hung up while it waited: nobody to answer, the admission ends
+    // the client hung up while it waited: nobody to answer, the admission ends (it never ran:
+    // its wait teaches the adaptive limit nothing)
     if (res.destroyed || req.socket.destroyed) {
-      admission.done()
+      admission.done(IGNORE)
       return
     }
     if (performance.now() - waiting.sinceMs > this.#maxWaitMs && this.#refused(waiting)) return
@@ -176,7 +178,7 @@ export class ShedQueue {
   #refused(waiting: Waiting): boolean {
     const refusal = this.#shedder.refuse(priorityName(waiting.rank), 'queue')
     if (refusal === undefined) return false
-    waiting.admission.done()
+    waiting.admission.done(IGNORE)
     this.#refuse(waiting.res, refusal.retryAfterMs)
     return true
   }

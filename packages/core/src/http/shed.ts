@@ -1,5 +1,6 @@
 // The adapters' `shed` option: a process shedder consulted before the limiter counts anything.
 import type { Decision } from '../decision/decision.js'
+import { doneOptionsOf, IGNORE } from '../shed/done-options.js'
 import type { ShedAdmitted, ShedRefused } from '../shed/types.js'
 import { isThenable, type MaybePromise } from './callbacks.js'
 import { retryAfterSeconds } from './headers.js'
@@ -35,7 +36,8 @@ export function shedCheck(set: LimitSet, key: string, refused: ShedRefused): Rat
 /**
  * The limiter's check of a request the shedder admitted, carrying the admission's `done` as
  * `over` (called once the request is over) when the request goes on; a refused or failed check
- * ends the admission at once.
+ * ends the admission at once, ignored: its round trip (a few µs for a 429) measures no service
+ * time, and would pull an adaptive limit up while the service queues.
  */
 export function withAdmission(
   admission: ShedAdmitted,
@@ -45,14 +47,14 @@ export function withAdmission(
   try {
     result = check()
   } catch (error) {
-    admission.done()
+    admission.done(IGNORE)
     throw error
   }
   if (!isThenable(result)) return admitted(admission, result)
   return Promise.resolve(result).then(
     (c) => admitted(admission, c),
     (error: unknown) => {
-      admission.done()
+      admission.done(IGNORE)
       throw error
     },
   )
@@ -61,8 +63,11 @@ export function withAdmission(
 function admitted(admission: ShedAdmitted, check: RateLimitCheck): RateLimitCheck {
   // a refusal is answered at once: the request is over (a shadow limiter's goes on)
   if (!check.decision.allowed && !check.shadow) {
-    admission.done()
+    admission.done(IGNORE)
     return check
   }
-  return { ...check, over: admission.done }
+  // it goes on to the handler: its round trip is a sample, unless the response's final status,
+  // when the host passes it, says a limiter further on refused it (429, 503)
+  const over = (status?: number): void => admission.done(doneOptionsOf(status))
+  return { ...check, over }
 }

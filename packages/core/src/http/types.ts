@@ -42,9 +42,11 @@ export interface RateLimitCheck {
   readonly denied?: undefined
   /**
    * Admitted by the `shed` option's shedder: its `done`, to call once when the request is over
-   * (the lifecycle that releases leases calls it).
+   * (the lifecycle that releases leases calls it), with the response's final status
+   * (`undefined` when the client went away first): a 429 or 503 from a limiter further on ends
+   * it without teaching the adaptive limit.
    */
-  readonly over?: (() => void) | undefined
+  readonly over?: ((status?: number) => void) | undefined
 }
 
 /**

@@ -24,9 +24,23 @@ export interface AdaptiveState {
 /** Published on `limiter:adaptive` when an adaptive limit updates, or starts or ends a probe. */
 export type AdaptiveEvent = AdaptiveState
 
-/** One admitted request: call `done()` when its work ends (idempotent). */
+/** How an admitted request ends: see {@link AdaptiveLease.done}. */
+export interface DoneOptions {
+  /**
+   * End it without teaching the limit its round trip (default false): for a request whose
+   * round trip measures no service time, such as one a rate limiter refused, one whose checks
+   * failed before it ran, or one that failed fast for a reason unrelated to capacity (Netflix's
+   * `onIgnore`). It still leaves in-flight.
+   */
+  readonly ignore?: boolean
+}
+
+/**
+ * One admitted request: call `done()` when its work ends, and its round trip is a sample of the
+ * limit; `done({ ignore: true })` ends it without one. Only the first call counts.
+ */
 export interface AdaptiveLease {
-  done(): void
+  done(options?: DoneOptions): void
 }
 
 /** An in-flight limit that learns itself from the round trips of what it admits. */
@@ -109,14 +123,21 @@ class Adaptive implements AdaptiveLimit {
     }
     let open = true
     return {
-      done: () => {
+      done: (options) => {
         if (!open) return
         open = false
         this.#inflight--
         if (!force) this.#shared--
         if (epoch !== this.#epoch) return // admitted before a probe started or ended
-        if (this.#probe === undefined) this.#sample(this.#now() - now)
-        else if (tagged) this.#probeSample(this.#probe, this.#now() - now)
+        const probe = this.#probe
+        if (options?.ignore === true) {
+          // no sample: a tagged request gives its tag back, for the probe to measure another
+          if (tagged && probe !== undefined) {
+            probe.tagged--
+            probe.pending--
+          }
+        } else if (probe === undefined) this.#sample(this.#now() - now)
+        else if (tagged) this.#probeSample(probe, this.#now() - now)
       },
     }
   }

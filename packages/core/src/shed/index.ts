@@ -12,6 +12,7 @@ export {
   type AdaptiveOptions,
   type AdaptiveState,
   createAdaptiveLimit,
+  type DoneOptions,
 } from './adaptive.js'
 export { ADAPTIVE_CHANNEL, SHED_CHANNEL, type ShedEvent } from './events.js'
 export { PRIORITY_RANKS, type Priority, priorityRank } from './priority.js'

@@ -168,13 +168,14 @@ class ProcessShedder implements Shedder {
     let open = true
     return {
       admitted: true,
-      done: () => {
+      done: (options) => {
         if (!open) return
         open = false
         this.#entries.delete(entry)
+        // the time in the process counts for the queue signal, ignored or not
         const tookMs = this.#now() - entry.startMs
         if (tookMs > this.#doneMaxMs) this.#doneMaxMs = tookMs
-        lease?.done()
+        lease?.done(options)
       },
     }
   }
@@ -220,7 +221,7 @@ class ProcessShedder implements Shedder {
  * const shedder = createShedder({ thresholds: { elu: 0.9, delay: '200ms' } })
  * const admission = shedder.admit('low')
  * if (!admission.admitted) return respond503(admission.retryAfterMs)
- * res.on('close', admission.done)
+ * res.on('close', () => admission.done({ ignore: res.statusCode === 429 }))
  */
 export function createShedder(options: ShedderOptions = {}): Shedder {
   if (typeof options !== 'object' || options === null)

@@ -1,6 +1,6 @@
 // The shedder's public types: options, decisions, state.
 import type { Duration } from '../common/duration.js'
-import type { AdaptiveOptions, AdaptiveState } from './adaptive.js'
+import type { AdaptiveOptions, AdaptiveState, DoneOptions } from './adaptive.js'
 import type { Priority } from './priority.js'
 import type { ProcessReading, ShedSignal } from './signals.js'
 
@@ -49,10 +49,16 @@ export interface ShedderOptions {
   readonly adaptive?: AdaptiveOptions | false
 }
 
-/** An admitted request: call `done()` when its work ends (idempotent). */
+/**
+ * An admitted request: call `done()` when its work ends, and with `adaptive` its round trip
+ * teaches the limit; call `done({ ignore: true })` instead for one that never reached the work
+ * (refused by a rate limiter after the shedder, failed in its checks, refused by a queue of
+ * your own) or failed fast for a reason unrelated to capacity, so that its short round trip
+ * does not pull the limit up. Only the first call counts.
+ */
 export interface ShedAdmitted {
   readonly admitted: true
-  done(): void
+  done(options?: DoneOptions): void
 }
 
 /** A refused request: answer 503 with `Retry-After`. */
@@ -103,7 +109,8 @@ export interface Shedder {
    * Refuses a request this shedder admitted, after the fact: for a caller that holds admitted
    * requests in a queue of its own and finds one waited too long (as `shedFirst` does with
    * `queue`, with signal `'queue'`). It counts in `state().shed` and is published like a refusal
-   * from `admit`; the caller still calls the admission's `done()`. Returns the refusal to answer
+   * from `admit`; the caller still ends the admission, with `done({ ignore: true })` (it never
+   * ran: its round trip teaches the adaptive limit nothing). Returns the refusal to answer
    * with, or `undefined` in shadow mode (counted and published; let the request go on).
    */
   refuse(priority: Priority | undefined, signal: ShedSignal): ShedRefused | undefined
