@@ -18,12 +18,12 @@ describe('withRateLimit', () => {
         seen.push((await context.params).id, new URL(request.url).pathname)
         return new Response('ok')
       },
-      { limit: 2, window: '1m', store: new MemoryStore() },
+      { limit: 2, window: '1m', store: new MemoryStore(), name: 'api' },
     )
     const context = { params: Promise.resolve({ id: '7' }) }
     const first = await GET(get('203.0.113.1'), context)
     expect(first.status).toBe(200)
-    expect(first.headers.get('ratelimit')).toBe('"gc2/1m";r=1;t=30')
+    expect(first.headers.get('ratelimit')).toBe('"api";r=1;t=30')
     expect((await GET(get('203.0.113.1'), context)).status).toBe(200)
     const refused = await GET(get('203.0.113.1'), context)
     expect(refused.status).toBe(429)

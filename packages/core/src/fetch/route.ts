@@ -1,5 +1,6 @@
 // withRateLimit: a route handler (`(request, ...rest) => Response`) wrapped in a Fetch limiter, for
 // hosts that export handlers rather than serve them (Next.js App Router route handlers).
+import { LimiterError } from '../common/errors.js'
 import { createFetchLimiter, type FetchLimiter, type FetchLimiterOptions } from './limiter.js'
 
 /** A Fetch route handler: the `Request` (or a subclass: Next's `NextRequest`) and the rest. */
@@ -24,6 +25,11 @@ function isLimiter(value: FetchLimiterOptions | FetchLimiter): value is FetchLim
  * it saw, so that entry is the client's. Exposed without a proxy, a client can send its own
  * `X-Forwarded-For` and Next keeps it: put a proxy in front, or pass `ip` or `key`.
  *
+ * Options with a shared store (`redis`, or `store`) need a `name` (or every `limits` entry named):
+ * limiters on one store with the same name and numbers share their counters, as processes do, so
+ * two route handlers with the same numbers would otherwise share one budget. Without a name this
+ * throws a `LimiterError` (`ERR_LIMITER_OPTION`); a `MemoryStore` of the limiter's own needs none.
+ *
  * @example
  * export const GET = withRateLimit(async () => Response.json({ ok: true }), {
  *   limit: 10,
@@ -34,6 +40,7 @@ export function withRateLimit<R extends Request, A extends unknown[]>(
   handler: RouteHandler<R, A>,
   limiter: FetchLimiterOptions | FetchLimiter,
 ): (request: R, ...rest: A) => Promise<Response> {
+  if (!isLimiter(limiter)) checkNamed(limiter)
   const limit = isLimiter(limiter) ? limiter : createFetchLimiter(routeDefaults(limiter))
   return (request, ...rest) => limit.handle(request, async () => handler(request, ...rest))
 }
@@ -43,4 +50,30 @@ function routeDefaults(options: FetchLimiterOptions): FetchLimiterOptions {
   if (options === null || typeof options !== 'object') return options
   if (options.ip !== undefined || options.trustProxy !== undefined) return options
   return { ...options, trustProxy: 1 }
+}
+
+// Whether the options name their counters: a `name`, or a name on every fixed `limits` entry
+// (the policies' names then place the counters; a function's are only known per request).
+function named(options: FetchLimiterOptions): boolean {
+  if (options.name !== undefined) return true
+  const { limits } = options as { limits?: unknown }
+  return (
+    Array.isArray(limits) &&
+    limits.every((spec) => (spec as { name?: unknown } | null)?.name !== undefined)
+  )
+}
+
+// Options on a shared store must name the limiter: a default name comes from the numbers alone
+// (`gc3/15m`), and this handler's route is unknown here, so two handlers with the same numbers
+// (or a `proxy.ts` limiter and a route's) would count in one counter.
+function checkNamed(options: FetchLimiterOptions): void {
+  if (options === null || typeof options !== 'object') return
+  const option = options.redis != null ? 'redis' : options.store != null ? 'store' : undefined
+  if (option === undefined || named(options)) return
+  const what =
+    option === 'redis' ? 'a store shared between processes' : 'a store that may be shared'
+  throw new LimiterError(
+    'ERR_LIMITER_OPTION',
+    `withRateLimit: with \`${option}\` (${what}) give the limiter a \`name\` (e.g. name: 'login'), or name every \`limits\` entry: limiters on one store with the same name and numbers share counters, so two route handlers would share one budget.`,
+  )
 }

@@ -54,7 +54,7 @@ describe('mergeHeaders', () => {
     ],
     [
       'draft-6: the fewest remaining wins (existing)',
-      { 'ratelimit-remaining': '1', 'ratelimit-limit': '5' },
+      { 'ratelimit-remaining': '1', 'ratelimit-limit': '5', 'ratelimit-reset': '3' },
       [
         ['RateLimit-Limit', '100'],
         ['RateLimit-Remaining', '42'],
@@ -78,7 +78,7 @@ describe('mergeHeaders', () => {
     ],
     [
       'legacy: the fewest remaining wins',
-      { 'x-ratelimit-remaining': '0' },
+      { 'x-ratelimit-limit': '5', 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': '9' },
       [
         ['X-RateLimit-Limit', '100'],
         ['X-RateLimit-Remaining', '42'],
@@ -103,6 +103,74 @@ describe('mergeHeaders', () => {
     ],
   ])('%s', (_name, existing, incoming, expected) => {
     expect(mergeHeaders(incoming, current(existing))).toEqual(expected)
+  })
+
+  describe("a single-valued set is one limiter's, whole", () => {
+    const rate = {
+      'ratelimit-limit': '100',
+      'ratelimit-remaining': '99',
+      'ratelimit-reset': '36',
+    }
+    it.each<[string, Record<string, string>, HeaderPair[], HeaderPair[]]>([
+      [
+        'a fail-open set (no remaining, no reset) leaves the set found',
+        { 'ratelimit-limit': '5', 'ratelimit-remaining': '4', 'ratelimit-reset': '180' },
+        [
+          ['RateLimit-Policy', '100;w=60'],
+          ['RateLimit-Limit', '100'],
+        ],
+        [['RateLimit-Policy', '100;w=60']],
+      ],
+      [
+        'a fail-open legacy set leaves the set found',
+        { 'x-ratelimit-limit': '5', 'x-ratelimit-remaining': '4', 'x-ratelimit-reset': '9' },
+        [['X-RateLimit-Limit', '100']],
+        [],
+      ],
+      [
+        'a concurrency set (no reset) with fewer remaining leaves the set found',
+        rate,
+        [
+          ['RateLimit-Limit', '2'],
+          ['RateLimit-Remaining', '1'],
+        ],
+        [],
+      ],
+      [
+        'a full set replaces a concurrency one with fewer remaining',
+        { 'ratelimit-limit': '2', 'ratelimit-remaining': '1' },
+        [
+          ['RateLimit-Limit', '100'],
+          ['RateLimit-Remaining', '99'],
+          ['RateLimit-Reset', '36'],
+        ],
+        [
+          ['RateLimit-Limit', '100'],
+          ['RateLimit-Remaining', '99'],
+          ['RateLimit-Reset', '36'],
+        ],
+      ],
+    ])('%s', (_name, existing, incoming, expected) => {
+      expect(mergeHeaders(incoming, current(existing))).toEqual(expected)
+      expect(mergeHeaders(incoming, current(existing), undefined, 'before')).toEqual(expected)
+    })
+
+    it("on a tie the inner limiter's set stays (Node writes it last, Fetch first)", () => {
+      const inner: HeaderPair[] = [
+        ['RateLimit-Limit', '5'],
+        ['RateLimit-Remaining', '99'],
+        ['RateLimit-Reset', '900'],
+      ]
+      // Node: the outer limiter's set is there, the inner one's comes in
+      expect(mergeHeaders(inner, current(rate))).toEqual(inner)
+      // Fetch: the inner limiter's set is there, the outer one's comes in
+      const found = {
+        'ratelimit-limit': '5',
+        'ratelimit-remaining': '99',
+        'ratelimit-reset': '900',
+      }
+      expect(mergeHeaders(Object.entries(rate), current(found), undefined, 'before')).toEqual([])
+    })
   })
 
   it('accumulates within one batch', () => {

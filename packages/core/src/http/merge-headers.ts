@@ -14,8 +14,15 @@ function remainingIn(value: string | undefined, pattern: RegExp): number {
   return match === null ? Number.NaN : Number(match[1])
 }
 
-// Single-valued groups: when several limiters answer, the one with the fewest remaining wins.
-const GROUPS: ReadonlyArray<{ names: readonly string[]; remaining: string; pattern: RegExp }> = [
+// A set of single-valued fields that together describe one limiter (see `keepsFound`).
+interface Group {
+  readonly names: readonly string[]
+  readonly remaining: string
+  readonly pattern: RegExp
+}
+
+// Single-valued groups: when several limiters answer, one limiter's fields are sent, all of them.
+const GROUPS: readonly Group[] = [
   {
     names: ['ratelimit-limit', 'ratelimit-remaining', 'ratelimit-reset'],
     remaining: 'ratelimit-remaining',
@@ -28,6 +35,48 @@ const GROUPS: ReadonlyArray<{ names: readonly string[]; remaining: string; patte
   },
   { names: ['ratelimit'], remaining: 'ratelimit', pattern: /remaining=(\d+)/ },
 ]
+
+// The incoming values of the group's fields (a draft-10 `RateLimit` list member is none of them).
+function fieldsOf(group: Group, pairs: readonly HeaderPair[]): Map<string, string> {
+  const found = new Map<string, string>()
+  for (const [name, value] of pairs) {
+    const lower = name.toLowerCase()
+    if (group.names.includes(lower) && !value.startsWith('"')) found.set(lower, value)
+  }
+  return found
+}
+
+// Whether the group the response holds stays, whole, and the incoming one's fields are dropped.
+// A group is all or nothing: a field left from another limiter would mix two quotas
+// (`RateLimit-Limit: 100` beside a 5-limit's `RateLimit-Remaining: 0`), and a merge sets fields,
+// never removes one. So a set that lacks a field the response holds never replaces it (a
+// fail-open decision states no remaining and no reset; a concurrency one, no reset), a set with
+// more of the fields always does, and between equal ones the fewest remaining wins; on a tie,
+// the inner limiter's (written after the outer one on Node, `'after'`; before it on Fetch).
+function keepsFound(
+  group: Group,
+  pairs: readonly HeaderPair[],
+  read: (name: string) => string | undefined,
+  place: MemberPlace,
+): boolean {
+  const incoming = fieldsOf(group, pairs)
+  if (incoming.size === 0) return false
+  let held = 0
+  for (const name of group.names) {
+    const before = read(name)
+    if (before === undefined || before === '') continue
+    // a draft-10 list where the draft-7 dictionary goes: not this group's (see `inStyleFound`)
+    if (before.trimStart().startsWith('"')) return false
+    if (!incoming.has(name)) return true
+    held++
+  }
+  if (held === 0 || incoming.size > held) return false
+  const was = remainingIn(read(group.remaining), group.pattern)
+  const now = remainingIn(incoming.get(group.remaining), group.pattern)
+  if (was < now) return true
+  if (now < was) return false
+  return place === 'before'
+}
 
 /** This limiter's header pairs in another standard, for {@link mergeHeaders} to restyle with. */
 export type Restyle = (standard: 'draft-10' | 'draft-7') => readonly HeaderPair[]
@@ -71,11 +120,12 @@ export type MemberPlace = 'after' | 'before'
  * Merges a limiter's header pairs into what the response already holds, so several limiters on
  * one route add up instead of overwriting: list fields (`RateLimit-Policy`, draft-10 `RateLimit`)
  * get one member per limiter (at `place`, default after the others), `Retry-After` keeps the
- * later instant, and single-valued sets (draft-6, draft-7 `RateLimit`, legacy) keep the limiter
- * with the fewest remaining. Returns the pairs to set; `current(name)` reads the response (names
- * are matched case-insensitively). With `restyle`, a `RateLimit` or `RateLimit-Policy` field
- * already written in the other syntax gets this limiter's entry in that syntax, so no field
- * mixes the two and no limiter's entry is lost.
+ * later instant, and single-valued sets (draft-6, draft-7 `RateLimit`, legacy) hold one limiter's
+ * fields, all of them: the set with the most fields (a fail-open decision's lacks the quota, a
+ * concurrency one's the reset), then the fewest remaining, then the inner limiter's. Returns the
+ * pairs to set; `current(name)` reads the response (names are matched case-insensitively). With
+ * `restyle`, a `RateLimit` or `RateLimit-Policy` field already written in the other syntax gets
+ * this limiter's entry in that syntax, so no field mixes the two and no limiter's entry is lost.
  *
  * @example
  * for (const [name, value] of mergeHeaders(pairs, (n) => res.getHeader(n))) res.setHeader(name, value)
@@ -91,14 +141,9 @@ export function mergeHeaders(
   const read = (lower: string, name: string): string | undefined =>
     merged.get(lower)?.[1] ?? text(current(name))
   const keep = new Set<string>()
-  for (const group of GROUPS) {
-    const pair = pairs.find(([n, v]) => n.toLowerCase() === group.remaining && !v.startsWith('"'))
-    if (pair === undefined) continue
-    const before = read(group.remaining, pair[0])
-    if (before?.startsWith('"')) continue
-    if (remainingIn(before, group.pattern) < remainingIn(pair[1], group.pattern))
+  for (const group of GROUPS)
+    if (keepsFound(group, pairs, (name) => text(current(name)), place))
       for (const n of group.names) keep.add(n)
-  }
   for (const [name, value] of pairs) {
     const lower = name.toLowerCase()
     const before = read(lower, name)
