@@ -2,6 +2,7 @@
 // `limiter:audit` diagnostics channel. The caller has checked authorization and the CSRF token.
 import { channel } from 'node:diagnostics_channel'
 import { type Limiter, parseDuration } from '@limiter/core'
+import type { Resolved } from './labels.js'
 import type { InspectorState } from './state.js'
 import { previewThreshold } from './state.js'
 
@@ -42,8 +43,8 @@ function limiterOf(limiters: readonly Limiter[], fields: Fields): Limiter | unde
 export interface ActionContext {
   readonly limiters: readonly Limiter[]
   readonly state: () => Promise<InspectorState>
-  /** The raw key of a label the page shows (`k:3f9a0c12…`), or the text as typed. */
-  readonly resolveKey: (typed: string) => Promise<string>
+  /** The raw key of a label the page shows (`k:3f9a…`), the text as typed, or why neither. */
+  readonly resolveKey: (typed: string) => Promise<Resolved>
   readonly audit: { request: Request; hostRequest: unknown }
 }
 
@@ -60,7 +61,10 @@ export async function runAction(
   const typed = fields.key ?? ''
   if (typed === '') return fail('a key is required')
   // Messages name the key as typed (a label stays a label); the audit event has the raw key.
-  const key = await context.resolveKey(typed)
+  const resolved = await context.resolveKey(typed)
+  if (resolved.key === undefined)
+    return { status: resolved.status, message: resolved.error, body: { error: resolved.error } }
+  const { key } = resolved
   if (action === 'reset') {
     await limiter.reset(key)
     publish({ action, limiter: limiter.name, key, ...audit })
@@ -70,18 +74,28 @@ export async function runAction(
       body: { ok: true },
     }
   }
-  let durationMs: number
-  try {
-    durationMs = parseDuration(fields.duration ?? '15m', 'duration')
-  } catch (error) {
-    return fail(error instanceof Error ? error.message : String(error))
-  }
+  const durationMs = blockDuration(fields.duration ?? '15m')
+  if (typeof durationMs === 'string') return fail(durationMs)
   await limiter.block(key, durationMs)
   publish({ action, limiter: limiter.name, key, durationMs, ...audit })
   return {
     status: 200,
     message: `Blocked ${typed} in ${limiter.name} for ${durationMs} ms.`,
     body: { ok: true, durationMs },
+  }
+}
+
+// What core's `block` takes at most (a year): checked here, so a longer one is the caller's
+// error (400), not a failed action.
+const MAX_BLOCK_MS = 365 * 86_400_000
+
+/** The duration in ms, or why it is refused (naming the value as typed). */
+function blockDuration(typed: string): number | string {
+  try {
+    return parseDuration(typed, 'duration', MAX_BLOCK_MS)
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error)
+    return `The duration ${JSON.stringify(typed)} is refused: ${reason}`
   }
 }
 

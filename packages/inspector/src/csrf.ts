@@ -1,25 +1,48 @@
 // CSRF by double submit: the page sets a random token in an HttpOnly, SameSite=Strict cookie
 // scoped to the mount path and embeds the same token in its forms; a POST must carry it in the
-// `csrf` field or the `x-csrf-token` header, equal to the cookie. Any process can check it (no
-// shared secret), and a cross-site form can neither read the token nor set the cookie.
-import { randomBytes, timingSafeEqual } from 'node:crypto'
+// `csrf` field or the `x-csrf-token` header, equal to the cookie. With the `secret` option the
+// token is signed (`random.HMAC(secret, random)`): a cookie and form planted together (from a
+// sibling subdomain, or over plain HTTP) are refused, and every process sharing the secret can
+// check it. Without it any process can check the token (no shared secret), and a cross-site form
+// can neither read the token nor set the cookie.
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
 
 export const CSRF_COOKIE = 'limiter_inspector_csrf'
 const TOKEN = /^[A-Za-z0-9_-]{32,64}$/
+const SIGNED = /^([A-Za-z0-9_-]{32})\.([A-Za-z0-9_-]{43})$/
 
-export function cookieToken(request: Request): string | undefined {
+function sign(secret: string, text: string): string {
+  return createHmac('sha256', secret).update(`limiter-inspector-csrf:${text}`).digest('base64url')
+}
+
+function same(a: string, b: string): boolean {
+  const x = Buffer.from(a)
+  const y = Buffer.from(b)
+  return x.length === y.length && timingSafeEqual(x, y)
+}
+
+/** Whether `token` has a token's shape and, with `secret`, its signature. */
+function wellFormed(token: string, secret: string | undefined): boolean {
+  if (secret === undefined) return TOKEN.test(token)
+  const match = SIGNED.exec(token)
+  return match !== null && same(sign(secret, match[1] as string), match[2] as string)
+}
+
+/** The request's CSRF cookie, if one is well formed (and, with `secret`, signed by it). */
+export function cookieToken(request: Request, secret: string | undefined): string | undefined {
   const header = request.headers.get('cookie') ?? ''
   for (const part of header.split(';')) {
     const [name, ...rest] = part.trim().split('=')
     if (name !== CSRF_COOKIE) continue
     const value = rest.join('=')
-    return TOKEN.test(value) ? value : undefined
+    if (wellFormed(value, secret)) return value
   }
   return undefined
 }
 
-export function newToken(): string {
-  return randomBytes(24).toString('base64url')
+export function newToken(secret: string | undefined): string {
+  const random = randomBytes(24).toString('base64url')
+  return secret === undefined ? random : `${random}.${sign(secret, random)}`
 }
 
 export function tokenCookie(token: string, mountPath: string, secure: boolean): string {
@@ -28,10 +51,12 @@ export function tokenCookie(token: string, mountPath: string, secure: boolean): 
 }
 
 /** Whether `submitted` (the form field or header) matches the cookie. */
-export function csrfValid(request: Request, submitted: string | undefined): boolean {
-  const cookie = cookieToken(request)
+export function csrfValid(
+  request: Request,
+  submitted: string | undefined,
+  secret: string | undefined,
+): boolean {
+  const cookie = cookieToken(request, secret)
   if (cookie === undefined || submitted === undefined) return false
-  const a = Buffer.from(cookie)
-  const b = Buffer.from(submitted)
-  return a.length === b.length && timingSafeEqual(a, b)
+  return same(cookie, submitted)
 }

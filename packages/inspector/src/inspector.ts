@@ -6,8 +6,11 @@ import { type Fields, runAction } from './actions.js'
 import { BlockRegistry } from './blocks.js'
 import { cookieToken, csrfValid, newToken, tokenCookie } from './csrf.js'
 import { Fleet } from './fleet.js'
-import { keyOfLabel } from './labels.js'
+import { keyOfLabel, type Resolved } from './labels.js'
+import { esc } from './live.js'
 import { lookupHtml, lookupKey } from './lookup.js'
+import { MAX_BODY_BYTES } from './node.js'
+import { noticeOf, noticeQuery } from './notice.js'
 import { type InspectorOptions, type ResolvedOptions, resolveOptions } from './options.js'
 import { pagePolicy, renderPage } from './page.js'
 import { Recorder } from './recorder.js'
@@ -38,7 +41,9 @@ export interface Inspector<H = unknown> {
 /** The page's two ways into the recordings. */
 interface Views {
   state(): Promise<InspectorState>
-  resolveKey(typed: string): Promise<string>
+  resolveKey(typed: string): Promise<Resolved>
+  /** Signs the notices the page shows after an action (the `secret`, or this process's own). */
+  readonly noticeKey: string
 }
 
 let warned = false
@@ -61,6 +66,7 @@ export function inspector<H = unknown>(options: InspectorOptions<H>): Inspector<
   const views: Views = {
     state,
     resolveKey: (typed) => keyOfLabel(recorder, shared, source, typed, Date.now(), blocks.keys()),
+    noticeKey: resolved.secret ?? randomBytes(32).toString('base64url'),
   }
   return {
     handle: (request, context) => handle(request, context, resolved, views),
@@ -126,18 +132,32 @@ async function handle<H>(
     if (path === '/api/state') return json(200, await views.state())
     if (path === '/api/key') {
       const typed = url.searchParams.get('key') ?? ''
-      return json(200, await lookupKey(options.limiters, await views.resolveKey(typed), typed))
+      const resolved = await views.resolveKey(typed)
+      if (resolved.key === undefined) return json(resolved.status, { error: resolved.error })
+      return json(200, await lookupKey(options.limiters, resolved.key, typed))
     }
     return text(404, 'Not found')
   }
   if (request.method !== 'POST' || !path.startsWith('/api/')) return text(405, 'Method not allowed')
+  return post(request, url, { mountPath, path, hostRequest: context.hostRequest }, options, views)
+}
+
+/** A POST under `api/`: the checks (actions on, same origin, size, CSRF), then the action. */
+async function post<H>(
+  request: Request,
+  url: URL,
+  at: { mountPath: string; path: string; hostRequest: unknown },
+  options: ResolvedOptions<H>,
+  views: Views,
+): Promise<Response> {
   if (!options.actions) return text(403, 'Actions are disabled (`actions: true` enables them)')
   if (crossOrigin(request, url)) return text(403, 'Cross-origin POST refused')
   const fields = await readFields(request)
-  if (!csrfValid(request, request.headers.get('x-csrf-token') ?? fields.csrf))
+  if (fields === undefined) return text(413, `Request body over ${MAX_BODY_BYTES / 1024} kB`)
+  if (!csrfValid(request, request.headers.get('x-csrf-token') ?? fields.csrf, options.secret))
     return text(403, 'Missing or wrong CSRF token')
-  const hostRequest: unknown = context.hostRequest
-  const result = await runAction(path.slice('/api/'.length), fields, {
+  const { hostRequest } = at
+  const result = await runAction(at.path.slice('/api/'.length), fields, {
     limiters: options.limiters,
     state: views.state,
     resolveKey: views.resolveKey,
@@ -151,7 +171,7 @@ async function handle<H>(
   if (wantsHtml(request))
     return new Response(null, {
       status: 303,
-      headers: { location: `${mountPath}/?message=${encodeURIComponent(result.message)}` },
+      headers: { location: `${at.mountPath}/${noticeQuery(views.noticeKey, result.message)}` },
     })
   return json(result.status, result.body)
 }
@@ -163,17 +183,12 @@ async function page<H>(
   options: ResolvedOptions<H>,
   views: Views,
 ): Promise<Response> {
-  const existing = cookieToken(request)
-  const csrf = existing ?? newToken()
+  const existing = cookieToken(request, options.secret)
+  const csrf = existing ?? newToken(options.secret)
   const nonce = randomBytes(16).toString('base64')
   const key = url.searchParams.get('key')
   const lookup =
-    key === null || key === ''
-      ? undefined
-      : {
-          key,
-          html: lookupHtml(await lookupKey(options.limiters, await views.resolveKey(key), key)),
-        }
+    key === null || key === '' ? undefined : { key, html: await lookupPart(key, options, views) }
   const names = options.limiters.map((l: Limiter) => l.name)
   const html = renderPage(
     await views.state(),
@@ -183,7 +198,7 @@ async function page<H>(
       csrf,
       nonce,
       actions: options.actions,
-      message: url.searchParams.get('message') ?? undefined,
+      message: noticeOf(views.noticeKey, url),
       lookup,
     },
     names,
@@ -200,9 +215,22 @@ async function page<H>(
   return new Response(request.method === 'HEAD' ? null : html, { status: 200, headers })
 }
 
-async function readFields(request: Request): Promise<Fields> {
+async function lookupPart<H>(
+  typed: string,
+  options: ResolvedOptions<H>,
+  views: Views,
+): Promise<string> {
+  const resolved = await views.resolveKey(typed)
+  if (resolved.key === undefined) return `<p class="msg">${esc(resolved.error)}</p>`
+  return lookupHtml(await lookupKey(options.limiters, resolved.key, typed))
+}
+
+/** The POST's fields, or undefined if its body is over `MAX_BODY_BYTES`. */
+async function readFields(request: Request): Promise<Fields | undefined> {
+  if (Number(request.headers.get('content-length') ?? 0) > MAX_BODY_BYTES) return undefined
   const type = request.headers.get('content-type') ?? ''
   const body = await request.text()
+  if (Buffer.byteLength(body) > MAX_BODY_BYTES) return undefined
   if (type.includes('application/json')) {
     try {
       const parsed: unknown = JSON.parse(body)
@@ -219,8 +247,11 @@ async function readFields(request: Request): Promise<Fields> {
 // `Origin` (hosts compared: a TLS proxy in front makes the schemes differ).
 function crossOrigin(request: Request, url: URL): boolean {
   const origin = request.headers.get('origin')
-  // Absent, or 'null' (privacy settings, sandboxed frames): the token decides alone.
-  if (origin === null || origin === 'null') return false
+  // Absent (a client that is no browser, or an old one): the token decides alone. 'null' (a
+  // sandboxed frame, a cross-origin redirect, a page sent with `no-referrer`) is refused: the
+  // page's own forms and script send its origin (it is served with `same-origin`).
+  if (origin === null) return false
+  if (origin === 'null') return true
   try {
     return new URL(origin).host !== url.host
   } catch {

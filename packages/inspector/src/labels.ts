@@ -1,23 +1,53 @@
 // The raw key behind a label the page shows (`k:3f9a0c12…`), for the look-up and the actions.
-import type { ResolvedOptions } from './options.js'
+import { isHashLabel, type ResolvedOptions } from './options.js'
 import type { Recorder } from './recorder.js'
 import type { SummarySource } from './state.js'
 
+/** The raw key to act on, or why the text names none (404) or several (409). */
+export type Resolved =
+  | { readonly key: string }
+  | { readonly status: 404 | 409; readonly error: string; readonly key?: undefined }
+
 /**
- * The raw key behind `label`: the one key of the last 15 minutes' summaries (any policy) or of
- * the blocks listed (`listed`) that `mask` labels so; `label` itself when none or several do, or
- * when keys are not masked.
+ * The raw key behind `typed`: the one key of the last 15 minutes' summaries (any policy) or of
+ * the blocks listed (`listed`) that `mask` labels so. A text several keys are labelled with is
+ * refused (409), and so is one with a default label's shape that no key has (404: unknown, or
+ * aged out); any other text is a raw key, as is every text when keys are not masked.
  */
 export async function keyOfLabel(
   recorder: Recorder,
   options: ResolvedOptions<unknown>,
   source: SummarySource,
-  label: string,
+  typed: string,
   nowMs: number,
   listed: readonly string[] = [],
-): Promise<string> {
+): Promise<Resolved> {
   const { mask } = options
-  if (mask === undefined) return label
+  if (mask === undefined) return { key: typed }
+  const found = await keysLabelled(recorder, mask, source, typed, nowMs, listed)
+  if (found.length === 1) return { key: found[0] as string }
+  const shown = JSON.stringify(typed)
+  if (found.length > 1)
+    return {
+      status: 409,
+      error: `The label ${shown} is ambiguous: ${found.length} keys of the last 15 minutes have it. Nothing was done; use the raw key.`,
+    }
+  if (options.defaultMask && isHashLabel(typed))
+    return {
+      status: 404,
+      error: `No key of the last 15 minutes' summaries or of the blocks listed has the label ${shown} (unknown, or aged out). Nothing was done; use the raw key.`,
+    }
+  return { key: typed }
+}
+
+async function keysLabelled(
+  recorder: Recorder,
+  mask: (key: string) => string,
+  source: SummarySource,
+  label: string,
+  nowMs: number,
+  listed: readonly string[],
+): Promise<string[]> {
   const minute = Math.floor(nowMs / 60_000)
   const found = new Set<string>()
   for (const key of listed) if (mask(key) === label) found.add(key)
@@ -28,5 +58,5 @@ export async function keyOfLabel(
         for (const item of summary.items) if (mask(item.key) === label) found.add(item.key)
     }
   }
-  return found.size === 1 ? ([...found][0] as string) : label
+  return [...found]
 }

@@ -22,13 +22,27 @@ function encode(body: ParsedBody, type: string): string | undefined {
   return new URLSearchParams(entries).toString()
 }
 
+/** The largest body a POST may have (the actions' fields are a few short strings). */
+export const MAX_BODY_BYTES = 64 * 1024
+
+/** A body over `MAX_BODY_BYTES`: the frameworks answer 413 from its `status`. */
+class BodyTooLargeError extends RangeError {
+  readonly status = 413
+  readonly statusCode = 413
+  readonly expose = true
+  constructor() {
+    super(`request body over ${MAX_BODY_BYTES / 1024} kB`)
+    this.name = 'BodyTooLargeError'
+  }
+}
+
 async function readStream(req: IncomingMessage): Promise<string> {
   const chunks: Buffer[] = []
   let size = 0
   for await (const chunk of req) {
     const buffer = Buffer.isBuffer(chunk) ? chunk : Buffer.from(String(chunk))
     size += buffer.length
-    if (size > 64 * 1024) throw new RangeError('request body over 64 kB')
+    if (size > MAX_BODY_BYTES) throw new BodyTooLargeError()
     chunks.push(buffer)
   }
   return Buffer.concat(chunks).toString('utf8')

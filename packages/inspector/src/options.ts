@@ -1,5 +1,5 @@
 // The inspector's options, checked once at construction.
-import { createHash } from 'node:crypto'
+import { createHash, createHmac } from 'node:crypto'
 import type { Limiter, RedisStore } from '@limiter/core'
 import { LimiterRangeError, LimiterTypeError } from '@limiter/core'
 import { senderOf } from './redis-sync.js'
@@ -37,6 +37,13 @@ export interface InspectorOptions<H = unknown> {
   readonly topK?: number | undefined
   /** Where the shared summaries live in Redis (default `'rl:inspector:'`). */
   readonly redisPrefix?: string | undefined
+  /**
+   * A secret of at least 32 characters, the same in every process that serves the page: keys
+   * the default labels (HMAC-SHA-256, so no one can compute two keys that share a label) and
+   * signs the CSRF tokens (a cookie and form planted together are refused). Without it, labels
+   * are a plain SHA-256 prefix and the token a plain double submit.
+   */
+  readonly secret?: string | undefined
 }
 
 export interface ResolvedOptions<H> {
@@ -44,9 +51,12 @@ export interface ResolvedOptions<H> {
   readonly authorize: Authorize<H> | undefined
   readonly actions: boolean
   readonly mask: ((key: string) => string) | undefined
+  /** Whether `mask` is the default (`hashKey`), whose labels have a shape of their own. */
+  readonly defaultMask: boolean
   readonly topK: number
   readonly redis: ((key: string, args: string[]) => Promise<unknown>) | undefined
   readonly redisPrefix: string
+  readonly secret: string | undefined
 }
 
 export function resolveOptions<H>(options: InspectorOptions<H>): ResolvedOptions<H> {
@@ -65,6 +75,9 @@ export function resolveOptions<H>(options: InspectorOptions<H>): ResolvedOptions
     )
   if (typeof topK !== 'number' || !Number.isInteger(topK) || topK < 8 || topK > 1024)
     throw new LimiterRangeError('topK', topK, 'must be an integer from 8 to 1024')
+  const { secret } = options
+  if (secret !== undefined && (typeof secret !== 'string' || secret.length < 32))
+    throw new LimiterTypeError('secret', secret, 'a string of at least 32 characters')
   const redis = store === undefined ? undefined : senderOf(store)
   if (store !== undefined && redis === undefined)
     throw new LimiterTypeError('store', store, 'a RedisStore, or an ioredis or node-redis client')
@@ -72,14 +85,39 @@ export function resolveOptions<H>(options: InspectorOptions<H>): ResolvedOptions
     limiters,
     authorize,
     actions: actions === true,
-    mask: maskKey === false ? undefined : typeof maskKey === 'function' ? maskKey : hashKey,
+    mask: maskOf(maskKey, secret),
+    defaultMask: maskKey === undefined || maskKey === true,
     topK,
     redis,
     redisPrefix: options.redisPrefix ?? 'rl:inspector:',
+    secret,
   }
 }
 
-/** The default label of a key: `k:` and the first 8 hex digits of its SHA-256, then `…`. */
-export function hashKey(key: string): string {
-  return `k:${createHash('sha256').update(key).digest('hex').slice(0, 8)}…`
+function maskOf(
+  maskKey: InspectorOptions['maskKey'],
+  secret: string | undefined,
+): ((key: string) => string) | undefined {
+  if (maskKey === false) return undefined
+  if (typeof maskKey === 'function') return maskKey
+  return (key) => hashKey(key, secret)
+}
+
+/**
+ * The default label of a key: `k:`, the first 16 hex digits of its SHA-256 (HMAC-SHA-256 keyed
+ * by `secret`, the inspector's `secret` option, when given), then `…`.
+ */
+export function hashKey(key: string, secret?: string): string {
+  const hash =
+    secret === undefined
+      ? createHash('sha256').update(key)
+      : createHmac('sha256', secret).update(`limiter-inspector-label:${key}`)
+  return `k:${hash.digest('hex').slice(0, LABEL_DIGITS)}…`
+}
+
+const LABEL_DIGITS = 16
+
+/** Whether `text` has the shape of a default label (the 8-digit ones of older versions too). */
+export function isHashLabel(text: string): boolean {
+  return /^k:[0-9a-f]{8,64}…$/.test(text)
 }

@@ -16,6 +16,13 @@ export type InspectorRedis = object
 
 const TTL_SECONDS = 16 * 60
 
+// A summary's hash: its own data (`n:k`) under `DATA_FIELD`, and each key under `KEY_FIELD` and
+// the key, so no client key can name the data field. (Older versions wrote each key as it is,
+// beside the data under `LEGACY_DATA_FIELD`: a client key of that text erased the summary.)
+const DATA_FIELD = 'summary'
+const KEY_FIELD = 'k:'
+const LEGACY_DATA_FIELD = '\u0000meta'
+
 /** How to send one command on `client`, or undefined if it is no Redis client we know. */
 export function senderOf(client: unknown): Send | undefined {
   if (client instanceof RedisStore) return senderOf(client.client)
@@ -63,8 +70,8 @@ export async function writeSummary(
 ): Promise<void> {
   const base = tagged(prefix, policy, minute)
   const hash = `${base}:${pid}`
-  const fields = [`\u0000meta`, `${summary.n}:${summary.k}`]
-  for (const item of summary.items) fields.push(item.key, `${item.count}:${item.error}`)
+  const fields = [DATA_FIELD, `${summary.n}:${summary.k}`]
+  for (const item of summary.items) fields.push(KEY_FIELD + item.key, `${item.count}:${item.error}`)
   // at most 2 x 1024 + 2 fields (topK is at most 1024): within Lua's unpack limit
   await send(hash, ['EVAL', REPLACE_HASH, '1', hash, String(TTL_SECONDS), ...fields])
   await send(base, ['SADD', `${base}:procs`, pid])
@@ -91,7 +98,7 @@ export async function readSummaries(
 }
 
 // HGETALL answers a flat array (ioredis `call`, node-redis 4 `sendCommand`) or an object.
-function parseHash(reply: unknown): SummaryData | undefined {
+function pairsOf(reply: unknown): Array<[string, string]> {
   const pairs: Array<[string, string]> = []
   if (Array.isArray(reply)) {
     for (let i = 0; i + 1 < reply.length; i += 2)
@@ -99,15 +106,34 @@ function parseHash(reply: unknown): SummaryData | undefined {
   } else if (reply !== null && typeof reply === 'object') {
     for (const [field, value] of Object.entries(reply)) pairs.push([field, String(value)])
   }
+  return pairs
+}
+
+function counts(value: string): [number, number] {
+  const [a, b] = value.split(':').map(Number)
+  return [Number.isFinite(a) ? (a as number) : 0, Number.isFinite(b) ? (b as number) : 0]
+}
+
+/**
+ * A summary from its hash, or undefined (an empty or unknown hash). A hash in the older layout
+ * (data under `"\u0000meta"`, keys as they are), written by a process of an older version during
+ * a rolling deploy, is read as that version read it; it expires 16 minutes after its last write.
+ */
+export function parseHash(reply: unknown): SummaryData | undefined {
+  const pairs = pairsOf(reply)
+  const legacy = pairs.some(([field]) => field === LEGACY_DATA_FIELD)
+  const dataField = legacy ? LEGACY_DATA_FIELD : DATA_FIELD
+  const keyField = legacy ? '' : KEY_FIELD
   let n = 0
   let k = 0
   const items: HeavyHitter[] = []
   for (const [field, value] of pairs) {
-    const [a, b] = value.split(':').map(Number)
-    if (field === '\u0000meta') {
-      n = a ?? 0
-      k = b ?? 0
-    } else items.push({ key: field, count: a ?? 0, error: b ?? 0 })
+    const [a, b] = counts(value)
+    if (field === dataField) {
+      n = a
+      k = b
+    } else if (field.startsWith(keyField))
+      items.push({ key: field.slice(keyField.length), count: a, error: b })
   }
   return k > 0 ? { n, k, items } : undefined
 }

@@ -219,6 +219,85 @@ export function describeInspectorContract(name: string, mount: Mount): void {
         expect(refused.policies[0]?.keys).toBe(2)
         expect((await limiter.peek('someone-new')).allowed).toBe(true)
       })
+
+      it('refuses a label no key has (unknown, or aged out), blocking nothing', async () => {
+        const { cookie, token } = await csrf(base)
+        for (const label of [hashKey('never-refused-here'), 'k:0123abcd…']) {
+          const blocked = await post(base, 'block', { key: label, csrf: token }, cookie)
+          expect(blocked.status).toBe(404)
+          expect(await blocked.json()).toEqual({
+            error: expect.stringContaining(`has the label ${JSON.stringify(label)}`),
+          })
+          expect((await limiter.peek(label)).allowed).toBe(true)
+          const lookup = await fetch(`${base}/api/key?key=${encodeURIComponent(label)}`, {
+            headers: admin,
+          })
+          expect(lookup.status).toBe(404)
+        }
+        expect((await limiter.peek('never-refused-here')).allowed).toBe(true)
+      })
+
+      it('refuses a POST from Origin: null, even with its token', async () => {
+        const { cookie, token } = await csrf(base)
+        const response = await fetch(`${base}/api/block`, {
+          method: 'POST',
+          headers: { ...admin, cookie, origin: 'null', 'x-csrf-token': token },
+          body: 'key=from-a-sandbox',
+        })
+        expect(response.status).toBe(403)
+        expect((await limiter.peek('from-a-sandbox')).allowed).toBe(true)
+      })
+
+      it('shows only the notices it wrote itself, not a text from a link', async () => {
+        const spoof = 'Session expired: sign in again at https://evil.example'
+        const linked = await fetch(`${base}/?message=${encodeURIComponent(spoof)}&sig=x`, {
+          headers: admin,
+        })
+        expect(linked.status).toBe(200)
+        const html = await linked.text()
+        expect(html).not.toContain('Session expired')
+        expect(html).not.toContain('class="msg"')
+        const { cookie, token } = await csrf(base)
+        const form = await fetch(`${base}/api/reset`, {
+          method: 'POST',
+          redirect: 'manual',
+          headers: {
+            ...admin,
+            cookie,
+            accept: 'text/html',
+            'content-type': 'application/x-www-form-urlencoded',
+          },
+          body: new URLSearchParams({ key: 'notice-1', csrf: token }).toString(),
+        })
+        expect(form.status).toBe(303)
+        const back = await fetch(new URL(form.headers.get('location') ?? '', host.url), {
+          headers: admin,
+        })
+        expect(await back.text()).toContain(
+          `<p class="msg">Reset notice-1 in ${limiter.name} (any block lifted).</p>`,
+        )
+      })
+
+      it('answers 400 naming a duration out of range, and 413 to a body over 64 kB', async () => {
+        const { cookie, token } = await csrf(base)
+        const long = await post(
+          base,
+          'block',
+          { key: 'too-long', duration: '999999999d', csrf: token },
+          cookie,
+        )
+        expect(long.status).toBe(400)
+        expect(await long.json()).toEqual({ error: expect.stringContaining('"999999999d"') })
+        expect((await limiter.peek('too-long')).allowed).toBe(true)
+        const big = await post(
+          base,
+          'block',
+          { key: 'big', csrf: token, a: 'x'.repeat(200_000) },
+          cookie,
+        )
+        expect(big.status).toBe(413)
+        expect((await limiter.peek('big')).allowed).toBe(true)
+      })
     })
   }
 }

@@ -1,6 +1,6 @@
 import { createLimiter, type Store } from '@limiter/core'
 import { describe, expect, it, vi } from 'vitest'
-import { inspector } from '../src/index.js'
+import { hashKey, type Inspector, inspector } from '../src/index.js'
 
 const limiter = createLimiter({ name: 'options-test', limit: 1, window: '1m' })
 
@@ -119,5 +119,113 @@ describe('a failing action', () => {
       error: expect.stringMatching(/The action failed: .*block/),
     })
     page.close()
+  })
+})
+
+/** A POST to `page` with a CSRF cookie and header of `token`. */
+function postTo(page: Inspector, action: string, body: object, token = 'T'.repeat(32)) {
+  return page.handle(
+    new Request(`http://x/api/${action}`, {
+      method: 'POST',
+      headers: {
+        cookie: `limiter_inspector_csrf=${token}`,
+        'x-csrf-token': token,
+        'content-type': 'application/json',
+      },
+      body: JSON.stringify(body),
+    }),
+    { mountPath: '', hostRequest: undefined },
+  )
+}
+
+describe('labels', () => {
+  it('refuses a label several keys share (409), blocking none of them', async () => {
+    const limiter = createLimiter({ name: 'labels-shared', limit: 1, window: '1m' })
+    const page = inspector({
+      limiters: [limiter],
+      authorize: () => true,
+      actions: true,
+      maskKey: (key) => `len:${key.length}`,
+    })
+    for (const key of ['aaa', 'bbb', 'aaa', 'bbb']) await limiter.consume(key)
+    const top = (await page.state()).policies[0]?.top['1m'].map((t) => t.key)
+    expect(top).toEqual(['len:3', 'len:3'])
+    for (const action of ['block', 'reset']) {
+      const response = await postTo(page, action, { key: 'len:3', duration: '1h' })
+      expect(response.status).toBe(409)
+      expect(await response.json()).toEqual({ error: expect.stringMatching(/ambiguous: 2 keys/) })
+    }
+    expect((await page.state()).blocks).toEqual([])
+    expect((await limiter.peek('len:3')).allowed).toBe(true)
+    const lookup = await page.handle(new Request('http://x/api/key?key=len%3A3'), {
+      mountPath: '',
+      hostRequest: undefined,
+    })
+    expect(lookup.status).toBe(409)
+    page.close()
+  })
+
+  it('keys the default labels with `secret` (16 hex digits), and acts on them', async () => {
+    const secret = 's'.repeat(32)
+    const limiter = createLimiter({ name: 'labels-keyed', limit: 1, window: '1m' })
+    const page = inspector({ limiters: [limiter], authorize: () => true, actions: true, secret })
+    await limiter.consume('client-1')
+    await limiter.consume('client-1')
+    const label = (await page.state()).policies[0]?.top['1m'][0]?.key
+    expect(label).toBe(hashKey('client-1', secret))
+    expect(label).toMatch(/^k:[0-9a-f]{16}…$/)
+    expect(label).not.toBe(hashKey('client-1'))
+    expect(hashKey('client-1', 't'.repeat(32))).not.toBe(label)
+    const token = (await signedToken(page)) as string
+    const response = await postTo(page, 'block', { key: label, duration: '1h' }, token)
+    expect(response.status).toBe(200)
+    expect((await limiter.peek('client-1')).retryAfterMs).toBeGreaterThan(59 * 60_000)
+    page.close()
+  })
+
+  it('refuses a secret shorter than 32 characters', () => {
+    expect(() =>
+      inspector({ limiters: [limiter], authorize: () => true, secret: 'short' }),
+    ).toThrow(expect.objectContaining({ code: 'ERR_LIMITER_OPTION', option: 'secret' }))
+  })
+})
+
+/** The CSRF token `page` sets in its cookie. */
+async function signedToken(page: Inspector): Promise<string | undefined> {
+  const response = await page.handle(new Request('http://x/'), {
+    mountPath: '',
+    hostRequest: undefined,
+  })
+  return /limiter_inspector_csrf=([^;]+)/.exec(response.headers.get('set-cookie') ?? '')?.[1]
+}
+
+describe('CSRF with `secret`', () => {
+  it('refuses a cookie and token planted together; takes the signed one the page set', async () => {
+    const secret = 'x'.repeat(40)
+    const limiter = createLimiter({ name: 'csrf-signed', limit: 1, window: '1m' })
+    const page = inspector({ limiters: [limiter], authorize: () => true, actions: true, secret })
+    const planted = await postTo(
+      page,
+      'block',
+      { key: 'victim' },
+      'attackerChosen_0123456789abcdef',
+    )
+    expect(planted.status).toBe(403)
+    expect((await limiter.peek('victim')).allowed).toBe(true)
+    // another process sharing the secret accepts the token this one set
+    const other = inspector({ limiters: [limiter], authorize: () => true, actions: true, secret })
+    const token = (await signedToken(page)) as string
+    expect(token).toMatch(/^[\w-]{32}\.[\w-]{43}$/)
+    expect((await postTo(other, 'block', { key: 'victim' }, token)).status).toBe(200)
+    expect((await limiter.peek('victim')).allowed).toBe(false)
+    // a process with another secret does not
+    const stranger = inspector({
+      limiters: [limiter],
+      authorize: () => true,
+      actions: true,
+      secret: 'y'.repeat(40),
+    })
+    expect((await postTo(stranger, 'reset', { key: 'victim' }, token)).status).toBe(403)
+    for (const p of [page, other, stranger]) p.close()
   })
 })

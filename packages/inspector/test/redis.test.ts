@@ -162,4 +162,57 @@ describe('top refused keys across processes', () => {
     expect(seen.at(-1)).toBe(2)
     await client.quit()
   })
+
+  it('keeps a summary whatever its keys: a client key "\\u0000meta" erases nothing', async () => {
+    const client = new Redis(server.port, '127.0.0.1')
+    const store = new RedisStore({ client })
+    const name = `meta-${Date.now()}`
+    const limiter = createLimiter({ name, limit: 1, window: '1m', store })
+    const options = { store, authorize: () => true, maskKey: false as const }
+    const page = inspector({ limiters: [limiter], ...options, redisPrefix: `meta-${Date.now()}:` })
+    await refuse(limiter, 'abuser-1', 51) // 50 refused
+    await refuse(limiter, '\u0000meta', 2) // 1 refused, a key naming the old layout's data field
+    await refuse(limiter, 'summary', 3) // 2 refused, the new layout's data field's name
+    const state = await page.state()
+    expect(state.merged).toBe(true)
+    expect(state.policies[0]?.top['1m']).toEqual([
+      { key: 'abuser-1', count: 50, error: 0 },
+      { key: 'summary', count: 2, error: 0 },
+      { key: '\u0000meta', count: 1, error: 0 },
+    ])
+    expect(state.policies[0]?.refused['1m']).toBe(53)
+    page.close()
+    await client.quit()
+  })
+
+  it('reads a hash of the older layout (a process of the older version, in a rolling deploy)', async () => {
+    const client = new Redis(server.port, '127.0.0.1')
+    const send = senderOf(client) as Send
+    const prefix = `legacy-${Date.now()}:`
+    await writeSummary(send, prefix, 'new', 'policy', 7, {
+      n: 4,
+      k: 8,
+      items: [{ key: 'k:x', count: 4, error: 0 }],
+    })
+    // the new layout: the data under `summary`, each key under `k:` and the key
+    expect(await client.hgetall(`${prefix}{policy}:7:new`)).toEqual({
+      summary: '4:8',
+      'k:k:x': '4:0',
+    })
+    const old = `${prefix}{policy}:7:old`
+    await client.hset(old, '\u0000meta', '5:8', 'k:x', '3:0', 'summary', '2:0')
+    await client.sadd(`${prefix}{policy}:7:procs`, 'old')
+    const summaries = await readSummaries(send, prefix, 'policy', 7)
+    expect(summaries).toHaveLength(2)
+    expect(summaries).toContainEqual({ n: 4, k: 8, items: [{ key: 'k:x', count: 4, error: 0 }] })
+    expect(summaries).toContainEqual({
+      n: 5,
+      k: 8,
+      items: [
+        { key: 'k:x', count: 3, error: 0 },
+        { key: 'summary', count: 2, error: 0 },
+      ],
+    })
+    await client.quit()
+  })
 })
