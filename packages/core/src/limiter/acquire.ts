@@ -4,7 +4,8 @@ import { LimiterError, LimiterRangeError, LimiterTypeError } from '../common/err
 import { own } from '../common/option-names.js'
 import type { Decision } from '../decision/decision.js'
 import { refusedByConcurrency } from '../policies/limits.js'
-import { PRIORITY_RANKS, type Priority, priorityRank } from '../shed/priority.js'
+import { ceilingOf, isCost, type NamedPolicy } from '../policies/policy.js'
+import { PRIORITY_RANKS, type Priority, priorityName, priorityRank } from '../shed/priority.js'
 import type { AcquireOptions, ConsumeOptions, Limiter } from './types.js'
 import { type Wake, Wakers } from './wakers.js'
 
@@ -42,7 +43,11 @@ export function parseWait(value: unknown, option: string): number {
   return parseDuration(value, option, MAX_TIMER_MS)
 }
 
-function parse(options: AcquireOptions | undefined, maxWaitMs: number): Parsed {
+function parse(
+  policies: readonly NamedPolicy[],
+  options: AcquireOptions | undefined,
+  maxWaitMs: number,
+): Parsed {
   const normal = PRIORITY_RANKS.normal
   if (options === undefined)
     return { cost: 1, maxWaitMs, signal: undefined, consume: undefined, rank: normal }
@@ -57,13 +62,56 @@ function parse(options: AcquireOptions | undefined, maxWaitMs: number): Parsed {
   if (signal !== undefined && !(signal instanceof AbortSignal))
     throw new LimiterTypeError('signal', signal, 'an AbortSignal')
   const priority = own(options, 'priority') as Priority | undefined
+  const rank = priorityRank(priority)
+  const cost = own(options, 'cost')
   return {
-    cost: (own(options, 'cost') ?? 1) as number,
+    // checked before the caller queues: a cost that can never pass fails now, not after maxWait
+    cost: cost === undefined ? 1 : checkedCost(policies, cost, rank),
     maxWaitMs: maxWait === undefined ? maxWaitMs : parseWait(maxWait, 'maxWait'),
     signal,
     consume: priority === undefined ? undefined : { priority },
-    rank: priorityRank(priority),
+    rank,
   }
+}
+
+/**
+ * The error for a `cost` that is not a whole number from `min` (0 peeks) up to `maxCost`, the
+ * smallest burst of the limiter's `count` policies, the most that can ever pass: consume's and
+ * acquire's.
+ */
+export function costError(
+  cost: unknown,
+  min: 0 | 1,
+  maxCost: number,
+  count: number,
+): LimiterRangeError {
+  const burst = count > 1 ? 'smallest policy burst' : "policy's burst"
+  const why =
+    typeof cost === 'number' && Number.isInteger(cost) && cost > maxCost
+      ? `can never be admitted: it exceeds the ${burst} (${maxCost})`
+      : `must be an integer >= ${min}`
+  return new LimiterRangeError('cost', cost, why, 'ERR_LIMITER_COST')
+}
+
+// acquire's cost: consume's check (costError), and under a fleet reserve no more than the
+// caller's class may ever hold (its ceiling), which would otherwise wait out its whole maxWait,
+// at the head of the line, for a slot it can never have.
+function checkedCost(policies: readonly NamedPolicy[], cost: unknown, rank: number): number {
+  let maxCost = Number.POSITIVE_INFINITY
+  for (const p of policies) if (p.burst < maxCost) maxCost = p.burst
+  if (!isCost(cost, 0, maxCost)) throw costError(cost, 0, maxCost, policies.length)
+  for (const p of policies) {
+    if (p.ceilings === undefined) continue
+    const ceiling = ceilingOf(p, rank)
+    if (cost > ceiling)
+      throw new LimiterRangeError(
+        'cost',
+        cost,
+        `can never be admitted at priority ${JSON.stringify(priorityName(rank))}: the fleet reserve of policy ${JSON.stringify(p.name)} lets that class hold at most ${ceiling} of its ${p.limit} slots (its ceiling)`,
+        'ERR_LIMITER_COST',
+      )
+  }
+  return cost
 }
 
 // The callers waiting on each signal, behind one 'abort' listener per signal: a hundred
@@ -184,10 +232,13 @@ async function admitted(
 /**
  * `limiter.acquire`: consumes until admitted within `maxWait` (default `waiting.maxWaitMs`). A
  * rate refusal sleeps until its slot can be reserved (its Retry-After, less the limiter's
- * `waitMs`). A concurrency refusal waits in its key's line, first in first out: a release in
- * this process wakes one waiter per slot it frees, and the line's head polls with backoff for
- * slots freed elsewhere; a newcomer queues behind the line without asking. An admission with
- * `delayMs` waits it out. Aborting gives a reservation back.
+ * `waitMs`). A concurrency refusal waits in its key's line, first in first out (by class
+ * first, under a fleet reserve): a release in this process wakes one waiter per slot it frees,
+ * and the line's head polls with backoff for slots freed elsewhere; a newcomer queues behind the
+ * line without asking. An admission with `delayMs` waits it out. Aborting gives a reservation
+ * back, and does not wait for a store ask in flight (its admission, if any, is given back).
+ * A `cost` that can never pass (above the smallest burst, or a fleet reserve's ceiling for the
+ * caller's class) throws `ERR_LIMITER_COST` before the caller queues.
  */
 export async function acquire(
   limiter: Limiter,
@@ -197,18 +248,16 @@ export async function acquire(
   options: AcquireOptions | undefined,
   shadow = false,
 ): Promise<Decision> {
-  const { cost, maxWaitMs, signal, consume, rank } = parse(options, waiting.maxWaitMs)
+  const { cost, maxWaitMs, signal, consume, rank } = parse(
+    limiter.policies,
+    options,
+    waiting.maxWaitMs,
+  )
   signal?.throwIfAborted()
   // a shadow limiter observes: its decision is made and counted, and the caller goes at once
   if (shadow) return limiter.consume(key, cost, consume)
   const deadline = performance.now() + maxWaitMs
-  const seq = wakers.arrive()
-  const inLine = (wake: Wake) => wakers.add(key, seq, wake)
-  // callers already wait for this key's slots, or ask for all of them: queue behind them
-  // rather than ask out of turn; with a fleet reserve, a caller above normal asks at once
-  // (those waiting may be held back by the reserve, not by a lack of slots for it)
-  const passes = rank < PRIORITY_RANKS.normal && hasReserve(limiter)
-  const queue = maxWaitMs > 0 && !passes && wakers.busy(key, slotsOf(limiter))
+  const { inLine, queue } = lineOf(limiter, wakers, key, rank, maxWaitMs)
   let woken: Woken = queue ? await pause(maxWaitMs, signal, inLine) : 'timer'
   let firstAsk = queue ? undefined : wakers.firstAsk(key)
   for (;;) {
@@ -216,10 +265,10 @@ export async function acquire(
     // whole ms as delayMs is
     const askedAt = performance.now()
     const heard = (decision: Decision | undefined) => tell(wakers, key, woken, decision)
-    const decision = await ask(limiter, key, cost, firstAsk, consume).catch((error: unknown) => {
-      heard(undefined)
-      throw error
-    })
+    const asking = ask(limiter, key, cost, firstAsk, consume)
+    const decision = await answer(asking, signal, heard, (late) =>
+      limiter.refund(key, cost, late).catch(() => undefined),
+    )
     firstAsk = undefined
     if (decision.allowed) {
       heard(decision)
@@ -235,8 +284,9 @@ export async function acquire(
       heard(decision)
       throw refused(decision, key, maxWaitMs)
     }
-    // in line by arrival (a woken waiter that lost the slot to another process is back at the
-    // head), then it tells the line, once it awaits its turn: a slot freed meanwhile is its own
+    // in line by arrival, within its class (a woken waiter that lost the slot to another
+    // process is back at the head), then it tells the line, once it awaits its turn: a slot
+    // freed meanwhile is its own
     const next = pause(
       Math.min(sleepMs, Math.max(1, Math.ceil(left))),
       signal,
@@ -245,6 +295,58 @@ export async function acquire(
     queueMicrotask(() => heard(decision))
     woken = await next
   }
+}
+
+// How a caller waits in `key`'s line (`inLine`), and whether it queues at once without asking:
+// callers already wait for this key's slots, or ask for all of them (it would ask out of turn).
+// With a fleet reserve the line is by class, then arrival, so a slot only a higher class may take
+// goes to its waiter, not to a lower-class head the reserve refuses again and again; and a caller
+// above normal asks at once (those waiting may be held back by the reserve, not by a lack of
+// slots for it).
+function lineOf(limiter: Limiter, wakers: Wakers, key: string, rank: number, maxWaitMs: number) {
+  const seq = wakers.arrive()
+  const reserve = hasReserve(limiter)
+  const lineRank = reserve ? rank : PRIORITY_RANKS.normal
+  const passes = reserve && rank < PRIORITY_RANKS.normal
+  return {
+    inLine: (wake: Wake) => wakers.add(key, seq, wake, lineRank),
+    queue: maxWaitMs > 0 && !passes && wakers.busy(key, slotsOf(limiter)),
+  }
+}
+
+// The store's answer to an ask; a failed ask is told to the line (`heard`) as nothing heard. The
+// signal aborting first rejects at once with its reason (as a wait does, not up to the store's
+// `timeout` later): the answer that comes after is still told to the line, and an admission in
+// it given back (`giveBack`), so no slot is lost.
+function answer(
+  asking: Promise<Decision>,
+  signal: AbortSignal | undefined,
+  heard: (decision: Decision | undefined) => void,
+  giveBack: (decision: Decision) => Promise<unknown>,
+): Promise<Decision> {
+  return new Promise((resolve, reject) => {
+    let gone = false
+    let stop: (() => void) | undefined
+    const quit = (): void => {
+      gone = true
+      reject(signal?.reason)
+    }
+    if (signal?.aborted === true) quit()
+    else if (signal !== undefined) stop = onAbort(signal, quit)
+    asking.then(
+      (decision) => {
+        stop?.()
+        if (!gone) return resolve(decision)
+        heard(decision)
+        if (decision.allowed) void giveBack(decision)
+      },
+      (error: unknown) => {
+        stop?.()
+        heard(undefined)
+        if (!gone) reject(error)
+      },
+    )
+  })
 }
 
 // Asks the store; a caller's first ask counts (Wakers.busy) until it hears back.

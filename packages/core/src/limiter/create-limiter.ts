@@ -1,7 +1,6 @@
 // createLimiter(): consume / peek / reset / refund over a store, with a deadline and failure policy.
 
 import { nowMs } from '../common/clock.js'
-import { LimiterRangeError } from '../common/errors.js'
 import { type Decision, LimiterDecision } from '../decision/decision.js'
 import {
   DecisionWatch,
@@ -15,7 +14,7 @@ import {
 import type { PolicySet } from '../policies/limits.js'
 import { isCost } from '../policies/policy.js'
 import { checkKey } from '../stores/redis-keys.js'
-import { acquire, runInSlot, Wakers } from './acquire.js'
+import { acquire, costError, runInSlot, Wakers } from './acquire.js'
 import { blockerOf } from './blocks.js'
 import { decisionsFor } from './decisions.js'
 import { owedOf } from './owed.js'
@@ -77,17 +76,14 @@ function settled<T>(run: () => T | Promise<T>): Promise<T> {
   }
 }
 
-// Validates a cost: an integer from `min` (0 peeks) to the smallest burst, the most that can pass.
+// Validates a cost: an integer from `min` (0 peeks) to the smallest burst, the most that can pass
+// (acquire checks the same, with costError, and the ceiling of the caller's class besides).
 function costChecker(set: PolicySet): (cost: unknown, min: 0 | 1) => number {
   const { maxCost } = set
-  const burst = set.policies.length > 1 ? 'smallest policy burst' : "policy's burst"
+  const count = set.policies.length
   return (cost, min) => {
     if (isCost(cost, min, maxCost)) return cost
-    const why =
-      typeof cost === 'number' && Number.isInteger(cost) && cost > maxCost
-        ? `can never be admitted: it exceeds the ${burst} (${maxCost})`
-        : `must be an integer >= ${min}`
-    throw new LimiterRangeError('cost', cost, why, 'ERR_LIMITER_COST')
+    throw costError(cost, min, maxCost, count)
   }
 }
 

@@ -1,6 +1,7 @@
-// The line of acquire's waiters for a concurrency slot, per key: woken first in, first out, one
-// per slot a release in this process frees; the head of the line polls the store for slots freed
-// by other processes, with backoff.
+// The line of acquire's waiters for a concurrency slot, per key: woken first in, first out (by
+// class first, where a fleet reserve makes the class matter), one per slot a release in this
+// process frees; the head of the line polls the store for slots freed by other processes, with
+// backoff.
 
 // The head of a key's line asks the store again after FIRST_POLL_MS, doubling up to MAX_POLL_MS
 // while it is refused (a release in another process is seen at its next poll).
@@ -11,9 +12,16 @@ const MAX_POLL_MS = 250
 export type Wake = (polled: boolean) => void
 
 interface Waiter {
-  /** Its place in the order callers came in: the line is kept in this order. */
+  /** Its class's place in the line: a lower rank goes first (see {@link Wakers.add}). */
+  readonly rank: number
+  /** Its place in the order callers came in: within a rank, the line is kept in this order. */
   readonly seq: number
   readonly wake: Wake
+}
+
+// Whether `a` waits behind `b`: a higher rank (a lower class), or the same one and came later.
+function behind(a: Waiter, b: Waiter): boolean {
+  return a.rank > b.rank || (a.rank === b.rank && a.seq > b.seq)
 }
 
 interface Line {
@@ -65,12 +73,15 @@ export class Wakers {
   }
 
   /**
-   * Waits in `key`'s line, in order of arrival (`seq`, from {@link Wakers.arrive}): behind
-   * those who came before, so a woken waiter that lost the slot to another process is back at
-   * the head, and replies that come back out of order do not reorder the line. Returns how to
-   * leave the line (a deadline or an abort).
+   * Waits in `key`'s line, by `rank` (lower first), then in order of arrival (`seq`, from
+   * {@link Wakers.arrive}): behind those who came before, so a woken waiter that lost the slot
+   * to another process is back at the head of its class, and replies that come back out of
+   * order do not reorder the line. A limiter with a fleet reserve passes the caller's priority
+   * rank, so a slot only a higher class may take is offered to that class first (a lower-class
+   * head, refused by the reserve, would keep it waiting); others pass one rank for all. Returns
+   * how to leave the line (a deadline or an abort).
    */
-  add(key: string, seq: number, wake: Wake): () => void {
+  add(key: string, seq: number, wake: Wake, rank = 0): () => void {
     let line = this.#lines.get(key)
     if (line === undefined) {
       line = {
@@ -83,10 +94,10 @@ export class Wakers {
       }
       this.#lines.set(key, line)
     }
-    const waiter = { seq, wake }
+    const waiter = { rank, seq, wake }
     const { waiting } = line
     let at = waiting.length
-    while (at > 0 && (waiting[at - 1] as Waiter).seq > seq) at--
+    while (at > 0 && behind(waiting[at - 1] as Waiter, waiter)) at--
     waiting.splice(at, 0, waiter)
     this.#arm(key, line)
     const joined = line
