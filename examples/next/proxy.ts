@@ -4,7 +4,8 @@
 import { createFetchLimiter } from '@limiter/core/fetch'
 import { type NextRequest, NextResponse } from 'next/server'
 
-// one per server process; pass `redis` to share the counters between processes
+// one per server process; pass `redis` to share the counters between processes, with a `name`
+// (say 'site') apart from the route handlers' names, or equal numbers would share one counter
 const limit = createFetchLimiter({ limit: 2, window: '1m', trustProxy: 1 })
 
 export function proxy(request: NextRequest): Promise<Response> {
