@@ -6,6 +6,7 @@ import type { Decision } from '../decision/decision.js'
 import { refusedByConcurrency } from '../policies/limits.js'
 import { ceilingOf, isCost, type NamedPolicy } from '../policies/policy.js'
 import { PRIORITY_RANKS, type Priority, priorityName, priorityRank } from '../shed/priority.js'
+import { inTurn } from './in-turn.js'
 import type { AcquireOptions, ConsumeOptions, Limiter } from './types.js'
 import { type Wake, Wakers } from './wakers.js'
 
@@ -203,19 +204,31 @@ function tooLate(decision: Decision): Decision {
   })
 }
 
-// An admission: waits its delayMs (if within the caller's `leftMs`), or gives it back.
+// One ask of the store: the caller's deadline, when the store was asked, and whether its
+// admission was already given back (in its turn, see `ask`).
+interface Turn {
+  readonly deadline: number
+  askedAt: number
+  givenBack: boolean
+}
+
+// Whether `decision` reserved further ahead (the limiter's maxDelay) than the caller will wait:
+// the time it had left when the store was asked, in whole ms as delayMs is.
+const tooFar = (decision: Decision, turn: Turn): boolean =>
+  decision.delayMs > 0 && decision.delayMs > Math.ceil(turn.deadline - turn.askedAt)
+
+// An admission: waits its delayMs (if within the caller's time left), or gives it back.
 async function admitted(
   limiter: Limiter,
   key: string,
   cost: number,
   decision: Decision,
   signal: AbortSignal | undefined,
-  leftMs: number,
+  turn: Turn,
   maxWaitMs: number,
 ): Promise<Decision> {
-  if (decision.delayMs > 0 && decision.delayMs > Math.ceil(leftMs)) {
-    // reserved further ahead (the limiter's maxDelay) than this caller will wait
-    await limiter.refund(key, cost, decision).catch(() => undefined)
+  if (turn.givenBack || tooFar(decision, turn)) {
+    if (!turn.givenBack) await limiter.refund(key, cost, decision).catch(() => undefined)
     throw refused(tooLate(decision), key, maxWaitMs)
   }
   if (decision.delayMs === 0 && signal?.aborted !== true) return decision
@@ -232,11 +245,12 @@ async function admitted(
 /**
  * `limiter.acquire`: consumes until admitted within `maxWait` (default `waiting.maxWaitMs`). A
  * rate refusal sleeps until its slot can be reserved (its Retry-After, less the limiter's
- * `waitMs`). A concurrency refusal waits in its key's line, first in first out (by class
+ * `waitMs`), or, its slot (its Retry-After) being further than is left, or a block, refuses at
+ * once. A concurrency refusal waits in its key's line, first in first out (by class
  * first, under a fleet reserve): a release in this process wakes one waiter per slot it frees,
  * and the line's head polls with backoff for slots freed elsewhere; a newcomer queues behind the
  * line without asking. An admission with `delayMs` waits it out. Aborting gives a reservation
- * back, and does not wait for a store ask in flight (its admission, if any, is given back).
+ * back (one aborted during a store ask rejects once it is answered, its admission given back).
  * A `cost` that can never pass (above the smallest burst, or a fleet reserve's ceiling for the
  * caller's class) throws `ERR_LIMITER_COST` before the caller queues.
  */
@@ -263,24 +277,25 @@ export async function acquire(
   for (;;) {
     // the slot's wait counts from the ask (the reply's latency is not the caller's wait), in
     // whole ms as delayMs is
-    const askedAt = performance.now()
+    const turn: Turn = { deadline, askedAt: performance.now(), givenBack: false }
     const heard = (decision: Decision | undefined) => tell(wakers, key, woken, decision)
-    const asking = ask(limiter, key, cost, firstAsk, consume)
-    const decision = await answer(asking, signal, heard, (late) =>
-      limiter.refund(key, cost, late).catch(() => undefined),
-    )
+    const asking = ask(limiter, key, cost, firstAsk, consume, turn, waiting.waitMs, signal)
+    const decision = await answer(asking, signal, heard, async (late) => {
+      if (!turn.givenBack) await limiter.refund(key, cost, late).catch(() => undefined)
+    })
     firstAsk = undefined
     if (decision.allowed) {
       heard(decision)
-      return admitted(limiter, key, cost, decision, signal, deadline - askedAt, maxWaitMs)
+      return admitted(limiter, key, cost, decision, signal, turn, maxWaitMs)
     }
     const left = deadline - performance.now()
     const lined = refusedByConcurrency(limiter.policies, decision)
     const sleepMs = lined ? left : Math.max(1, decision.retryAfterMs - waiting.waitMs)
-    // a rate policy that refuses for longer than is left (a block refuses them all) ends it
-    // now, though a concurrency policy refused too: no release can help within maxWait
-    const rateMs = lined ? rateWaitMs(limiter, decision) - waiting.waitMs : sleepMs
-    if (left <= 0 || rateMs > left) {
+    // the slot a rate policy refuses for is its Retry-After away (a reservation made after
+    // sleepMs waits the rest), so one further than is left ends the wait now, as does a block,
+    // though a concurrency policy refused too: no release can help within maxWait
+    const slotMs = lined ? fixedWaitMs(limiter, decision) : decision.retryAfterMs
+    if (left <= 0 || slotMs > Math.ceil(left)) {
       heard(decision)
       throw refused(decision, key, maxWaitMs)
     }
@@ -314,52 +329,73 @@ function lineOf(limiter: Limiter, wakers: Wakers, key: string, rank: number, max
   }
 }
 
-// The store's answer to an ask; a failed ask is told to the line (`heard`) as nothing heard. The
-// signal aborting first rejects at once with its reason (as a wait does, not up to the store's
-// `timeout` later): the answer that comes after is still told to the line, and an admission in
-// it given back (`giveBack`), so no slot is lost.
+// The store's answer to an ask; a failed ask is told to the line (`heard`) as nothing heard. A
+// signal that aborts meanwhile rejects with its reason once the answer is in and an admission in
+// it given back (`giveBack`): so a caller that acts after the rejection (asks again, or gives up)
+// finds the slot back, never its own reservation still held. The wait for the answer is bounded
+// by the limiter's `timeout`.
 function answer(
   asking: Promise<Decision>,
   signal: AbortSignal | undefined,
   heard: (decision: Decision | undefined) => void,
   giveBack: (decision: Decision) => Promise<unknown>,
 ): Promise<Decision> {
-  return new Promise((resolve, reject) => {
-    let gone = false
-    let stop: (() => void) | undefined
-    const quit = (): void => {
-      gone = true
-      reject(signal?.reason)
-    }
-    if (signal?.aborted === true) quit()
-    else if (signal !== undefined) stop = onAbort(signal, quit)
-    asking.then(
-      (decision) => {
-        stop?.()
-        if (!gone) return resolve(decision)
-        heard(decision)
-        if (decision.allowed) void giveBack(decision)
-      },
-      (error: unknown) => {
-        stop?.()
-        heard(undefined)
-        if (!gone) reject(error)
-      },
-    )
-  })
+  return asking.then(
+    async (decision) => {
+      if (signal?.aborted !== true) return decision
+      heard(decision)
+      if (decision.allowed) await giveBack(decision)
+      throw signal.reason
+    },
+    (error: unknown) => {
+      heard(undefined)
+      throw error
+    },
+  )
 }
 
-// Asks the store; a caller's first ask counts (Wakers.busy) until it hears back.
+// Asks the store; a caller's first ask counts (Wakers.busy) until it hears back. A caller with
+// less time left (in whole ms, as `tooFar` counts it) than the limiter's wait (`waitMs`, the
+// furthest a reservation can be ahead) may have to give its reservation back, which restores
+// the slot only while it is the queue's tail: such asks go one at a time per limiter and key
+// in this process, each with its give-back, so that each give-back is the tail (concurrent
+// ones would mostly not be, and their slots would stay spent for everyone).
 function ask(
   limiter: Limiter,
   key: string,
   cost: number,
   firstAsk: (() => void) | undefined,
   options: ConsumeOptions | undefined,
+  turn: Turn,
+  waitMs: number,
+  signal: AbortSignal | undefined,
 ) {
-  const asking = limiter.consume(key, cost, options)
+  const asking =
+    Math.ceil(turn.deadline - turn.askedAt) < waitMs
+      ? inTurn(limiter, key, () => askInTurn(limiter, key, cost, options, turn, signal))
+      : limiter.consume(key, cost, options)
   if (firstAsk !== undefined) void asking.then(firstAsk, firstAsk)
   return asking
+}
+
+// An ask in its turn: an admission too far ahead for the caller (or for an aborted one) is
+// given back before the next caller's ask.
+async function askInTurn(
+  limiter: Limiter,
+  key: string,
+  cost: number,
+  options: ConsumeOptions | undefined,
+  turn: Turn,
+  signal: AbortSignal | undefined,
+): Promise<Decision> {
+  signal?.throwIfAborted()
+  turn.askedAt = performance.now()
+  const decision = await limiter.consume(key, cost, options)
+  if (decision.allowed && (tooFar(decision, turn) || signal?.aborted === true)) {
+    await limiter.refund(key, cost, decision).catch(() => undefined)
+    turn.givenBack = true
+  }
+  return decision
 }
 
 // A woken waiter tells its line what it heard: admitted with slots left, it wakes more.
@@ -382,12 +418,17 @@ function slotsOf(limiter: Limiter): number {
   return fewest
 }
 
-// The longest Retry-After among the rate policies that refused (0: none did).
-function rateWaitMs(limiter: Limiter, decision: Decision): number {
+// The longest Retry-After of a refusal that no release can shorten (0: none): a rate policy's,
+// or a concurrency policy's beyond its own estimate, which is at most its `retryAfter` (or the
+// time its oldest lease expires, within `window`): only a block refuses longer.
+function fixedWaitMs(limiter: Limiter, decision: Decision): number {
   let most = 0
   decision.policies.forEach((p, i) => {
-    const rate = limiter.policies[i]?.algorithm !== 'concurrency'
-    if (rate && !p.allowed && p.retryAfterMs > most) most = p.retryAfterMs
+    const policy = limiter.policies[i]
+    const fixed =
+      policy?.algorithm !== 'concurrency' ||
+      p.retryAfterMs > (policy.retryAfterMs ?? policy.windowMs)
+    if (fixed && !p.allowed && p.retryAfterMs > most) most = p.retryAfterMs
   })
   return most
 }
