@@ -49,18 +49,58 @@ function ping(port) {
   })
 }
 
-/** Resolves once the server on `port` answers PING; rejects after `timeoutMs`, or if `child` fails to spawn. */
-export async function waitForPing(port, timeoutMs, child) {
-  const failed = new Promise((_, reject) => {
-    child?.once('error', (error) =>
-      reject(new Error(`cannot start redis-server: ${error.message}`)),
-    )
+/** The process id of the Redis server on `port` (INFO server), or undefined if none tells it. */
+function serverPid(port) {
+  return new Promise((resolve) => {
+    const socket = createConnection({ host: '127.0.0.1', port })
+    let reply = ''
+    let pid
+    socket.setTimeout(1000, () => socket.destroy())
+    socket.on('connect', () => socket.write('INFO server\r\n'))
+    socket.on('data', (chunk) => {
+      reply += chunk
+      const match = /process_id:(\d+)\r\n/.exec(reply)
+      if (match !== null) pid = Number(match[1])
+      if (pid !== undefined || reply.startsWith('-')) socket.end()
+    })
+    socket.on('close', () => resolve(pid))
+    socket.on('error', () => {})
   })
+}
+
+/**
+ * Resolves once the server on `port` answers PING (and, given `child`, is that child: another
+ * test's server may have taken a port found free a moment before); rejects after `timeoutMs`,
+ * or if `child` fails to spawn or exits first (the error then has `exited: true`).
+ */
+export async function waitForPing(port, timeoutMs, child) {
+  let onError
+  let onExit
+  const failed = new Promise((_, reject) => {
+    onError = (error) => reject(new Error(`cannot start redis-server: ${error.message}`))
+    onExit = (code, signal) =>
+      reject(
+        Object.assign(
+          new Error(`redis-server on port ${port} exited (${signal ?? code}) before it answered`),
+          { exited: true },
+        ),
+      )
+    child?.once('error', onError)
+    child?.once('exit', onExit)
+  })
+  failed.catch(() => {})
+  const ours = async () =>
+    (await ping(port)) && (child === undefined || (await serverPid(port)) === child.pid)
   const deadline = Date.now() + timeoutMs
-  while (!(await Promise.race([ping(port), failed]))) {
-    if (Date.now() > deadline)
-      throw new Error(`redis-server on port ${port} did not start within ${timeoutMs} ms`)
-    await new Promise((r) => setTimeout(r, 50))
+  try {
+    while (!(await Promise.race([ours(), failed]))) {
+      if (Date.now() > deadline)
+        throw new Error(`redis-server on port ${port} did not start within ${timeoutMs} ms`)
+      await new Promise((r) => setTimeout(r, 50))
+    }
+  } finally {
+    child?.off('error', onError)
+    child?.off('exit', onExit)
   }
 }
 
@@ -82,23 +122,29 @@ export function stopProcess(child, dir) {
   })
 }
 
-/** Starts a redis-server on a free port (or `fixedPort`) with no persistence; `extraArgs` are passed through. */
+/**
+ * Starts a redis-server on a free port (or `fixedPort`) with no persistence; `extraArgs` are
+ * passed through. A free port can be taken by another process before the server binds it: the
+ * server then exits, and it is started again on another port (up to 3 tries).
+ */
 export async function startRedis(extraArgs = [], fixedPort) {
   requireBinary('redis-server')
-  const port = fixedPort ?? (await freePort())
-  const dir = mkdtempSync(join(tmpdir(), 'limiter-redis-'))
-  const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no']
-  const child = spawn('redis-server', [...args, '--dir', dir, ...extraArgs], { stdio: 'ignore' })
-  child.unref()
-  try {
-    await waitForPing(port, 10_000, child)
-  } catch (error) {
-    // A server that never answered PING (say, one started with requirepass) must not outlive
-    // the caller that started it.
-    await stopProcess(child, dir)
-    throw error
+  for (let attempt = 1; ; attempt++) {
+    const port = fixedPort ?? (await freePort())
+    const dir = mkdtempSync(join(tmpdir(), 'limiter-redis-'))
+    const args = ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no']
+    const child = spawn('redis-server', [...args, '--dir', dir, ...extraArgs], { stdio: 'ignore' })
+    child.unref()
+    try {
+      await waitForPing(port, 10_000, child)
+      return redisProcess(port, child, dir)
+    } catch (error) {
+      // A server that never answered PING (say, one started with requirepass) must not outlive
+      // the caller that started it.
+      await stopProcess(child, dir)
+      if (fixedPort !== undefined || error?.exited !== true || attempt >= 3) throw error
+    }
   }
-  return redisProcess(port, child, dir)
 }
 
 /** The record of a redis-server `child` started on `port` in `dir`: stop() stops it and removes `dir`. */
