@@ -1,9 +1,8 @@
 // acquire / run and the line of waiters: under a fleet reserve a slot only a higher class may take
 // goes to its waiter, not to a lower-class head the reserve refuses; a cost that can never pass
 // (bad, above the burst, above the class's ceiling) is refused before the caller queues; an abort
-// is honoured while a store ask is out, and the admission that comes back later is given back.
-import { subscribe, unsubscribe } from 'node:diagnostics_channel'
-import { afterEach, describe, expect, it } from 'vitest'
+// during a store ask rejects once the ask is answered, its admission given back.
+import { describe, expect, it } from 'vitest'
 import {
   createLimiter,
   type Decision,
@@ -11,37 +10,21 @@ import {
   type Store,
   type StoreCall,
 } from '../src/index.js'
+import { onDecision, type Told } from './setup/decisions.js'
 import { useRedis } from './setup/redis.js'
 import { storeCases } from './setup/stores.js'
 
 const redis = useRedis()
 let unique = 0
 
-interface Told {
-  readonly limiter: Limiter
-  readonly key: string
-  readonly cost: number
-  readonly decision: Decision
-  readonly priority: unknown
-}
-
-// The decisions published on limiter:decision while a test runs (unsubscribed after it).
-const listeners: ((message: unknown) => void)[] = []
-afterEach(() => {
-  for (const listener of listeners.splice(0)) unsubscribe('limiter:decision', listener)
-})
-
 /** Resolves with the first decision of `limiter` that `wanted` accepts, from now on. */
 function nextDecision(limiter: Limiter, wanted: (told: Told) => boolean): Promise<Told> {
   return new Promise((resolve) => {
-    const listener = (message: unknown): void => {
-      const told = message as Told
+    const stop = onDecision((told) => {
       if (told.limiter !== limiter || !wanted(told)) return
-      unsubscribe('limiter:decision', listener)
+      stop()
       resolve(told)
-    }
-    listeners.push(listener)
-    subscribe('limiter:decision', listener)
+    })
   })
 }
 
@@ -199,12 +182,9 @@ describe.each(storeCases(redis))('%s', (_name, store) => {
     const held = [await limiter.acquire(key), await limiter.acquire(key)]
     const [waiter] = await asked(limiter, 'normal', () => limiter.acquire(key))
     const costs: unknown[] = []
-    const listener = (message: unknown): void => {
-      const told = message as Told
+    onDecision((told) => {
       if (told.limiter === limiter) costs.push(told.cost)
-    }
-    listeners.push(listener)
-    subscribe('limiter:decision', listener)
+    })
     for (const cost of [Number.NaN, -1, 2.5, 3, null, '1', Number.POSITIVE_INFINITY]) {
       const error = await limiter.acquire(key, { cost } as never).catch((e) => e)
       expect(error, `cost ${String(cost)}`).toMatchObject({ code: 'ERR_LIMITER_COST' })

@@ -2,36 +2,21 @@
 // their reservations back one at a time (so the slots come back); a rate refusal whose slot is
 // further than the time left, or a block on a concurrency limiter, refuses at once. Counts and
 // decisions only, never wall-clock speed.
-import { subscribe, unsubscribe } from 'node:diagnostics_channel'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { createLimiter, type Decision, type Limiter, LimiterError } from '../src/index.js'
+import { onDecision } from './setup/decisions.js'
 import { useRedis } from './setup/redis.js'
 import { storeCases } from './setup/stores.js'
 
 const redis = useRedis()
 let unique = 0
 
-interface Told {
-  readonly limiter: Limiter
-  readonly key: string
-  readonly decision: Decision
-}
-
-// The limiter:decision listeners of a test (unsubscribed after it).
-const listeners: ((message: unknown) => void)[] = []
-afterEach(() => {
-  for (const listener of listeners.splice(0)) unsubscribe('limiter:decision', listener)
-})
-
 /** The decisions `limiter` makes for `key` from now on (every store ask of acquire is one). */
 function decisionsOf(limiter: Limiter, key: string): Decision[] {
   const seen: Decision[] = []
-  const listener = (message: unknown): void => {
-    const told = message as Told
+  onDecision((told) => {
     if (told.limiter === limiter && told.key === key) seen.push(told.decision)
-  }
-  listeners.push(listener)
-  subscribe('limiter:decision', listener)
+  })
   return seen
 }
 
