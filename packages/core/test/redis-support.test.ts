@@ -4,8 +4,8 @@
 import { spawn } from 'node:child_process'
 import { connect, createServer } from 'node:net'
 import { describe, expect, it } from 'vitest'
-import { waitForPing } from '../../../test-support/redis-server.mjs'
 import { startRedis } from '../../../test-support/redis.js'
+import { waitForPing } from '../../../test-support/redis-server.mjs'
 
 const refused = (port: number): Promise<boolean> =>
   new Promise((resolve) => {
