@@ -5,21 +5,14 @@
 // sibling subdomain, or over plain HTTP) are refused, and every process sharing the secret can
 // check it. Without it any process can check the token (no shared secret), and a cross-site form
 // can neither read the token nor set the cookie.
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
+import { randomBytes } from 'node:crypto'
+import { sameText as same, signature } from './signing.js'
 
 export const CSRF_COOKIE = 'limiter_inspector_csrf'
 const TOKEN = /^[A-Za-z0-9_-]{32,64}$/
 const SIGNED = /^([A-Za-z0-9_-]{32})\.([A-Za-z0-9_-]{43})$/
 
-function sign(secret: string, text: string): string {
-  return createHmac('sha256', secret).update(`limiter-inspector-csrf:${text}`).digest('base64url')
-}
-
-function same(a: string, b: string): boolean {
-  const x = Buffer.from(a)
-  const y = Buffer.from(b)
-  return x.length === y.length && timingSafeEqual(x, y)
-}
+const sign = (secret: string, text: string): string => signature(secret, 'csrf', text)
 
 /** Whether `token` has a token's shape and, with `secret`, its signature. */
 function wellFormed(token: string, secret: string | undefined): boolean {

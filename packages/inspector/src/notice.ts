@@ -1,11 +1,9 @@
 // The notice the page shows after a form's action (a 303 back to the page): the redirect carries
 // the text and its HMAC, and the page shows a text only if it signed it (or a process sharing its
 // `secret` did), so a link cannot make the page say what someone else wrote.
-import { createHmac, timingSafeEqual } from 'node:crypto'
+import { sameText, signature } from './signing.js'
 
-function mac(key: string, text: string): string {
-  return createHmac('sha256', key).update(`limiter-inspector-notice:${text}`).digest('base64url')
-}
+const mac = (key: string, text: string): string => signature(key, 'notice', text)
 
 /** The query string that shows `text` on the page. */
 export function noticeQuery(key: string, text: string): string {
@@ -17,7 +15,5 @@ export function noticeOf(key: string, url: URL): string | undefined {
   const text = url.searchParams.get('message')
   const sig = url.searchParams.get('sig')
   if (text === null || sig === null) return undefined
-  const expected = Buffer.from(mac(key, text))
-  const given = Buffer.from(sig)
-  return expected.length === given.length && timingSafeEqual(expected, given) ? text : undefined
+  return sameText(mac(key, text), sig) ? text : undefined
 }
