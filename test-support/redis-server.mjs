@@ -33,39 +33,41 @@ export function freePort() {
   })
 }
 
-/** Whether a server on `port` answers PING with PONG (false while it starts, or if it refuses). */
-function ping(port) {
+/**
+ * Sends `command` to `port` and resolves with what came back once `complete(reply)` says it is
+ * all there, the server closed, or a second passed ('' when nothing answers).
+ */
+function exchange(port, command, complete) {
   return new Promise((resolve) => {
     const socket = createConnection({ host: '127.0.0.1', port })
     let reply = ''
     socket.setTimeout(1000, () => socket.destroy())
-    socket.on('connect', () => socket.write('PING\r\n'))
+    socket.on('connect', () => socket.write(`${command}\r\n`))
     socket.on('data', (chunk) => {
       reply += chunk
-      if (reply.includes('\r\n')) socket.end()
+      if (complete(reply)) socket.end()
     })
-    socket.on('close', () => resolve(reply.startsWith('+PONG')))
+    socket.on('close', () => resolve(reply))
     socket.on('error', () => {})
   })
 }
 
+/** Whether a server on `port` answers PING with PONG (false while it starts, or if it refuses). */
+async function ping(port) {
+  const reply = await exchange(port, 'PING', (text) => text.includes('\r\n'))
+  return reply.startsWith('+PONG')
+}
+
 /** The process id of the Redis server on `port` (INFO server), or undefined if none tells it. */
-function serverPid(port) {
-  return new Promise((resolve) => {
-    const socket = createConnection({ host: '127.0.0.1', port })
-    let reply = ''
-    let pid
-    socket.setTimeout(1000, () => socket.destroy())
-    socket.on('connect', () => socket.write('INFO server\r\n'))
-    socket.on('data', (chunk) => {
-      reply += chunk
-      const match = /process_id:(\d+)\r\n/.exec(reply)
-      if (match !== null) pid = Number(match[1])
-      if (pid !== undefined || reply.startsWith('-')) socket.end()
-    })
-    socket.on('close', () => resolve(pid))
-    socket.on('error', () => {})
-  })
+async function serverPid(port) {
+  const pid = /process_id:(\d+)\r\n/
+  const reply = await exchange(
+    port,
+    'INFO server',
+    (text) => pid.test(text) || text.startsWith('-'),
+  )
+  const match = pid.exec(reply)
+  return match === null ? undefined : Number(match[1])
 }
 
 /**
