@@ -6,6 +6,7 @@ import type { Decision } from '../decision/decision.js'
 import { refusedByConcurrency } from '../policies/limits.js'
 import { ceilingOf, isCost, type NamedPolicy } from '../policies/policy.js'
 import { PRIORITY_RANKS, type Priority, priorityName, priorityRank } from '../shed/priority.js'
+import { costError } from './cost.js'
 import { inTurn } from './in-turn.js'
 import type { AcquireOptions, ConsumeOptions, Limiter } from './types.js'
 import { type Wake, Wakers } from './wakers.js'
@@ -73,25 +74,6 @@ function parse(
     consume: priority === undefined ? undefined : { priority },
     rank,
   }
-}
-
-/**
- * The error for a `cost` that is not a whole number from `min` (0 peeks) up to `maxCost`, the
- * smallest burst of the limiter's `count` policies, the most that can ever pass: consume's and
- * acquire's.
- */
-export function costError(
-  cost: unknown,
-  min: 0 | 1,
-  maxCost: number,
-  count: number,
-): LimiterRangeError {
-  const burst = count > 1 ? 'smallest policy burst' : "policy's burst"
-  const why =
-    typeof cost === 'number' && Number.isInteger(cost) && cost > maxCost
-      ? `can never be admitted: it exceeds the ${burst} (${maxCost})`
-      : `must be an integer >= ${min}`
-  return new LimiterRangeError('cost', cost, why, 'ERR_LIMITER_COST')
 }
 
 // acquire's cost: consume's check (costError), and under a fleet reserve no more than the
