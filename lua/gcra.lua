@@ -23,7 +23,9 @@ Waiting (a limiter's maxDelay or delayAfter; `after` and `wait` nil otherwise): 
 after x T) / 1 ms), fits in `wait` (units of 1/limit ms) is admitted with that delay, reserving
 its slot: the TAT becomes max(TAT, now + the wait) + c x T, as if it were admitted when its wait
 ends (the exact wait, in units; delay_ms rounds it up to whole ms for the caller). Beyond `wait` it is refused, retry_after_ms being the time until it would pass without
-waiting. commit(slot, hold) reserves at `hold` ms instead when several policies wait together
+waiting. A consume's `ticket`, when not '', is its own wait cap in whole ms (a caller that waits
+less than the policy allows): the request is refused, reserving nothing, beyond the lesser of
+the two. commit(slot, hold) reserves at `hold` ms instead when several policies wait together
 (hold: the longest of their delays).
 
 Refunds. A reservation comes with a ticket, {tat_ms, tat_frac, moved}: the TAT it left (Redis
@@ -219,7 +221,13 @@ do
     local allowed = late <= 0
     if wait then
       late = ahead - after * w
-      allowed = late <= wait
+      -- a consume's ticket: its own wait cap in whole ms, when it waits less than the policy
+      local most = wait
+      if ticket ~= '' then
+        local cap = tonumber(ticket) * limit
+        if cap < most then most = cap end
+      end
+      allowed = late <= most
     end
     local delay_ms = 0
     if late > 0 then delay_ms = ceil(late / limit) end

@@ -15,7 +15,8 @@ ARGV[a + 1]             its cost (integer >= 0; 0 peeks), minus the cost to refu
 ARGV[a + 2]             its tickets: P entries joined by ',': a refund's or release's (the
                         sliding-log policies' "<time>:<cost>", the concurrency policies'
                         leases, a gcra reservation's "<limit>:<ms>:<frac>:<moved>"), a
-                        consume's new leases (concurrency policies), '' for the others (a
+                        consume's new leases (concurrency policies) and own wait cap in
+                        whole ms (waiting gcra policies), '' for the others (a
                         batch of consumes of cost 1 without concurrency policies sends
                         neither for any request)
 A key whose first policy's state key has a block (lib/block.lua) is refused by every policy

@@ -7,7 +7,8 @@ ARGV[5]    capacity: burst (integer >= 1), and what the module needs besides (li
 ARGV[5+i]  request i: its cost (integer >= 0; 0 peeks), minus the cost to refund, or 'p<cost>' to
            penalize (count the cost past the limit, then peek; not for concurrency); a module
            with tickets (sliding-log, concurrency, gcra) takes two per request, the cost then
-           the ticket (a refund's; a concurrency consume's new lease; '' for none). A batch of
+           the ticket (a refund's; a concurrency consume's new lease; a waiting gcra
+           consume's own wait cap, in whole ms; '' for none). A batch of
            consumes of cost 1 of a module without leases sends none of these at all.
 A key with a block (lib/block.lua) is refused and counts nothing (a penalty still counts).
 Reply, per consume or penalty in order (a refund adds nothing): lib/reply.lua's encoding (with

@@ -1,7 +1,7 @@
-// acquire and the limiter's own wait: callers with less time than maxDelay, called at once, give
-// their reservations back one at a time (so the slots come back); a rate refusal whose slot is
-// further than the time left, or a block on a concurrency limiter, refuses at once. Counts and
-// decisions only, never wall-clock speed.
+// acquire and the limiter's own wait: callers with less time than maxDelay, called at once, in one
+// process or several, ask with their time left as their own maxDelay, so the store reserves no
+// slot they would give back; a rate refusal whose slot is further than the time left, or a block
+// on a concurrency limiter, refuses at once. Counts and decisions only, never wall-clock speed.
 import { describe, expect, it } from 'vitest'
 import { createLimiter, type Decision, type Limiter, LimiterError } from '../src/index.js'
 import { onDecision } from './setup/decisions.js'
@@ -66,6 +66,41 @@ describe.each(STORES)('%s', (_name, store) => {
     const honest = await limiter.acquire(key, { maxWait: '1s' })
     expect(honest.allowed).toBe(true)
     expect(honest.delayMs).toBeLessThanOrEqual(100)
+  })
+
+  it('callers in five processes (five limiters on one store): 50 acquire(maxWait: 0) leave one slot spent', async () => {
+    const shared = store()
+    const name = `acquire-waits${unique++}`
+    // limiters on one store: what processes are to each other (nothing in process shared)
+    const processes = [0, 1, 2, 3, 4].map(() =>
+      createLimiter({
+        algorithm: 'gcra',
+        limit: 10,
+        window: '1s',
+        burst: 1,
+        maxDelay: '30s',
+        store: shared,
+        name,
+      }),
+    )
+    const key = `processes${unique}`
+    const seen = processes.map((limiter) => decisionsOf(limiter, key))
+    const results = await Promise.allSettled(
+      Array.from({ length: 50 }, (_, i) =>
+        (processes[i % 5] as Limiter).acquire(key, { maxWait: 0 }),
+      ),
+    )
+    expect(results.filter((r) => r.status === 'fulfilled').length).toBeGreaterThanOrEqual(1)
+    // no admission had a wait: the store reserved nothing for callers that would not wait
+    const admissions = results.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []))
+    expect(admissions.every((d) => d.delayMs === 0)).toBe(true)
+    const decided = seen.flat()
+    expect(decided).toHaveLength(50)
+    expect(decided.filter((d) => d.allowed).every((d) => d.delayMs === 0)).toBe(true)
+    // (before: reservations made and given back, each restored only as the queue's tail, left
+    // the next caller a wait of about 3 s)
+    const next = await (processes[0] as Limiter).peek(key)
+    expect(next.delayMs).toBeLessThanOrEqual(100)
   })
 
   it('short waits aborted while they ask give every slot back', async () => {

@@ -344,6 +344,11 @@ describe('Lua vs TypeScript twins, several policies', () => {
         ),
         key: fc.integer({ min: 0, max: 1 }),
         cost: fc.integer({ min: 0, max: 6 }),
+        // the consume's own wait cap (consume's `maxDelay`), mostly none
+        maxDelay: fc.option(fc.oneof(fc.constant(0), fc.integer({ min: 1, max: 4000 })), {
+          nil: undefined,
+          freq: 2,
+        }),
       }),
     },
     {
@@ -452,7 +457,11 @@ describe('Lua vs TypeScript twins, several policies', () => {
             const key = `k${op.key}`
             const cost = Math.min(op.cost, maxCost)
             if (op.kind === 'consume') {
-              const [da, db] = await Promise.all([a.consume(key, cost), b.consume(key, cost)])
+              const options = op.maxDelay === undefined ? undefined : { maxDelay: op.maxDelay }
+              const [da, db] = await Promise.all([
+                a.consume(key, cost, options),
+                b.consume(key, cost, options),
+              ])
               expect(numbers(db), `step ${i}: ${JSON.stringify(op)}`).toEqual(numbers(da))
               if (da.allowed && cost > 0) last.set(op.key, [da, db])
             } else if (op.kind === 'release') {

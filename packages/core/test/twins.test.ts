@@ -13,6 +13,7 @@ import {
   RedisStore,
 } from '../src/index.js'
 import { TWINS, withClock } from '../src/testing/index.js'
+import { waitTicket } from '../src/stores/leases.js'
 import { useRedis } from './setup/redis.js'
 
 const redis = useRedis()
@@ -26,7 +27,7 @@ const COUNTING = new Set<Algorithm>([
 const RESERVING = new Set<Algorithm>(['gcra', 'token-bucket', 'leaky-bucket'])
 
 type Op =
-  | { kind: 'consume'; advanceMs: number; key: number; cost: number }
+  | { kind: 'consume'; advanceMs: number; key: number; cost: number; maxDelay?: number }
   | { kind: 'refund'; advanceMs: number; key: number; cost: number; exact: boolean; pick: number }
   | { kind: 'release'; advanceMs: number; key: number; cost: 0 }
   | { kind: 'penalize'; advanceMs: number; key: number; cost: number }
@@ -51,6 +52,12 @@ const policyArb = fc.record({
 })
 type FirstPolicy = typeof policyArb extends fc.Arbitrary<infer P> ? P : never
 
+// A consume's own wait cap (consume's `maxDelay`), mostly none.
+const maxDelayArb = fc.option(
+  fc.oneof(fc.constant(0), fc.integer({ min: 1, max: 50 }), fc.integer({ min: 51, max: 4000 })),
+  { nil: undefined, freq: 2 },
+)
+
 function opArb(windowMs: number): fc.Arbitrary<Op> {
   const advance = fc.oneof(
     { weight: 4, arbitrary: fc.constant(0) },
@@ -65,6 +72,7 @@ function opArb(windowMs: number): fc.Arbitrary<Op> {
         advanceMs: advance,
         key: fc.integer({ min: 0, max: 2 }),
         cost: fc.integer({ min: 0, max: 20 }),
+        maxDelay: maxDelayArb,
       }),
     },
     {
@@ -156,10 +164,11 @@ class TwinStore implements Store {
     // The state is also handed back for reuse, as MemoryStore does: the in-place path is the
     // one compared with Lua.
     const state = this.#states.get(id)
+    // a consume's ticket: a concurrency lease, or a waiting policy's own wait cap
     const lease =
       call.policy.algorithm === 'concurrency' && call.cost > 0
         ? `${call.cost}:t${this.#leases++}`
-        : undefined
+        : waitTicket(call.policy, call.waitMs)
     const outcome = TWINS[call.policy.algorithm].check(
       state,
       call.nowMs as number,
@@ -258,7 +267,11 @@ async function scenario(
       const key = `k${op.key}`
       const cost = Math.min(op.cost, a.policy.burst)
       if (op.kind === 'consume') {
-        const [da, db] = await Promise.all([a.consume(key, cost), b.consume(key, cost)])
+        const options = op.maxDelay === undefined ? undefined : { maxDelay: op.maxDelay }
+        const [da, db] = await Promise.all([
+          a.consume(key, cost, options),
+          b.consume(key, cost, options),
+        ])
         expect(numbers(db), `step ${i} (${JSON.stringify(op)}) at ${now - startMs} ms`).toEqual(
           numbers(da),
         )
@@ -367,6 +380,7 @@ function waitingOps(windowMs: number, limit: number): fc.Arbitrary<Op[]> {
           advanceMs: advance,
           key,
           cost,
+          maxDelay: maxDelayArb,
         }),
       },
       {

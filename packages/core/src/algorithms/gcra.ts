@@ -59,14 +59,14 @@ export function stateAt(nowMs: number, ahead: number, limit: number, reuse?: Gcr
  * `now + burst x T`. Decisions equal a token bucket's with the same numbers.
  */
 export const gcra: AlgorithmTwin<GcraState> = {
-  check(state, nowMs, policy, cost, reuse, _lease, holdMs): Outcome<GcraState> {
+  check(state, nowMs, policy, cost, reuse, ticket, holdMs): Outcome<GcraState> {
     const { limit, windowMs: w, burst } = policy
     const tolerance = burst * w
     const peek = cost === 0
     const before = aheadOf(state, nowMs, limit)
     const ahead = before + (peek ? 1 : cost) * w
     if (policy.waitUnits !== undefined)
-      return reserve(policy, nowMs, before, ahead, peek, reuse, holdMs)
+      return reserve(policy, nowMs, before, ahead, peek, reuse, holdMs, ticket)
     const allowed = ahead <= tolerance
     const used = allowed && !peek ? ahead : before
     return {
@@ -109,7 +109,8 @@ export const gcra: AlgorithmTwin<GcraState> = {
  * rate per request) and is admitted with `delayMs` (the wait rounded up) and a ticket naming
  * the TAT it left (see `refund`); beyond the allowance it is refused, its `retryAfterMs` the
  * time until it would pass without waiting. `holdMs`: the common wait of several policies
- * decided together, at least this policy's own.
+ * decided together, at least this policy's own. `cap`: a consume's own wait cap in whole ms
+ * (see `waitTicket`), which narrows the allowance for this request alone; `''` or absent: none.
  */
 function reserve(
   policy: Policy,
@@ -119,11 +120,12 @@ function reserve(
   peek: boolean,
   reuse: GcraState | undefined,
   holdMs: number | undefined,
+  cap: string | undefined,
 ): Outcome<GcraState> {
   const { limit, windowMs: w, burst } = policy
   const atOnce = (policy.delayAfter as number) * w
   const late = ahead - atOnce
-  const allowed = late <= (policy.waitUnits as number)
+  const allowed = late <= allowanceOf(policy, cap)
   const delayMs = late > 0 ? ceilDiv(late, limit) : 0
   const wait = holdMs === undefined || holdMs <= delayMs ? delayMs : holdMs
   // admitted when its wait ends: exactly `late` units from now (its own wait, rounded up to
@@ -146,6 +148,15 @@ function reserve(
     delayMs: allowed ? wait : 0,
     ticket,
   }
+}
+
+// How far past what passes at once a request may be, in units: the policy's allowance, or a
+// consume's own cap (whole ms, its ticket) when that is less.
+function allowanceOf(policy: Policy, ticket: string | undefined): number {
+  const most = policy.waitUnits as number
+  if (ticket === undefined || ticket === '') return most
+  const cap = Number(ticket) * policy.limit
+  return cap < most ? cap : most
 }
 
 /**

@@ -43,7 +43,8 @@ export interface RefundOutcome<S> {
  */
 export interface AlgorithmTwin<S> {
   /**
-   * `lease`: a concurrency admission's lease, `<cost>:<id>` (the store makes one per consume).
+   * `lease`: a consume's ticket: a concurrency admission's lease, `<cost>:<id>` (the store makes
+   * one per consume); a waiting gcra consume's own wait cap in whole ms (see `waitTicket`).
    * `holdMs`: several policies that wait decided together reserve at one time, the longest of
    * their delays: a reserving policy records its admission as of `nowMs + holdMs`.
    */

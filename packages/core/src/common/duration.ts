@@ -92,3 +92,20 @@ export function warnBareMilliseconds(value: unknown, what: string): void {
 export function resetDurationWarnings(): void {
   warned.clear()
 }
+
+const ZERO = /^\s*0+(?:\.0+)?\s*(?:ms|s|m|h|d)\s*$/
+
+/**
+ * A wait such as `maxWait`: 0 (take a slot now or be refused) or a duration up to Node's longest
+ * timer.
+ */
+export function parseWait(value: unknown, option: string): number {
+  if (value === 0 || (typeof value === 'string' && ZERO.test(value))) return 0
+  if (typeof value === 'number' && !(Number.isInteger(value) && value > 0))
+    throw new LimiterRangeError(
+      option,
+      value,
+      'must be a whole number of milliseconds, 0 or more (0: take a free slot or be refused at once)',
+    )
+  return parseDuration(value, option, MAX_TIMER_MS)
+}

@@ -1,5 +1,5 @@
 // Waiting for a slot (limiter.acquire and limiter.run), for outbound calls and jobs.
-import { MAX_TIMER_MS, parseDuration } from '../common/duration.js'
+import { parseWait } from '../common/duration.js'
 import { LimiterError, LimiterRangeError, LimiterTypeError } from '../common/errors.js'
 import { own } from '../common/option-names.js'
 import type { Decision } from '../decision/decision.js'
@@ -7,7 +7,6 @@ import { refusedByConcurrency } from '../policies/limits.js'
 import { ceilingOf, isCost, type NamedPolicy } from '../policies/policy.js'
 import { PRIORITY_RANKS, type Priority, priorityName, priorityRank } from '../shed/priority.js'
 import { costError } from './cost.js'
-import { inTurn } from './in-turn.js'
 import type { AcquireOptions, ConsumeOptions, Limiter } from './types.js'
 import { type Wake, Wakers } from './wakers.js'
 
@@ -29,20 +28,6 @@ export interface Waiting {
   readonly waitMs: number
   /** `maxWait` when a call gives none: `acquire: { maxWait }`, else `waitMs`. */
   readonly maxWaitMs: number
-}
-
-const ZERO = /^\s*0+(?:\.0+)?\s*(?:ms|s|m|h|d)\s*$/
-
-/** A `maxWait`: 0 (take a slot now or be refused) or a duration up to Node's longest timer. */
-export function parseWait(value: unknown, option: string): number {
-  if (value === 0 || (typeof value === 'string' && ZERO.test(value))) return 0
-  if (typeof value === 'number' && !(Number.isInteger(value) && value > 0))
-    throw new LimiterRangeError(
-      option,
-      value,
-      'must be a whole number of milliseconds, 0 or more (0: take a free slot or be refused at once)',
-    )
-  return parseDuration(value, option, MAX_TIMER_MS)
 }
 
 function parse(
@@ -186,16 +171,15 @@ function tooLate(decision: Decision): Decision {
   })
 }
 
-// One ask of the store: the caller's deadline, when the store was asked, and whether its
-// admission was already given back (in its turn, see `ask`).
+// One ask of the store: the caller's deadline, and when the store was asked.
 interface Turn {
   readonly deadline: number
-  askedAt: number
-  givenBack: boolean
+  readonly askedAt: number
 }
 
 // Whether `decision` reserved further ahead (the limiter's maxDelay) than the caller will wait:
-// the time it had left when the store was asked, in whole ms as delayMs is.
+// the time it had left when the store was asked, in whole ms as delayMs is. (The limiter's stores
+// never do, given the caller's `maxDelay`; a custom store may not read it.)
 const tooFar = (decision: Decision, turn: Turn): boolean =>
   decision.delayMs > 0 && decision.delayMs > Math.ceil(turn.deadline - turn.askedAt)
 
@@ -209,8 +193,8 @@ async function admitted(
   turn: Turn,
   maxWaitMs: number,
 ): Promise<Decision> {
-  if (turn.givenBack || tooFar(decision, turn)) {
-    if (!turn.givenBack) await limiter.refund(key, cost, decision).catch(() => undefined)
+  if (tooFar(decision, turn)) {
+    await limiter.refund(key, cost, decision).catch(() => undefined)
     throw refused(tooLate(decision), key, maxWaitMs)
   }
   if (decision.delayMs === 0 && signal?.aborted !== true) return decision
@@ -259,12 +243,12 @@ export async function acquire(
   for (;;) {
     // the slot's wait counts from the ask (the reply's latency is not the caller's wait), in
     // whole ms as delayMs is
-    const turn: Turn = { deadline, askedAt: performance.now(), givenBack: false }
+    const turn: Turn = { deadline, askedAt: performance.now() }
     const heard = (decision: Decision | undefined) => tell(wakers, key, woken, decision)
-    const asking = ask(limiter, key, cost, firstAsk, consume, turn, waiting.waitMs, signal)
-    const decision = await answer(asking, signal, heard, async (late) => {
-      if (!turn.givenBack) await limiter.refund(key, cost, late).catch(() => undefined)
-    })
+    const asking = ask(limiter, key, cost, firstAsk, consume, turn, waiting.waitMs)
+    const decision = await answer(asking, signal, heard, (late) =>
+      limiter.refund(key, cost, late).catch(() => undefined),
+    )
     firstAsk = undefined
     if (decision.allowed) {
       heard(decision)
@@ -338,10 +322,10 @@ function answer(
 
 // Asks the store; a caller's first ask counts (Wakers.busy) until it hears back. A caller with
 // less time left (in whole ms, as `tooFar` counts it) than the limiter's wait (`waitMs`, the
-// furthest a reservation can be ahead) may have to give its reservation back, which restores
-// the slot only while it is the queue's tail: such asks go one at a time per limiter and key
-// in this process, each with its give-back, so that each give-back is the tail (concurrent
-// ones would mostly not be, and their slots would stay spent for everyone).
+// furthest a reservation can be ahead) asks with that as its own `maxDelay`: the store refuses,
+// reserving nothing, a slot further away than that. (Reserving it and giving it back would
+// restore the slot only while it is still the queue's tail: concurrent callers, in this process
+// or another, would mostly leave theirs spent for everyone.)
 function ask(
   limiter: Limiter,
   key: string,
@@ -350,34 +334,14 @@ function ask(
   options: ConsumeOptions | undefined,
   turn: Turn,
   waitMs: number,
-  signal: AbortSignal | undefined,
 ) {
+  const leftMs = Math.ceil(turn.deadline - turn.askedAt)
   const asking =
-    Math.ceil(turn.deadline - turn.askedAt) < waitMs
-      ? inTurn(limiter, key, () => askInTurn(limiter, key, cost, options, turn, signal))
+    leftMs < waitMs
+      ? limiter.consume(key, cost, { ...options, maxDelay: Math.max(0, leftMs) })
       : limiter.consume(key, cost, options)
   if (firstAsk !== undefined) void asking.then(firstAsk, firstAsk)
   return asking
-}
-
-// An ask in its turn: an admission too far ahead for the caller (or for an aborted one) is
-// given back before the next caller's ask.
-async function askInTurn(
-  limiter: Limiter,
-  key: string,
-  cost: number,
-  options: ConsumeOptions | undefined,
-  turn: Turn,
-  signal: AbortSignal | undefined,
-): Promise<Decision> {
-  signal?.throwIfAborted()
-  turn.askedAt = performance.now()
-  const decision = await limiter.consume(key, cost, options)
-  if (decision.allowed && (tooFar(decision, turn) || signal?.aborted === true)) {
-    await limiter.refund(key, cost, decision).catch(() => undefined)
-    turn.givenBack = true
-  }
-  return decision
 }
 
 // A woken waiter tells its line what it heard: admitted with slots left, it wakes more.

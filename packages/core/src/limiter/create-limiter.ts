@@ -20,9 +20,10 @@ import { costError } from './cost.js'
 import { decisionsFor } from './decisions.js'
 import { owedOf } from './owed.js'
 import { type Report, storePathOf } from './paths.js'
-import { rankOf, withReserve } from './reserve.js'
+import { decideWith } from './consume-options.js'
+import { withReserve } from './reserve.js'
 import { type LimiterSettings, limiterSettings } from './settings.js'
-import type { Limiter, LimiterOptions } from './types.js'
+import type { Decide, Limiter, LimiterOptions } from './types.js'
 
 export type {
   AcquireOptions,
@@ -49,11 +50,7 @@ export function decideNow(
   cost: number,
   rank?: number,
 ): Decision | Promise<Decision> {
-  const decide = (
-    limiter as {
-      [DECIDE]?: (key: string, cost: number, rank?: number) => Decision | Promise<Decision>
-    }
-  )[DECIDE]
+  const decide = (limiter as { [DECIDE]?: Decide })[DECIDE]
   if (decide !== undefined) return decide(key, cost, rank)
   return rank === undefined
     ? limiter.consume(key, cost)
@@ -146,8 +143,6 @@ function giveBacks(
   }
 }
 
-type Decide = (key: string, cost: number, rank?: number) => Decision | Promise<Decision>
-
 // consume's decision, answered synchronously when the store can (MemoryStore); bad input throws.
 function deciderOf(
   settings: ReturnType<typeof limiterSettings>,
@@ -174,15 +169,17 @@ function deciderOf(
     watch,
   )
   const clock = settings.clock ?? nowMs
-  return (key, cost, rank) => {
+  return (key, cost, rank, waitMs) => {
     checkKey(key)
     if (cost !== 1 || one === undefined) checkCost(cost, 0)
-    if (decisionChannel.hasSubscribers) return published(key, cost, rank)
+    if (decisionChannel.hasSubscribers) return published(key, cost, rank, waitMs)
     const { observer } = watch
-    if (cost === 1 && rank === undefined && one !== undefined)
+    if (cost === 1 && rank === undefined && waitMs === undefined && one !== undefined)
       // observers alone (the inspector's) are told here, without the published path's steps
       return observer === undefined ? one(key, undefined) : toldOne(one, observer, clock, key)
-    return observer === undefined ? decideIn(key, cost, rank) : published(key, cost, rank)
+    return observer === undefined
+      ? decideIn(key, cost, rank, waitMs)
+      : published(key, cost, rank, waitMs)
   }
 }
 
@@ -197,7 +194,8 @@ function consumer(decide: Decide): Limiter['consume'] {
   let settled: Promise<Decision> | undefined
   return (key, cost = 1, options = undefined) => {
     try {
-      const decision = decide(key, cost, options === undefined ? undefined : rankOf(options))
+      const decision =
+        options === undefined ? decide(key, cost) : decideWith(decide, key, cost, options)
       if (decision === refused) return settled as Promise<Decision>
       // Reading a field first shows V8's optimizing compiler the decision's shape: it then
       // resolves the promise with it directly, without the generic lookup of a `then` method

@@ -23,8 +23,11 @@ import type { FailedOperation } from './types.js'
 
 /** What a limiter asks of its store, for a key and cost already validated. */
 export interface StorePath extends BlockPath {
-  /** `rank`: the request's priority rank (a concurrency policy's `reserve` reads it). */
-  decide(key: string, cost: number, rank?: number): Decision | Promise<Decision>
+  /**
+   * `rank`: the request's priority rank (a concurrency policy's `reserve` reads it); `waitMs`: the
+   * most it may wait for a reserved slot (see StoreCall.waitMs).
+   */
+  decide(key: string, cost: number, rank?: number, waitMs?: number): Decision | Promise<Decision>
   /**
    * `decide(key, 1)`, synchronously: the common case's own path, where the store has one (a
    * MemoryStore with one policy). Exactly `decide`'s decision (a property test holds them equal).
@@ -69,12 +72,13 @@ export function storePathOf(
 function callMaker(settings: LimiterSettings) {
   const { set, policy, namespace, clock } = settings
   const several = set.policies.length > 1
-  return (key: string, cost: number, ticket?: Ticket, rank?: number): StoreCall => ({
+  return (key: string, cost: number, ticket?: Ticket, rank?: number, waitMs?: number): StoreCall => ({
     policy,
     namespace,
     key,
     cost,
     rank,
+    waitMs,
     ticket: typeof ticket === 'string' ? ticket : undefined,
     tickets: several && Array.isArray(ticket) ? ticket : undefined,
     set: several ? set : undefined,
@@ -91,6 +95,7 @@ function boundDecide(
   cost: number,
   nowMs: number | undefined,
   rank?: number,
+  waitMs?: number,
 ) => StoreDecision | StoreDecision[] {
   const { set } = settings
   return set.policies.length > 1
@@ -116,8 +121,8 @@ function memoryPath(
       ((key: string, at: number | undefined) => fromStore(consume(key, 1, at)))
     return {
       one: clock === undefined ? one : (key, at) => one(key, at ?? clock()),
-      decide(key, cost, rank) {
-        const d = consume(key, cost, clock?.(), rank)
+      decide(key, cost, rank, waitMs) {
+        const d = consume(key, cost, clock?.(), rank, waitMs)
         const { allowed, remaining, resetMs, retryAfterMs, ticket, delayMs } = d
         return decisions.one(allowed, remaining, resetMs, retryAfterMs, ticket, 'store', delayMs)
       },
@@ -128,7 +133,8 @@ function memoryPath(
     }
   }
   return {
-    decide: (key, cost, rank) => decisions.of(bound.consume(key, cost, clock?.(), rank), 'store'),
+    decide: (key, cost, rank, waitMs) =>
+      decisions.of(bound.consume(key, cost, clock?.(), rank, waitMs), 'store'),
     refund(key, cost, ticket) {
       bound.refund(key, cost, Array.isArray(ticket) ? ticket : [], clock?.())
       return Promise.resolve()
@@ -171,7 +177,8 @@ function failurePolicy(settings: LimiterSettings, decisions: Decisions, report: 
     if (failureMode !== 'local') return decisions.failed(failureMode, error)
     store ??= new MemoryStore()
     local ??= boundDecide(store, settings)
-    return Promise.resolve(decisions.of(local(call.key, call.cost, call.nowMs, call.rank), 'local'))
+    const { key, cost, nowMs, rank, waitMs } = call
+    return Promise.resolve(decisions.of(local(key, cost, nowMs, rank, waitMs), 'local'))
   }
   let path: StorePath | undefined
   const fallbackPath = (): StorePath | undefined => {
@@ -235,8 +242,8 @@ function localPath(
   const reported = (key: string, operation: FailedOperation) => (error: unknown) =>
     report(storeFailure(error, settings), key, false, operation)
   return {
-    decide(key, cost, rank) {
-      const c = call(key, cost, undefined, rank)
+    decide(key, cost, rank, waitMs) {
+      const c = call(key, cost, undefined, rank, waitMs)
       return store.consume(c).then(
         (d) => decisions.of(d, 'store'),
         (error: unknown) => failed(error, c),
@@ -277,8 +284,8 @@ function remotePath(
   const handlers = remoteHandlers(settings, decisions, report, failed, blocked, circuitOpen)
 
   return {
-    decide(key, cost, rank) {
-      const c = call(key, cost, undefined, rank)
+    decide(key, cost, rank, waitMs) {
+      const c = call(key, cost, undefined, rank, waitMs)
       let sentAtMs = 0
       if (blocked !== undefined) {
         sentAtMs = c.nowMs ?? monotonicMs()

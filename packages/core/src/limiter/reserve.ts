@@ -1,10 +1,8 @@
 // A fleet reserve's refusals, marked so the adapters can answer them 503 (not the client's fault).
 
-import { LimiterTypeError } from '../common/errors.js'
 import { type Decision, LimiterDecision } from '../decision/decision.js'
 import type { PolicySet } from '../policies/limits.js'
-import { priorityRank } from '../shed/priority.js'
-import type { ConsumeOptions } from './types.js'
+import type { Decide } from './types.js'
 
 /**
  * Whether `decision` (for `cost`) was refused only by concurrency policies' fleet reserves: each
@@ -25,8 +23,6 @@ export function refusedByReserve(set: PolicySet, decision: Decision, cost: numbe
   return refused
 }
 
-type Decide = (key: string, cost: number, rank?: number) => Decision | Promise<Decision>
-
 /**
  * `decide`, with the refusals its fleet reserves alone made marked `reason: 'reserve'`: itself
  * when no policy has a reserve (nothing to mark).
@@ -37,16 +33,8 @@ export function withReserve(set: PolicySet, decide: Decide): Decide {
     decision instanceof LimiterDecision && refusedByReserve(set, decision, cost)
       ? LimiterDecision.because(decision, 'reserve')
       : decision
-  return (key, cost, rank) => {
-    const decision = decide(key, cost, rank)
+  return (key, cost, rank, waitMs) => {
+    const decision = decide(key, cost, rank, waitMs)
     return decision instanceof Promise ? decision.then((d) => mark(d, cost)) : mark(decision, cost)
   }
-}
-
-/** The priority rank of `consume`'s options (`undefined` when none is given: normal). */
-export function rankOf(options: ConsumeOptions | undefined): number | undefined {
-  if (options === undefined) return undefined
-  if (options === null || typeof options !== 'object')
-    throw new LimiterTypeError('options', options, 'an object such as { priority: "high" }')
-  return options.priority === undefined ? undefined : priorityRank(options.priority)
 }

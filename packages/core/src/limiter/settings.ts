@@ -3,7 +3,7 @@
 // ms. The limiter's parts (store paths, blocks, waiting, failure reports) read only the settings.
 
 import { CLOCK } from '../common/clock.js'
-import { type Duration, MAX_TIMER_MS, parseDuration } from '../common/duration.js'
+import { type Duration, MAX_TIMER_MS, parseDuration, parseWait } from '../common/duration.js'
 import { type LimiterError, LimiterRangeError, LimiterTypeError } from '../common/errors.js'
 import { checkOptionNames, own, ownOptions } from '../common/option-names.js'
 import { type PolicySet, policySetOf } from '../policies/limits.js'
@@ -11,7 +11,7 @@ import { checkName } from '../policies/naming.js'
 import type { NamedPolicy, Policy } from '../policies/policy.js'
 import { MemoryStore } from '../stores/memory-store.js'
 import { DECIDES_SETS, isStore, type Store } from '../stores/store.js'
-import { parseWait, type Waiting } from './acquire.js'
+import type { Waiting } from './acquire.js'
 import type { BlockedCacheSettings } from './blocked-cache.js'
 import { defaultOnError } from './failure.js'
 import type { BreakerOptions } from './guard.js'

@@ -157,8 +157,28 @@ export interface ConsumeOptions {
    * whole number rank (0 critical, larger is lower). Only a concurrency policy with `reserve`
    * reads it; it also travels in `limiter:decision` events.
    */
-  readonly priority?: Priority | undefined
+  readonly priority?: Priority | undefined  /**
+   * The most this call waits for a reserved slot, a duration (`'200ms'`) or ms, 0 for a slot free
+   * now: narrows the limiter's `maxDelay` (or the wait `delayAfter` allows) for this call alone. A
+   * request whose slot is further away is refused, its `retryAfterMs` as without the limiter's
+   * wait, and reserves nothing. A limiter that does not wait ignores it. `acquire` and `run` pass
+   * the time their caller has left.
+   */
+  readonly maxDelay?: Duration | undefined
 }
+
+/**
+ * Internal: a limiter's consume as its parts pass it on, for a key and cost already validated:
+ * `rank`, the request's priority rank (`undefined`: normal); `waitMs`, the most whole ms it may
+ * wait for a reserved slot (`undefined`: the limiter's `maxDelay`). Synchronous when the store
+ * can answer so.
+ */
+export type Decide = (
+  key: string,
+  cost: number,
+  rank?: number,
+  waitMs?: number,
+) => Decision | Promise<Decision>
 
 /** Which call of a limiter a store failure hit (see {@link ErrorContext}). */
 export type FailedOperation = 'decide' | 'release' | 'refund' | 'reset'

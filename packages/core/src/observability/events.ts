@@ -4,7 +4,7 @@ import { channel } from 'node:diagnostics_channel'
 import { nowMs } from '../common/clock.js'
 import type { LimiterError } from '../common/errors.js'
 import type { Decision, DecisionSource } from '../decision/types.js'
-import type { Limiter } from '../limiter/types.js'
+import type { Decide, Limiter } from '../limiter/types.js'
 import { type Priority, priorityName } from '../shed/priority.js'
 import { MemoryStore } from '../stores/memory-store.js'
 import { RedisStore } from '../stores/redis-store.js'
@@ -109,8 +109,6 @@ export function storeKindOf(store: Store): StoreKind {
   if (store instanceof RedisStore) return 'redis'
   return store.local === true ? 'memory' : 'custom'
 }
-
-type Decide = (key: string, cost: number, rank?: number) => Decision | Promise<Decision>
 
 /** The common consume's own path: `decide(key, 1)` at `atMs`, synchronously (a MemoryStore's). */
 export type DecideOne = (key: string, atMs: number) => Decision
@@ -258,15 +256,15 @@ export function publishedDecide(
     decisionChannel.publish(event)
     return decision
   }
-  return (key, cost, rank) => {
-    if (one !== undefined && cost === 1 && rank === undefined) {
+  return (key, cost, rank, waitMs) => {
+    if (one !== undefined && cost === 1 && rank === undefined && waitMs === undefined) {
       // (with observers alone, the limiter takes `toldOne` instead of coming here)
       const atMs = clock()
       return publish(key, cost, rank, one(key, atMs), atMs, -1)
     }
     // timed only for the channel's subscribers (an observer is told no duration)
     const startMs = timed && decisionChannel.hasSubscribers ? performance.now() : -1
-    const decision = decide(key, cost, rank)
+    const decision = decide(key, cost, rank, waitMs)
     if (!(decision instanceof Promise)) return publish(key, cost, rank, decision, clock(), startMs)
     return decision.then((d) => publish(key, cost, rank, d, clock(), startMs))
   }

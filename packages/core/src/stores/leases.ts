@@ -27,3 +27,27 @@ export function reservedLease(policy: Policy, cost: number, rank: number | undef
   const ceiling = ceilingOf(policy, rank)
   return ceiling < policy.limit ? `${ceiling}/${lease}` : lease
 }
+
+/**
+ * What a waiting gcra consume (a limiter's `maxDelay` or `delayAfter`) sends as its ticket: the
+ * most whole ms it may wait for its slot (`StoreCall.waitMs`), which narrows the policy's own
+ * allowance for this request alone (lua/gcra.lua reads it). `''`: none given, or a policy that
+ * does not wait.
+ */
+export function waitTicket(policy: Policy, waitMs: number | undefined): string {
+  return waitMs === undefined || policy.waitUnits === undefined ? '' : String(waitMs)
+}
+
+/**
+ * A consume's ticket under `policy`: a concurrency policy's new lease (see reservedLease), a
+ * waiting gcra policy's wait cap (see waitTicket), else `''`.
+ */
+export function consumeTicket(
+  policy: Policy,
+  cost: number,
+  rank: number | undefined,
+  waitMs: number | undefined,
+): string {
+  if (policy.algorithm === 'concurrency') return reservedLease(policy, cost, rank)
+  return waitTicket(policy, waitMs)
+}

@@ -31,14 +31,16 @@ export const BIND: unique symbol = Symbol('@limiter/core.bind') as never
 
 /**
  * What {@link BIND} returns: decides `cost` for `key` at `nowMs` (or the store's clock), for a
- * request of priority `rank` (a concurrency policy with a reserve). The decision object may be
- * reused by the next call: read it at once.
+ * request of priority `rank` (a concurrency policy with a reserve) that waits at most `waitMs`
+ * for a reserved slot (see StoreCall.waitMs). The decision object may be reused by the next
+ * call: read it at once.
  */
 export type BoundConsume = (
   key: string,
   cost: number,
   nowMs: number | undefined,
   rank?: number,
+  waitMs?: number,
 ) => StoreDecision
 
 /**
@@ -64,7 +66,13 @@ export const BIND_SET: unique symbol = Symbol('@limiter/core.bindSet') as never
 /** What {@link BIND_SET} returns: all-or-nothing decisions and refunds for one policy set. */
 export interface BoundSet {
   /** One decision per policy: admitted by all and counted by all, or counted by none. */
-  consume(key: string, cost: number, nowMs: number | undefined, rank?: number): StoreDecision[]
+  consume(
+    key: string,
+    cost: number,
+    nowMs: number | undefined,
+    rank?: number,
+    waitMs?: number,
+  ): StoreDecision[]
   refund(
     key: string,
     cost: number,
@@ -185,7 +193,7 @@ export class MemoryStore implements Store {
       key,
       cost,
       this.#now(call),
-      leaseFor(policy, cost, call.rank),
+      leaseFor(policy, cost, call.rank, call.waitMs),
       blocks,
     )
   }
@@ -204,7 +212,8 @@ export class MemoryStore implements Store {
     }
     const one = this.#oneOf(namespace, policy, answer, (key, at) => general(key, 1, at))
     if (one === undefined) return general
-    return (key, cost, at, rank) => (cost === 1 ? one(key, at) : general(key, cost, at, rank))
+    return (key, cost, at, rank, waitMs) =>
+      cost === 1 ? one(key, at) : general(key, cost, at, rank, waitMs)
   }
 
   /**
@@ -226,12 +235,13 @@ export class MemoryStore implements Store {
   #general(namespace: string, policy: Policy): BoundConsume {
     const twin = TWINS[policy.algorithm]
     const space = this.#space(namespace)
-    const leases = policy.algorithm === 'concurrency'
+    // a consume's ticket: a concurrency lease, or a waiting policy's own wait cap
+    const tickets = policy.algorithm === 'concurrency' || policy.waitUnits !== undefined
     const blocks = namespace
-    return (key, cost, at, rank) => {
+    return (key, cost, at, rank, waitMs) => {
       const now = at ?? nowMs()
       if (now > this.#latestMs) this.#latestMs = now
-      const lease = leases ? leaseFor(policy, cost, rank) : undefined
+      const lease = tickets ? leaseFor(policy, cost, rank, waitMs) : undefined
       return this.#check(space, twin, policy, boundedKey(key), cost, now, lease, blocks)
     }
   }
@@ -357,8 +367,8 @@ export class MemoryStore implements Store {
     const packed = packedNamespace(set)
     if (packed !== undefined) return this.#bindPacked(set, this.#space(packed), spaces, now)
     return {
-      consume: (key, cost, at, rank) =>
-        this.#checkAll(spaces, policies, boundedKey(key), cost, now(at), blocks, rank),
+      consume: (key, cost, at, rank, waitMs) =>
+        this.#checkAll(spaces, policies, boundedKey(key), cost, now(at), blocks, rank, waitMs),
       penalize: (key, cost, at) => {
         const t = now(at)
         const held = boundedKey(key)
@@ -454,6 +464,7 @@ export class MemoryStore implements Store {
     now: number,
     blocks: string,
     rank?: number,
+    waitMs?: number,
   ): StoreDecision[] {
     const n = policies.length
     const entries: Array<Entry | undefined> = new Array(n)
@@ -464,7 +475,7 @@ export class MemoryStore implements Store {
       states[i] = entry !== undefined && entry.expiresAtMs > now ? entry.state : undefined
     }
     const leftMs = this.#blocks.left(blocks, key, now)
-    const { decisions, outcomes } = decideSet(policies, states, given, now, leftMs, rank)
+    const { decisions, outcomes } = decideSet(policies, states, given, now, leftMs, rank, waitMs)
     for (let i = 0; i < n; i++) {
       const o = outcomes[i] as Outcome<unknown>
       if (o.state !== undefined)
@@ -491,6 +502,7 @@ export class MemoryStore implements Store {
       given,
       now,
       leftMs,
+      undefined,
       undefined,
     )
     let changed = false

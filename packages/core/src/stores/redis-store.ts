@@ -6,7 +6,7 @@ import type { PolicySet } from '../policies/limits.js'
 import { STATE_CODE } from '../policies/naming.js'
 import { type Algorithm, capacityArg, type Policy } from '../policies/policy.js'
 import { clusterSlot } from './cluster-slot.js'
-import { reservedLease } from './leases.js'
+import { consumeTicket } from './leases.js'
 import type { LuaScript } from './lua-script.js'
 import { packedNamespace } from './packed-set.js'
 import { errorCode, isNoScript, type RedisStoreClient, tooOld } from './redis-client.js'
@@ -105,15 +105,14 @@ class Batch {
     let lease = ''
     if (set === undefined) {
       this.keys.push(baseKey(call.namespace, tag))
-      if (op === 'c' && call.policy.algorithm === 'concurrency')
-        lease = reservedLease(call.policy, call.cost, call.rank)
+      if (op === 'c') lease = consumeTicket(call.policy, call.cost, call.rank, call.waitMs)
     } else {
       const { packed } = planOf(set)
       // the set's one key, or one key per policy: the namespace of each, the same hash tag
       if (packed !== undefined) this.keys.push(baseKey(packed, tag))
       else for (const namespace of set.namespaces) this.keys.push(baseKey(namespace, tag))
-      if (op === 'c' && set.leases && (call.cost > 0 || set.reserve))
-        lease = setLeases(set, call.cost, call.rank)
+      if (op === 'c' && (set.leases || call.waitMs !== undefined))
+        lease = setTickets(set, call)
     }
     this.leases.push(lease)
     this.ops.push(op)
@@ -122,11 +121,12 @@ class Batch {
   }
 }
 
-// A consume's new leases under several policies: one for each concurrency policy, joined by ','.
-function setLeases(set: PolicySet, cost: number, rank: number | undefined): string {
-  return set.policies
-    .map((p) => (p.algorithm === 'concurrency' ? reservedLease(p, cost, rank) : ''))
-    .join(',')
+// A consume's tickets under several policies, joined by ',' (all '' is sent as ''): each
+// concurrency policy's new lease, each waiting gcra policy's wait cap (see consumeTicket).
+function setTickets(set: PolicySet, call: StoreCall): string {
+  const { cost, rank, waitMs } = call
+  const tickets = set.policies.map((p) => consumeTicket(p, cost, rank, waitMs))
+  return tickets.every((t) => t === '') ? '' : tickets.join(',')
 }
 
 /**

@@ -4,7 +4,7 @@ import { TWINS } from '../algorithms/index.js'
 import type { Outcome } from '../algorithms/outcome.js'
 import type { PolicySet } from '../policies/limits.js'
 import type { Policy } from '../policies/policy.js'
-import { reservedLease } from './leases.js'
+import { consumeTicket } from './leases.js'
 import { blockedDecision } from './memory-blocks.js'
 import type { StoreDecision } from './store.js'
 
@@ -29,6 +29,7 @@ export function decideSet(
   now: number,
   leftMs: number,
   rank: number | undefined,
+  waitMs: number | undefined,
 ): SetDecision {
   const cost = leftMs > 0 ? 0 : given
   const n = policies.length
@@ -43,7 +44,7 @@ export function decideSet(
       policy,
       cost,
       undefined,
-      leftMs > 0 ? undefined : leaseFor(policy, cost, rank),
+      leftMs > 0 ? undefined : leaseFor(policy, cost, rank, waitMs),
     )
     first[i] = outcome
     if (!outcome.allowed) all = false
@@ -66,15 +67,16 @@ export function decideSet(
 }
 
 /**
- * A concurrency consume's new lease (none for a peek or another algorithm), behind its class's
- * ceiling under a fleet reserve (see reservedLease).
+ * A consume's ticket for the twin: a concurrency policy's new lease (behind its class's ceiling
+ * under a fleet reserve), a waiting gcra policy's wait cap (see consumeTicket); none for a peek of
+ * another algorithm or nothing to send.
  */
 export function leaseFor(
   policy: Policy,
   cost: number,
   rank: number | undefined,
+  waitMs?: number,
 ): string | undefined {
-  if (policy.algorithm !== 'concurrency') return undefined
-  const lease = reservedLease(policy, cost, rank)
-  return lease === '' ? undefined : lease
+  const ticket = consumeTicket(policy, cost, rank, waitMs)
+  return ticket === '' ? undefined : ticket
 }

@@ -22,6 +22,14 @@ export interface StoreCall {
    * `ceilingOf`). Absent: normal.
    */
   readonly rank?: number | undefined
+  /**
+   * A consume's own wait cap: the most whole ms it may wait for a reserved slot (a gcra, token-
+   * or leaky-bucket policy with `maxDelay` or `delayAfter`). A request that would have to wait
+   * longer is refused, reserving nothing, as one past the policy's allowance is; the policy's
+   * allowance still bounds it. Absent: the policy's allowance alone. A store without reserving
+   * policies ignores it.
+   */
+  readonly waitMs?: number | undefined
   /** Test clock only (see `@limiter/core/testing`); stores read their own clock otherwise. */
   readonly nowMs?: number | undefined
   /**
