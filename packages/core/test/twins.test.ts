@@ -27,7 +27,7 @@ const COUNTING = new Set<Algorithm>([
 const RESERVING = new Set<Algorithm>(['gcra', 'token-bucket', 'leaky-bucket'])
 
 type Op =
-  | { kind: 'consume'; advanceMs: number; key: number; cost: number; maxDelay?: number }
+  | { kind: 'consume'; advanceMs: number; key: number; cost: number; maxDelay?: number | undefined }
   | { kind: 'refund'; advanceMs: number; key: number; cost: number; exact: boolean; pick: number }
   | { kind: 'release'; advanceMs: number; key: number; cost: 0 }
   | { kind: 'penalize'; advanceMs: number; key: number; cost: number }

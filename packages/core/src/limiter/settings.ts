@@ -15,6 +15,7 @@ import type { Waiting } from './acquire.js'
 import type { BlockedCacheSettings } from './blocked-cache.js'
 import { defaultOnError } from './failure.js'
 import type { BreakerOptions } from './guard.js'
+import { namedStore } from './named-stores.js'
 import type { ErrorContext, FailureMode, LimiterMode, LimiterOptions } from './types.js'
 
 const LIMITER_OPTIONS: ReadonlySet<string> = new Set(
@@ -86,8 +87,13 @@ export function limiterSettings(given: LimiterOptions): LimiterSettings {
       'a store (MemoryStore, RedisStore or one with consume, refund and reset)',
     )
   const prefix = options.prefix === undefined ? 'rl:' : checkName('prefix', options.prefix, true)
-  // A store made here is new: no name can be claimed on it yet.
-  const set = policySetOf(options, prefix, ownStore ?? {})
+  // Named with no store: the process's store for that name, where its claims are (see namedStore)
+  const named =
+    ownStore === undefined && typeof options.name === 'string' && options.name !== ''
+      ? namedStore(prefix, options.name)
+      : undefined
+  // A store made below is new: no name can be claimed on it yet.
+  const set = policySetOf(options, prefix, ownStore ?? named ?? {})
   if (set.policies.length > 1 && ownStore !== undefined && !(DECIDES_SETS in ownStore))
     throw new LimiterTypeError(
       'store',
@@ -115,7 +121,7 @@ export function limiterSettings(given: LimiterOptions): LimiterSettings {
   const acquireWaitMs = parseAcquire(options.acquire)
   const clock = (options as { [CLOCK]?: () => number })[CLOCK]
   // Made last: a bad option above leaves no store (and no sweep timer) behind.
-  const store = ownStore ?? new MemoryStore()
+  const store = ownStore ?? named ?? new MemoryStore()
   return Object.freeze({
     set,
     policy: unnamed(set.policies[0] as NamedPolicy),
