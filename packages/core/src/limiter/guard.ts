@@ -48,6 +48,11 @@ export interface Handlers<T> {
   ): T
   /** The result for a failure: the store's error, the deadline, or an open circuit. */
   error(call: StoreCall, error: unknown): T | PromiseLike<T>
+  /**
+   * Told the store's answer to a call already settled (its deadline passed first): what it
+   * counted for a caller that was answered otherwise.
+   */
+  late?(call: StoreCall, value: unknown): void
 }
 
 // The circuit of one failure domain; only domains with failures since their last success have one.
@@ -81,7 +86,7 @@ class Waiter<T> implements Sink {
   ) {}
 
   resolve(value: unknown): void {
-    if (!this.#claim(true)) return
+    if (!this.#claim(true)) return this.handlers.late?.(this.call, value)
     let result: T | PromiseLike<T>
     try {
       result = this.handlers.value(this.call, value, this.sentAtMs)
@@ -104,7 +109,15 @@ class Waiter<T> implements Sink {
       this.resolve({ allowed, remaining, resetMs, retryAfterMs, ticket, delayMs })
       return
     }
-    if (!this.#claim(true)) return
+    if (!this.#claim(true))
+      return handlers.late?.(this.call, {
+        allowed,
+        remaining,
+        resetMs,
+        retryAfterMs,
+        ticket,
+        delayMs,
+      })
     let result: T | PromiseLike<T>
     try {
       result = handlers.decided(
@@ -129,7 +142,7 @@ class Waiter<T> implements Sink {
   }
 
   // The first outcome settles the call and counts toward its domain's circuit; later ones (a
-  // reply after the deadline, say) are dropped.
+  // reply after the deadline, say) go to the handlers' `late`, or are dropped.
   #claim(succeeded: boolean): boolean {
     if (this.settled) return false
     this.settled = true

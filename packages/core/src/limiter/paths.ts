@@ -4,7 +4,12 @@
 
 import { monotonicMs } from '../common/clock.js'
 import { LimiterError } from '../common/errors.js'
-import type { Decision, DecisionSource, Ticket } from '../decision/decision.js'
+import {
+  type Decision,
+  type DecisionSource,
+  LimiterDecision,
+  type Ticket,
+} from '../decision/decision.js'
 import { BIND, BIND_ONE, BIND_SET, MemoryStore } from '../stores/memory-store.js'
 import {
   type StoreCall,
@@ -72,7 +77,13 @@ export function storePathOf(
 function callMaker(settings: LimiterSettings) {
   const { set, policy, namespace, clock } = settings
   const several = set.policies.length > 1
-  return (key: string, cost: number, ticket?: Ticket, rank?: number, waitMs?: number): StoreCall => ({
+  return (
+    key: string,
+    cost: number,
+    ticket?: Ticket,
+    rank?: number,
+    waitMs?: number,
+  ): StoreCall => ({
     policy,
     namespace,
     key,
@@ -282,6 +293,16 @@ function remotePath(
   const domainOf = (c: StoreCall): string => store.failureDomain?.(c) ?? ''
   const circuitOpen = (c: StoreCall): boolean => guard.isOpen(domainOf(c))
   const handlers = remoteHandlers(settings, decisions, report, failed, blocked, circuitOpen)
+  const consume: Handlers<Decision> = {
+    ...handlers.consume,
+    // straight to the store: its answer just came, while the circuit may be open from the very
+    // timeouts it answers (no one waits on it, so no deadline)
+    late: lateUndo(settings, decisions, (key, cost, ticket, refund) => {
+      const c = call(key, cost, ticket)
+      const sent = refund ? store.refund(c) : (store.release?.(c) ?? Promise.resolve())
+      return sent.catch(() => undefined)
+    }),
+  }
 
   return {
     decide(key, cost, rank, waitMs) {
@@ -292,7 +313,7 @@ function remotePath(
         const hit = blocked.get(key, cost === 0 ? 1 : cost, sentAtMs)
         if (hit !== undefined) return decisions.blocked(hit.decision, hit.elapsedMs)
       }
-      return guard.run(c, domainOf(c), sentAtMs, handlers.consume)
+      return guard.run(c, domainOf(c), sentAtMs, consume)
     },
     refund(key, cost, ticket, source) {
       if (source === 'local') return refundLocal(failed, key, cost, ticket)
@@ -320,6 +341,27 @@ function remotePath(
       domainOf,
       blocked,
     }),
+  }
+}
+
+/**
+ * What a consume answered after its deadline gives back: failureMode answered its caller, so the
+ * leases it took are released (no one holds them: they would keep their slots for a whole
+ * `window`), and what it counted is refunded too, unless failureMode let the request through
+ * (`'open'`: it went ahead, and is counted). `send` sends the refund, or the release.
+ */
+function lateUndo(
+  settings: LimiterSettings,
+  decisions: Decisions,
+  send: (key: string, cost: number, ticket: Ticket, refund: boolean) => Promise<unknown>,
+): (c: StoreCall, value: unknown) => void {
+  const { set, failureMode } = settings
+  const refund = failureMode !== 'open'
+  return (c, value) => {
+    if (c.cost === 0 || !(refund || set.leases)) return
+    const decision = decisions.of(value as StoreDecision | StoreDecision[], 'store')
+    if (!decision.allowed) return
+    void send(c.key, c.cost, LimiterDecision.ticketOf(decision, decisions.owner), refund)
   }
 }
 
