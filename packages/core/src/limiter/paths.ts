@@ -293,16 +293,6 @@ function remotePath(
   const domainOf = (c: StoreCall): string => store.failureDomain?.(c) ?? ''
   const circuitOpen = (c: StoreCall): boolean => guard.isOpen(domainOf(c))
   const handlers = remoteHandlers(settings, decisions, report, failed, blocked, circuitOpen)
-  const consume: Handlers<Decision> = {
-    ...handlers.consume,
-    // straight to the store: its answer just came, while the circuit may be open from the very
-    // timeouts it answers (no one waits on it, so no deadline)
-    late: lateUndo(settings, decisions, (key, cost, ticket, refund) => {
-      const c = call(key, cost, ticket)
-      const sent = refund ? store.refund(c) : (store.release?.(c) ?? Promise.resolve())
-      return sent.catch(() => undefined)
-    }),
-  }
 
   return {
     decide(key, cost, rank, waitMs) {
@@ -313,7 +303,7 @@ function remotePath(
         const hit = blocked.get(key, cost === 0 ? 1 : cost, sentAtMs)
         if (hit !== undefined) return decisions.blocked(hit.decision, hit.elapsedMs)
       }
-      return guard.run(c, domainOf(c), sentAtMs, consume)
+      return guard.run(c, domainOf(c), sentAtMs, handlers.consume)
     },
     refund(key, cost, ticket, source) {
       if (source === 'local') return refundLocal(failed, key, cost, ticket)
@@ -348,20 +338,25 @@ function remotePath(
  * What a consume answered after its deadline gives back: failureMode answered its caller, so the
  * leases it took are released (no one holds them: they would keep their slots for a whole
  * `window`), and what it counted is refunded too, unless failureMode let the request through
- * (`'open'`: it went ahead, and is counted). `send` sends the refund, or the release.
+ * (`'open'`: it went ahead, and is counted). Sent straight to the store: its answer just came,
+ * while the circuit may be open from the very timeouts it answers (no one waits: no deadline).
  */
 function lateUndo(
   settings: LimiterSettings,
   decisions: Decisions,
-  send: (key: string, cost: number, ticket: Ticket, refund: boolean) => Promise<unknown>,
 ): (c: StoreCall, value: unknown) => void {
-  const { set, failureMode } = settings
+  const { set, failureMode, store } = settings
+  const call = callMaker(settings)
   const refund = failureMode !== 'open'
   return (c, value) => {
     if (c.cost === 0 || !(refund || set.leases)) return
     const decision = decisions.of(value as StoreDecision | StoreDecision[], 'store')
     if (!decision.allowed) return
-    void send(c.key, c.cost, LimiterDecision.ticketOf(decision, decisions.owner), refund)
+    const back = call(c.key, c.cost, LimiterDecision.ticketOf(decision, decisions.owner))
+    // (a custom store that throws, or rejects, loses only this give-back)
+    Promise.resolve()
+      .then(() => (refund ? store.refund(back) : store.release?.(back)))
+      .catch(() => undefined)
   }
 }
 
@@ -418,6 +413,7 @@ function remoteHandlers(
           : (c, sink) => submitting[SUBMIT](c, 'c', sink),
       ...storeAnswers(decisions, remember),
       error: (c, error) => failed(error, c, circuitOpen(c)),
+      late: lateUndo(settings, decisions),
     },
     refund: {
       submit:
