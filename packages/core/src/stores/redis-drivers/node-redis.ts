@@ -5,6 +5,7 @@ import { clusterSlot, keySlot } from '../cluster-slot.js'
 import type { NodeRedisClientLike, NodeRedisClusterLike } from '../redis-client.js'
 import { watchConnected, watchErrors } from '../redis-client.js'
 import type { RedisDriver } from './driver.js'
+import { StallWatches } from './stall-watch.js'
 import { Waves } from './waves.js'
 
 type Node = { readonly address?: unknown; readonly client?: unknown }
@@ -102,11 +103,18 @@ const CLUSTER_CLOSED = 'cluster client closed (not connected, or disconnected)'
 const CONNECT_IT =
   'node-redis connects only when told: call `await client.connect()` (a connecting client is fine).'
 
+// The cluster in failure reports: its first seed nodes.
+function clusterAddress(c: Cluster): string {
+  const roots = (c.options ?? c._options)?.rootNodes ?? []
+  const seeds = roots.map(addressOf).filter((a) => a !== undefined)
+  return seeds.length > 0
+    ? `the cluster seeded by ${seeds.slice(0, 3).join(', ')}${seeds.length > 3 ? ', ...' : ''}`
+    : 'the Redis Cluster'
+}
+
 export function nodeRedisClusterDriver(cluster: NodeRedisClusterLike): RedisDriver {
   const lastError = watchErrors(cluster)
   const c = cluster as Cluster
-  const roots = (c.options ?? c._options)?.rootNodes ?? []
-  const seeds = roots.map(addressOf).filter((a) => a !== undefined)
   const masterNode = (slot: number): Node | undefined =>
     (c.slots[slot] as { master?: Node } | undefined)?.master
   // Why `master`'s connection cannot take a command now, or undefined.
@@ -118,8 +126,7 @@ export function nodeRedisClusterDriver(cluster: NodeRedisClusterLike): RedisDriv
   }
   // One Waves per master: node-redis writes to each master's connection on its own.
   const waves = new Map<string, Waves>()
-  const wavesOf = (key: string): Waves => {
-    const address = String(masterNode(keySlot(key))?.address ?? '')
+  const wavesOf = (address: string): Waves => {
     let of = waves.get(address)
     if (of === undefined) {
       of = new Waves(() => downAt(c.masters.find((m) => m.address === address) as Node | undefined))
@@ -127,14 +134,19 @@ export function nodeRedisClusterDriver(cluster: NodeRedisClusterLike): RedisDriv
     }
     return of
   }
-  // `key` routes the command: node-redis sends it to the master of its slot.
-  const send = (key: string, args: string[]) =>
-    wavesOf(key).send(() => cluster.sendCommand(key, false, args))
   const probe = slotProbe(c, masterNode)
-  const address =
-    seeds.length > 0
-      ? `the cluster seeded by ${seeds.slice(0, 3).join(', ')}${seeds.length > 3 ? ', ...' : ''}`
-      : 'the Redis Cluster'
+  const watches = new StallWatches()
+  // `key` routes the command: node-redis sends it to the master of its slot. A master that
+  // leaves its calls unanswered with its connection up (hung, not dead) is never `down`: while
+  // it stays silent, the probe looks for the replica promoted in its place (see StallWatch).
+  const send = (key: string, args: string[]): Promise<unknown> => {
+    const slot = keySlot(key)
+    const address = String(masterNode(slot)?.address ?? '')
+    const sent = wavesOf(address).send(() => cluster.sendCommand(key, false, args))
+    if (watches.of(address).track(sent)) probe(slot, address)
+    return sent
+  }
+  const address = clusterAddress(c)
   watchConnected(cluster, () => !cluster.isOpen, address, CONNECT_IT)
   return {
     cluster: true,
