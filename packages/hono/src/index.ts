@@ -6,6 +6,7 @@ import {
   type AnsweringCall,
   type FetchRateLimitOptions,
   fetchKit,
+  optionsObject,
   type RespondInit,
   type WaitUntil,
   wireRecord,
@@ -137,6 +138,8 @@ function honoCall(scoped: boolean, self: () => unknown): AnsweringCall<Context> 
  * app.post('/login', rateLimit({ limit: 5, window: '15m', key: (c) => c.req.header('x-user') ?? 'anon' }), h)
  */
 export function rateLimit<E extends Env = Env>(options: RateLimitOptions<E>): MiddlewareHandler<E> {
+  // checked before it is taken apart: an array would spread into options named `0`, `1`...
+  optionsObject('options', options ?? {})
   const { getConnInfo, ...rest } = (options ?? {}) as RateLimitOptions<E>
   if (getConnInfo !== undefined && typeof getConnInfo !== 'function')
     throw new LimiterTypeError('getConnInfo', getConnInfo, "a runtime's Hono getConnInfo helper")

@@ -19,6 +19,14 @@ describe("hono-rate-limiter's options", () => {
     expect(() => rateLimit(options as never)).toThrow(hint)
   })
 
+  // Regression: an array (hono-rate-limiter has none, but a `limits` list passed whole is easy to
+  // write) was spread into options named `0`, `1`: "Invalid `0`: is not an option".
+  it('an array of options is refused as Express and Koa refuse it', () => {
+    expect(() => rateLimit([base] as never)).toThrow(
+      'Invalid `options`: expected an object, got an array.',
+    )
+  })
+
   it('the windowMs hint converts the value', () => {
     expect(() => rateLimit({ windowMs: 15 * 60 * 1000, limit: 1 } as never)).toThrow(
       "use `window: '15m'`",

@@ -73,17 +73,23 @@ export function parseDuration(value: unknown, option: string, maxMs?: number): n
 const warned = new Set<string>()
 
 /**
- * Warns once per process (code `LIMITER_SMALL_WINDOW`) when `value`, a `window` or a block's
- * duration, is a bare number below 1000: milliseconds here, where rate-limiter-flexible and
- * @nestjs/throttler before v5 count seconds, so `60` is likely meant as `'60s'`. Strings
- * (`'500ms'`) say their unit and never warn. `what` names the option (`window`, `limiter.block`).
+ * Warns once per process (code `LIMITER_SMALL_WINDOW`) when `value`, a `window`, a block's
+ * duration or a concurrency policy's `retryAfter`, is a bare number below 1000: milliseconds
+ * here, where rate-limiter-flexible and @nestjs/throttler before v5 count seconds (and
+ * @fastify/under-pressure its `retryAfter`), so `60` is likely meant as `'60s'`. Strings
+ * (`'500ms'`) say their unit and never warn. `what` names the option (`window`, `retryAfter`)
+ * or the call (`limiter.block`); `peer` says who counts it in seconds.
  */
-export function warnBareMilliseconds(value: unknown, what: string): void {
+export function warnBareMilliseconds(
+  value: unknown,
+  what: string,
+  peer = 'rate-limiter-flexible counts seconds',
+): void {
   if (typeof value !== 'number' || value >= 1000 || warned.has(what)) return
   warned.add(what)
-  const shown = what === 'window' ? `window: ${value}` : `${what}(key, ${value})`
+  const shown = what.startsWith('limiter.') ? `${what}(key, ${value})` : `${what}: ${value}`
   process.emitWarning(
-    `${shown} is ${value} ms; if you meant ${value} seconds write '${value}s' (a bare number is milliseconds here; rate-limiter-flexible counts seconds). Write '${value}ms' to say milliseconds and silence this, or run node with --disable-warning=LIMITER_SMALL_WINDOW.`,
+    `${shown} is ${value} ms; if you meant ${value} seconds write '${value}s' (a bare number is milliseconds here; ${peer}). Write '${value}ms' to say milliseconds and silence this, or run node with --disable-warning=LIMITER_SMALL_WINDOW.`,
     { type: 'LimiterWarning', code: 'LIMITER_SMALL_WINDOW' },
   )
 }

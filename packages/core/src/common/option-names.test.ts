@@ -185,6 +185,63 @@ describe('a bare-number window or block under a second warns once', () => {
     // and the block is 900 ms, as written
     expect((await limiter.consume('a')).retryAfterMs).toBeLessThanOrEqual(900)
   })
+
+  // Regression: `retryAfter: 10` (seconds, as @fastify/under-pressure counts) became 10 ms unsaid.
+  it('retryAfter: 10 warns, naming the option; strings and a second or more do not', async () => {
+    resetDurationWarnings()
+    const concurrency = { algorithm: 'concurrency', limit: 5, window: '1m' } as const
+    const warnings = await warningsOf(() => {
+      createLimiter({ ...concurrency, retryAfter: '10ms' })
+      createLimiter({ ...concurrency, retryAfter: 1000 })
+      createLimiter({ ...concurrency, retryAfter: 10 })
+      resolve({ ...concurrency, retryAfter: 10 })
+    })
+    expect(warnings.map((w) => w.code)).toEqual(['LIMITER_SMALL_WINDOW'])
+    expect(warnings[0]?.message).toContain(
+      "retryAfter: 10 is 10 ms; if you meant 10 seconds write '10s' (a bare number is milliseconds here; @fastify/under-pressure and the Retry-After header count seconds)",
+    )
+  })
+})
+
+describe('nested option objects refuse unknown names, as `acquire` does', () => {
+  // Regression: `circuitBreaker: { threshold, cooldown }` and `blockedCache: { maxkeys }` were
+  // accepted, leaving the defaults in force.
+  it.each([
+    ['circuitBreaker', 'threshold', 'failureThreshold'],
+    ['circuitBreaker', 'cooldown', 'coolDown'],
+    ['circuitBreaker', 'resetTimeout', 'coolDown'],
+    ['blockedCache', 'maxkeys', 'maxKeys'],
+    ['blockedCache', 'max', 'maxKeys'],
+    ['blockedCache', 'maxms', 'maxMs'],
+  ])('%s.%s -> %s, in createLimiter and the adapters', (option, name, meant) => {
+    const expected = `Invalid \`${option}.${name}\`: is not an option (did you mean \`${meant}\`?)`
+    const nested = { [option]: { [name]: 5 } }
+    expect(refusal((o) => createLimiter(o as never), option, nested[option])).toContain(expected)
+    expect(refusal(resolve, option, nested[option])).toContain(expected)
+  })
+
+  it("the limiter's peer names do not apply inside them", () => {
+    expect(refusal(resolve, 'circuitBreaker', { points: 1 })).toBe(
+      'Invalid `circuitBreaker.points`: is not an option, got 1.',
+    )
+  })
+
+  it('an array is not an object of options', () => {
+    expect(() => createLimiter({ limit: 5, window: '1m', blockedCache: [] as never })).toThrow(
+      /`blockedCache`: expected an object, got an array/,
+    )
+  })
+
+  it('their own names are still taken', () => {
+    expect(() =>
+      createLimiter({
+        limit: 5,
+        window: '1m',
+        circuitBreaker: { failureThreshold: 5, coolDown: '2s' },
+        blockedCache: { maxKeys: 100, maxMs: 500 },
+      }),
+    ).not.toThrow()
+  })
 })
 
 describe('options come from the object given', () => {

@@ -166,8 +166,11 @@ export function editDistance(a: string, b: string): number {
 
 /** The option `name` most likely meant: a peer library's name for it, or the closest spelling. */
 export function suggestOption(name: string, known: Iterable<string>): string | undefined {
-  const peer = PEER_NAMES.get(name)
-  if (peer !== undefined) return peer
+  return PEER_NAMES.get(name) ?? closestOption(name, known)
+}
+
+/** The name in `known` closest to `name` in spelling, if one is close enough to be a typo. */
+function closestOption(name: string, known: Iterable<string>): string | undefined {
   let best: string | undefined
   let bestDistance = Math.max(1, Math.floor(name.length / 3)) + 1
   for (const candidate of known) {
@@ -181,20 +184,90 @@ export function suggestOption(name: string, known: Iterable<string>): string | u
 }
 
 /**
+ * What other libraries' names mean in a scope of options other than the limiter's own (a store,
+ * the shedder, a nested object such as `circuitBreaker`): for each name, the option meant (a
+ * name of the scope) or, for one with no such option, what to do instead (a sentence).
+ */
+export type ScopeHints = ReadonlyMap<string, string>
+
+// The hint for `name` in a scope with `hints` of its own: the limiter's peer names do not apply
+// there (`points` is no store's option), the closest spelling among the scope's names does.
+function scopedHint(name: string, known: ReadonlySet<string>, hints: ScopeHints): string {
+  const hint = hints.get(name)
+  if (hint !== undefined && !known.has(hint)) return ` (${hint})`
+  const meant = hint ?? closestOption(name, known)
+  return meant === undefined ? '' : ` (did you mean \`${meant}\`?)`
+}
+
+/**
  * Refuses an option name that is not in `known`, with a suggestion when one is likely (`at`
  * prefixes the name in the error, as in `limits[0].`). Only own properties count: `__proto__`, `constructor` and the like are unknown names like any other.
+ * With `hints`, the options are a scope of their own (see {@link ScopeHints}).
  */
-export function checkOptionNames(options: object, known: ReadonlySet<string>, at = ''): void {
+export function checkOptionNames(
+  options: object,
+  known: ReadonlySet<string>,
+  at = '',
+  hints?: ScopeHints,
+): void {
   for (const name of Object.keys(options)) {
     if (known.has(name)) continue
     const value: unknown = (options as Record<string, unknown>)[name]
-    throw new LimiterRangeError(
-      `${at}${name}`,
-      value,
-      `is not an option${optionHint(name, value, known)}`,
-    )
+    const hint =
+      hints === undefined ? optionHint(name, value, known) : scopedHint(name, known, hints)
+    throw new LimiterRangeError(`${at}${name}`, value, `is not an option${hint}`)
   }
 }
+
+/**
+ * `options` as an object of known names only: a `TypeError` naming `option` when it is not an
+ * object (an array, `null`), a `RangeError` for an unknown name (see {@link checkOptionNames}).
+ * For a nested object, such as `circuitBreaker` (`at` is then `circuitBreaker.`), or the options
+ * of a store or a shedder; returns its own enumerable properties (see {@link ownOptions}).
+ */
+export function knownOptions<T extends object>(
+  options: T,
+  known: ReadonlySet<string>,
+  at = '',
+  hints?: ScopeHints,
+): T {
+  const own = ownOptions(options, at === '' ? 'options' : at.slice(0, -1))
+  checkOptionNames(own, known, at, hints)
+  return own
+}
+
+// What a store is told about a limiter's option, or about a peer store's key prefix.
+const ON_THE_LIMITER =
+  'is an option of the limiter (`createLimiter`) or the adapter, not of the store: set it there'
+const PREFIX_ON_THE_LIMITER =
+  "set `prefix` on the limiter (`createLimiter({ prefix, store })`) or the adapter's options instead: limiters with the same `prefix` and `name` share their counters on one store, so give each app its own"
+
+/**
+ * Names other libraries give their stores (rate-limit-redis, rate-limiter-flexible,
+ * @fastify/rate-limit, koa-ratelimit) and limiter options given to a store, for the stores'
+ * own hints: a key prefix is the limiter's `prefix` here, and a policy belongs to the limiter.
+ */
+export const STORE_HINTS: ScopeHints = new Map([
+  ...['limit', 'window', 'algorithm', 'burst', 'name'].map(
+    (name) => [name, `\`${name}\` ${ON_THE_LIMITER}`] as const,
+  ),
+  ...[...PEER_NAMES]
+    .filter(([, ours]) => !ours.includes('.'))
+    .map(
+      ([peer, ours]) => [peer, `\`${peer}\` is \`${ours}\` here, which ${ON_THE_LIMITER}`] as const,
+    ),
+  ['prefix', `the store takes no prefix: ${PREFIX_ON_THE_LIMITER}`],
+  ...(
+    [
+      ['keyPrefix', "rate-limiter-flexible's"],
+      ['nameSpace', "@fastify/rate-limit's"],
+      ['namespace', "koa-ratelimit's"],
+    ] as const
+  ).map(
+    ([peer, whose]) =>
+      [peer, `${whose} \`${peer}\` is the limiter's \`prefix\`: ${PREFIX_ON_THE_LIMITER}`] as const,
+  ),
+])
 
 /**
  * The options object's own enumerable properties on an object with no prototype, so a polluted

@@ -1,6 +1,7 @@
 // @limiter/core/fetch: the kit for Web-standard hosts (a `Request` in, a `Response` out). It loads
 // nothing of Node's HTTP: the client address comes from a resolver, the end of a request from its
 // response body and its `signal`.
+export { optionsObject } from '../http/defaults.js'
 export { checkTrustProxy, clientAddress, type TrustProxy } from './client-ip.js'
 export {
   type AnswerFrom,

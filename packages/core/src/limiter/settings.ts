@@ -5,7 +5,13 @@
 import { CLOCK } from '../common/clock.js'
 import { type Duration, MAX_TIMER_MS, parseDuration, parseWait } from '../common/duration.js'
 import { type LimiterError, LimiterRangeError, LimiterTypeError } from '../common/errors.js'
-import { checkOptionNames, own, ownOptions } from '../common/option-names.js'
+import {
+  checkOptionNames,
+  knownOptions,
+  own,
+  ownOptions,
+  type ScopeHints,
+} from '../common/option-names.js'
 import { type PolicySet, policySetOf } from '../policies/limits.js'
 import { checkName } from '../policies/naming.js'
 import type { NamedPolicy, Policy } from '../policies/policy.js'
@@ -30,12 +36,25 @@ const DEFAULT_TIMEOUT_MS = 500
 const DEFAULT_MAX_KEYS = 10_000
 const DEFAULT_MAX_MS = 1000
 
+// The nested options' names, and other libraries' names for them (lru-cache's `max`; opossum's
+// `resetTimeout` and cockatiel's `halfOpenAfter`, in ms as `coolDown` is).
+const BLOCKED_CACHE_OPTIONS: ReadonlySet<string> = new Set(['maxKeys', 'maxMs'])
+const BLOCKED_CACHE_HINTS: ScopeHints = new Map([['max', 'maxKeys']])
+const BREAKER_OPTIONS: ReadonlySet<string> = new Set(['failureThreshold', 'coolDown'])
+const BREAKER_HINTS: ScopeHints = new Map([
+  ['threshold', 'failureThreshold'],
+  ['failures', 'failureThreshold'],
+  ['resetTimeout', 'coolDown'],
+  ['halfOpenAfter', 'coolDown'],
+])
+
 /** Validates the `blockedCache` option (`false`, or `{ maxKeys?, maxMs? }`). */
 function parseBlockedCache(value: unknown): BlockedCacheSettings {
   if (value === undefined) return { maxKeys: DEFAULT_MAX_KEYS, maxMs: DEFAULT_MAX_MS }
   if (value === false) return { maxKeys: 0, maxMs: 0 }
   if (value === null || typeof value !== 'object')
     throw new LimiterTypeError('blockedCache', value, 'an object { maxKeys?, maxMs? } or false')
+  knownOptions(value, BLOCKED_CACHE_OPTIONS, 'blockedCache.', BLOCKED_CACHE_HINTS)
   const maxKeys = own(value, 'maxKeys') ?? DEFAULT_MAX_KEYS
   if (typeof maxKeys !== 'number' || !Number.isInteger(maxKeys) || maxKeys < 0) {
     throw new LimiterRangeError('blockedCache.maxKeys', maxKeys, 'must be a non-negative integer')
@@ -74,18 +93,33 @@ export interface LimiterSettings {
   readonly clock: (() => number) | undefined
 }
 
+// The `store` option, checked (`undefined`: none given).
+function givenStore(store: unknown): Store | undefined {
+  if (store !== undefined && !isStore(store))
+    throw new LimiterTypeError(
+      'store',
+      store,
+      'a store (MemoryStore, RedisStore or one with consume, refund and reset)',
+    )
+  return store
+}
+
+// Several policies need a store that decides them together.
+function checkSetStore(set: PolicySet, store: Store | undefined): void {
+  if (set.policies.length > 1 && store !== undefined && !(DECIDES_SETS in store))
+    throw new LimiterTypeError(
+      'store',
+      store,
+      'a store that decides several policies together (MemoryStore or RedisStore) for `limits` with more than one policy',
+    )
+}
+
 /** Resolves `options` once: a bad one throws a `TypeError`/`RangeError` naming it. */
 export function limiterSettings(given: LimiterOptions): LimiterSettings {
   // Own properties only: a polluted Object.prototype must not set an option.
   const options = ownOptions(given)
   checkOptionNames(options, LIMITER_OPTIONS)
-  const ownStore = options.store
-  if (ownStore !== undefined && !isStore(ownStore))
-    throw new LimiterTypeError(
-      'store',
-      ownStore,
-      'a store (MemoryStore, RedisStore or one with consume, refund and reset)',
-    )
+  const ownStore = givenStore(options.store)
   const prefix = options.prefix === undefined ? 'rl:' : checkName('prefix', options.prefix, true)
   // Named with no store: the process's store for that name, where its claims are (see namedStore)
   const named =
@@ -94,12 +128,7 @@ export function limiterSettings(given: LimiterOptions): LimiterSettings {
       : undefined
   // A store made below is new: no name can be claimed on it yet.
   const set = policySetOf(options, prefix, ownStore ?? named ?? {})
-  if (set.policies.length > 1 && ownStore !== undefined && !(DECIDES_SETS in ownStore))
-    throw new LimiterTypeError(
-      'store',
-      ownStore,
-      'a store that decides several policies together (MemoryStore or RedisStore) for `limits` with more than one policy',
-    )
+  checkSetStore(set, ownStore)
   const timeoutMs =
     options.timeout === undefined
       ? DEFAULT_TIMEOUT_MS
@@ -169,6 +198,7 @@ function parseBreaker(value: LimiterOptions['circuitBreaker']): BreakerOptions {
       'an object { failureThreshold?, coolDown? } or false',
     )
   }
+  knownOptions(value, BREAKER_OPTIONS, 'circuitBreaker.', BREAKER_HINTS)
   const failureThreshold = own(value, 'failureThreshold') ?? 3
   if (
     typeof failureThreshold !== 'number' ||

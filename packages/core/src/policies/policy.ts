@@ -296,6 +296,11 @@ function concurrencyPolicy(
     options.retryAfter === undefined
       ? DEFAULT_CONCURRENCY_RETRY_MS
       : parseDuration(options.retryAfter, `${at}retryAfter`)
+  warnBareMilliseconds(
+    options.retryAfter,
+    'retryAfter',
+    '@fastify/under-pressure and the Retry-After header count seconds',
+  )
   const base = { algorithm: 'concurrency', limit, windowMs, burst: limit, retryAfterMs } as const
   if (options.reserve === undefined) return Object.freeze(base)
   const reserve = reserveShares(options.reserve, `${at}reserve`)

@@ -1,5 +1,6 @@
 // The adaptive limit's options and its update rule: a pure function of one window of samples.
 import { type Duration, parseDuration } from '../common/duration.js'
+import { knownOptions, type ScopeHints } from '../common/option-names.js'
 import { numberIn } from './number-option.js'
 
 /** Options of `createAdaptiveLimit` (and of a shedder's `adaptive`). */
@@ -62,8 +63,23 @@ export interface Settings {
   readonly reserve: number
 }
 
-/** Checks `options` and fills in the defaults. */
-export function settingsOf(options: AdaptiveOptions): Settings & { readonly initial: number } {
+const ADAPTIVE_OPTIONS: ReadonlySet<string> = new Set(
+  'name min max initial window minSamples probeSamples tolerance smoothing queueSize probeInterval probeJitter probeRatio reserve'.split(
+    ' ',
+  ),
+)
+// Netflix concurrency-limits' names (Gradient2Limit's builder), as they are called here.
+const ADAPTIVE_HINTS: ScopeHints = new Map([
+  ['minLimit', 'min'],
+  ['maxLimit', 'max'],
+  ['maxConcurrency', 'max'],
+  ['initialLimit', 'initial'],
+  ['rttTolerance', 'tolerance'],
+])
+
+/** Checks `options` (unknown names too) and fills in the defaults. */
+export function settingsOf(given: AdaptiveOptions): Settings & { readonly initial: number } {
+  const options = knownOptions(given, ADAPTIVE_OPTIONS, 'adaptive.', ADAPTIVE_HINTS)
   const big = Number.MAX_SAFE_INTEGER
   const min = numberIn(options.min, 'adaptive.min', 4, 1, big, true)
   const max = numberIn(options.max, 'adaptive.max', Math.max(1000, min), min, big, true)

@@ -1,9 +1,68 @@
 // Checks of the shedder's and the adaptive limit's options, at construction.
 import { parseDuration } from '../common/duration.js'
 import { LimiterTypeError } from '../common/errors.js'
+import { knownOptions, type ScopeHints } from '../common/option-names.js'
 import { numberIn } from './number-option.js'
 import type { ShedSignal } from './signals.js'
-import type { ShedReading, ShedThresholds } from './types.js'
+import type { ShedderOptions, ShedReading, ShedThresholds } from './types.js'
+
+const SHEDDER_OPTIONS: ReadonlySet<string> = new Set(
+  'name interval recovery steps recoveryBand thresholds mode adaptive'.split(' '),
+)
+const THRESHOLDS: ReadonlySet<string> = new Set(['elu', 'delay', 'inflight', 'queue', 'heap'])
+
+const NO_RSS =
+  'there is no RSS signal: `thresholds: { heap }` (heap in use, in bytes) is the memory one'
+// ours is a p99, @fastify/under-pressure's a mean: at the same number, ours trips sooner
+const DELAY =
+  "is `thresholds: { delay }` here, in ms or a duration such as '200ms' (the interval's p99 event-loop delay, where @fastify/under-pressure's is a mean)"
+
+// @fastify/under-pressure's options, and thresholds given at the top level, as they are here.
+const SHEDDER_HINTS: ScopeHints = new Map([
+  ['maxEventLoopDelay', `@fastify/under-pressure's \`maxEventLoopDelay\` ${DELAY}`],
+  [
+    'maxEventLoopUtilization',
+    "@fastify/under-pressure's `maxEventLoopUtilization` is `thresholds: { elu }` here (0 to 1)",
+  ],
+  [
+    'maxHeapUsedBytes',
+    "@fastify/under-pressure's `maxHeapUsedBytes` is `thresholds: { heap }` here (bytes)",
+  ],
+  ['maxRssBytes', NO_RSS],
+  [
+    'retryAfter',
+    "there is no such option: a refusal's `retryAfterMs` is worked out by the shedder, when its class would be admitted again if the load dropped now",
+  ],
+  ['sampleInterval', 'interval'],
+  [
+    'exposeStatusRoute',
+    'there is no status route: `shedder.state()` returns the last reading and what is shed',
+  ],
+  ...[...THRESHOLDS].map((t) => [t, `a threshold: \`thresholds: { ${t} }\``] as const),
+  ...['min', 'max', 'initial'].map(
+    (a) => [a, `adaptive concurrency's: \`adaptive: { ${a} }\``] as const,
+  ),
+])
+
+// Other names for the signals (@fastify/under-pressure's among them).
+const THRESHOLD_HINTS: ScopeHints = new Map([
+  ['eventLoopDelay', 'delay'],
+  ['maxEventLoopDelay', 'delay'],
+  ['eventLoopUtilization', 'elu'],
+  ['eventLoopUtilized', 'elu'],
+  ['maxEventLoopUtilization', 'elu'],
+  ['heapUsed', 'heap'],
+  ['heapUsedBytes', 'heap'],
+  ['maxHeapUsedBytes', 'heap'],
+  ['rss', NO_RSS],
+  ['rssBytes', NO_RSS],
+  ['maxRssBytes', NO_RSS],
+])
+
+/** `createShedder`'s options as own properties of known names only: an unknown one throws. */
+export function shedderOptions(options: ShedderOptions): ShedderOptions {
+  return knownOptions(options, SHEDDER_OPTIONS, '', SHEDDER_HINTS)
+}
 
 /** The thresholds in force, in the signals' units (ms, bytes). */
 export interface Limits {
@@ -15,7 +74,8 @@ export interface Limits {
 }
 
 /** The thresholds of `t`, checked, with the defaults. */
-export function limitsOf(t: ShedThresholds = {}): Limits {
+export function limitsOf(given: ShedThresholds = {}): Limits {
+  const t = knownOptions(given, THRESHOLDS, 'thresholds.', THRESHOLD_HINTS)
   const big = Number.MAX_SAFE_INTEGER
   const on = <T>(v: T | false | undefined, fallback: T | undefined): T | undefined =>
     v === false ? undefined : (v ?? fallback)

@@ -12,7 +12,16 @@ import { publishShed } from './events.js'
 import { hooksOf, SHED_HOOKS } from './hooks.js'
 import { Ladder } from './ladder.js'
 import { numberIn } from './number-option.js'
-import { checkMode, checkName, farOver, inBand, type Limits, limitsOf, overOf } from './options.js'
+import {
+  checkMode,
+  checkName,
+  farOver,
+  inBand,
+  type Limits,
+  limitsOf,
+  overOf,
+  shedderOptions,
+} from './options.js'
 import { type Priority, priorityName, priorityRank } from './priority.js'
 import { checkSignal, processSignals, type ShedSignal, type SignalSource } from './signals.js'
 import type {
@@ -226,5 +235,5 @@ class ProcessShedder implements Shedder {
 export function createShedder(options: ShedderOptions = {}): Shedder {
   if (typeof options !== 'object' || options === null)
     throw new LimiterTypeError('options', options, 'an object of shedder options')
-  return new ProcessShedder(options)
+  return new ProcessShedder(shedderOptions(options))
 }

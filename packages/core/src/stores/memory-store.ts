@@ -13,7 +13,7 @@ import {
 import { nowMs } from '../common/clock.js'
 import { MAX_TIMER_MS } from '../common/duration.js'
 import { LimiterRangeError } from '../common/errors.js'
-import { ownOptions } from '../common/option-names.js'
+import { knownOptions, type ScopeHints, STORE_HINTS } from '../common/option-names.js'
 import type { PolicySet } from '../policies/limits.js'
 import type { Policy } from '../policies/policy.js'
 import { boundedKey } from './bounded-key.js'
@@ -89,6 +89,14 @@ export interface BoundSet {
 // Namespaces held before the empty ones are let go.
 const MAX_SPACES = 10_000
 
+const MEMORY_STORE_OPTIONS: ReadonlySet<string> = new Set(['maxKeys', 'sweepIntervalMs'])
+// lru-cache's `max` and node-cache's `checkperiod` (in seconds), as they are called here.
+const MEMORY_STORE_HINTS: ScopeHints = new Map([
+  ...STORE_HINTS,
+  ['max', 'maxKeys'],
+  ['checkperiod', "node-cache's `checkperiod` is in seconds: use `sweepIntervalMs` (ms)"],
+])
+
 /** Options for {@link MemoryStore}. */
 export interface MemoryStoreOptions {
   /**
@@ -146,7 +154,12 @@ export class MemoryStore implements Store {
   readonly #blocks = new MemoryBlocks()
 
   constructor(options: MemoryStoreOptions = {}) {
-    const { maxKeys = 100_000, sweepIntervalMs = 30_000 } = ownOptions(options)
+    const { maxKeys = 100_000, sweepIntervalMs = 30_000 } = knownOptions(
+      options,
+      MEMORY_STORE_OPTIONS,
+      '',
+      MEMORY_STORE_HINTS,
+    )
     if (!Number.isInteger(maxKeys) || maxKeys < 1) {
       throw new LimiterRangeError('maxKeys', maxKeys, 'must be a positive integer')
     }

@@ -2,6 +2,7 @@
 import { reservationTicket } from '../algorithms/gcra.js'
 import { logTicket } from '../algorithms/sliding-log.js'
 import { LimiterError, LimiterRangeError, LimiterTypeError } from '../common/errors.js'
+import { knownOptions, type ScopeHints, STORE_HINTS } from '../common/option-names.js'
 import type { PolicySet } from '../policies/limits.js'
 import { STATE_CODE } from '../policies/naming.js'
 import { type Algorithm, capacityArg, type Policy } from '../policies/policy.js'
@@ -45,6 +46,29 @@ export interface RedisStoreOptions {
    */
   readonly batch?: { readonly maxSize?: number } | false | undefined
 }
+
+const REDIS_STORE_OPTIONS: ReadonlySet<string> = new Set(['client', 'batch'])
+const BATCH_OPTIONS: ReadonlySet<string> = new Set(['maxSize'])
+const NO_HINTS: ScopeHints = new Map()
+// Peer stores' names: rate-limit-redis's `sendCommand` and `resetExpiryOnChange`,
+// rate-limiter-flexible's `storeClient` and `useRedisPackage` (see STORE_HINTS for the rest).
+const REDIS_STORE_HINTS: ScopeHints = new Map([
+  ...STORE_HINTS,
+  ['storeClient', 'client'],
+  ['redis', 'client'],
+  [
+    'sendCommand',
+    'pass the Redis client itself as `client` (ioredis, or a connected node-redis client): the store sends its own commands, scripts and batches',
+  ],
+  [
+    'resetExpiryOnChange',
+    "there is no such option: each algorithm's script sets its keys' expiry on every write, to when the key is back to empty",
+  ],
+  [
+    'useRedisPackage',
+    'there is no such option: the client is recognised by its shape, ioredis or node-redis',
+  ],
+])
 
 // In clock-injected tests (injected times are >= 0) every expiry is moved this far: past real
 // time by a day, so Redis never expires state the test's clock still considers live. One value
@@ -111,8 +135,7 @@ class Batch {
       // the set's one key, or one key per policy: the namespace of each, the same hash tag
       if (packed !== undefined) this.keys.push(baseKey(packed, tag))
       else for (const namespace of set.namespaces) this.keys.push(baseKey(namespace, tag))
-      if (op === 'c' && (set.leases || call.waitMs !== undefined))
-        lease = setTickets(set, call)
+      if (op === 'c' && (set.leases || call.waitMs !== undefined)) lease = setTickets(set, call)
     }
     this.leases.push(lease)
     this.ops.push(op)
@@ -127,6 +150,21 @@ function setTickets(set: PolicySet, call: StoreCall): string {
   const { cost, rank, waitMs } = call
   const tickets = set.policies.map((p) => consumeTicket(p, cost, rank, waitMs))
   return tickets.every((t) => t === '') ? '' : tickets.join(',')
+}
+
+// The `batch` option's most decisions per script call: 1 for `false`, 32 by default.
+function maxBatchOf(batch: RedisStoreOptions['batch']): number {
+  if (batch === false) return 1
+  if (batch !== undefined && (batch === null || typeof batch !== 'object' || Array.isArray(batch)))
+    throw new LimiterTypeError('batch', batch, 'an object { maxSize? } or false')
+  const maxBatch =
+    batch === undefined
+      ? 32
+      : (knownOptions(batch, BATCH_OPTIONS, 'batch.', NO_HINTS).maxSize ?? 32)
+  if (!Number.isInteger(maxBatch) || maxBatch < 1 || maxBatch > 1000) {
+    throw new LimiterRangeError('batch.maxSize', maxBatch, 'must be an integer from 1 to 1000')
+  }
+  return maxBatch
 }
 
 /**
@@ -154,15 +192,12 @@ export class RedisStore implements Store {
   #lastSlot = -1
 
   constructor(options: RedisStoreOptions) {
-    const client = (options as { client?: unknown } | undefined)?.client
+    // a peer's `prefix` is refused: ignored, it would let two apps on one Redis share counters
+    const { client, batch } = knownOptions(options, REDIS_STORE_OPTIONS, '', REDIS_STORE_HINTS)
     // One driver per client shape, picked once: ioredis, node-redis (see redis-drivers/).
     const driver = driverOf(client)
     if (driver === undefined) throw new LimiterTypeError('client', client, CLIENT_EXPECTED)
-    const batch = options.batch
-    const maxBatch = batch === false ? 1 : (batch?.maxSize ?? 32)
-    if (!Number.isInteger(maxBatch) || maxBatch < 1 || maxBatch > 1000) {
-      throw new LimiterRangeError('batch.maxSize', maxBatch, 'must be an integer from 1 to 1000')
-    }
+    const maxBatch = maxBatchOf(batch)
     this.client = client as RedisStoreClient
     this.#maxBatch = maxBatch
     this.#driver = driver
