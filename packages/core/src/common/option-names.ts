@@ -190,6 +190,9 @@ function closestOption(name: string, known: Iterable<string>): string | undefine
  */
 export type ScopeHints = ReadonlyMap<string, string>
 
+/** A scope with no hints of its own: the closest spelling among its names, nothing else. */
+export const NO_HINTS: ScopeHints = new Map()
+
 // The hint for `name` in a scope with `hints` of its own: the limiter's peer names do not apply
 // there (`points` is no store's option), the closest spelling among the scope's names does.
 function scopedHint(name: string, known: ReadonlySet<string>, hints: ScopeHints): string {

@@ -2,8 +2,10 @@
 // a shed request itself, so a refusal costs Node's HTTP parsing and none of the framework's
 // routing, middleware and response helpers (measured in BENCHMARKS.md: about 16 µs of server
 // CPU per refusal against 100-140 µs through an Express middleware).
+
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { LimiterTypeError } from '../common/errors.js'
+import { knownOptions, NO_HINTS } from '../common/option-names.js'
 import { doneOptionsOf } from '../shed/done-options.js'
 import { type Priority, priorityRank } from '../shed/priority.js'
 import type { Shedder } from '../shed/types.js'
@@ -73,6 +75,8 @@ function refuse(res: ServerResponse, retryAfterMs: number): void {
   res.end(body)
 }
 
+const SHED_FIRST_OPTIONS: ReadonlySet<string> = new Set(['priority', 'queue'])
+
 // The queue of `options`, if asked for, after checking the arguments.
 function checked(shedder: Shedder, listener: RequestListener, options: ShedFirstOptions) {
   if (typeof shedder !== 'object' || shedder === null || typeof shedder.admit !== 'function')
@@ -81,6 +85,7 @@ function checked(shedder: Shedder, listener: RequestListener, options: ShedFirst
     throw new LimiterTypeError('listener', listener, 'a request listener (req, res) => void')
   if (typeof options !== 'object' || options === null)
     throw new LimiterTypeError('options', options, 'an object of shedFirst options')
+  knownOptions(options, SHED_FIRST_OPTIONS, '', NO_HINTS)
   const { priority } = options
   if (typeof priority !== 'function') priorityRank(priority, 'priority')
   const queue = queueOptions(options.queue)

@@ -3,8 +3,10 @@
 // read in between runs before the next queued one; a request that has waited too long is
 // refused instead (CoDel's idea: time in the queue is the signal).
 import type { IncomingMessage, ServerResponse } from 'node:http'
+
 import { type Duration, MAX_TIMER_MS, parseDuration } from '../common/duration.js'
 import { LimiterTypeError } from '../common/errors.js'
+import { knownOptions, NO_HINTS } from '../common/option-names.js'
 import { IGNORE } from '../shed/done-options.js'
 import { numberIn } from '../shed/number-option.js'
 import { priorityName } from '../shed/priority.js'
@@ -61,12 +63,15 @@ export interface QueueLimits {
   readonly maxSize: number
 }
 
+const QUEUE_OPTIONS: ReadonlySet<string> = new Set(['maxWait', 'maxSize'])
+
 /** The checked `queue` option: `undefined` when off. */
 export function queueOptions(queue: unknown): QueueLimits | undefined {
   if (queue === undefined || queue === false) return undefined
   if (queue !== true && (typeof queue !== 'object' || queue === null))
     throw new LimiterTypeError('queue', queue, 'true, false or an object { maxWait, maxSize }')
-  const { maxWait, maxSize }: ShedQueueOptions = queue === true ? {} : queue
+  const { maxWait, maxSize }: ShedQueueOptions =
+    queue === true ? {} : knownOptions(queue, QUEUE_OPTIONS, 'queue.', NO_HINTS)
   return {
     maxWaitMs: parseDuration(maxWait ?? 100, 'queue.maxWait', MAX_TIMER_MS),
     maxSize: numberIn(maxSize, 'queue.maxSize', 1000, 1, Number.MAX_SAFE_INTEGER, true),

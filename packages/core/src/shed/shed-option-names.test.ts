@@ -113,3 +113,24 @@ describe('nested options are name-checked too', () => {
     expect(createAdaptiveLimit({ min: 2, max: 50 }).state().limit).toBe(20)
   })
 })
+
+describe('shedFirst', () => {
+  it('refuses an unknown name, at the top and in queue', async () => {
+    const { shedFirst } = await import('../http/shed-first.js')
+    const shedder = createShedder()
+    try {
+      const listener = () => {}
+      const bad = (options: object) =>
+        refusal(() => shedFirst(shedder, listener, options as Parameters<typeof shedFirst>[2]))
+      expect(bad({ priorty: 'low' })).toMatch(
+        /`priorty`: is not an option \(did you mean `priority`\?\)/,
+      )
+      expect(bad({ queue: { maxwait: 50 } })).toMatch(
+        /`queue.maxwait`: is not an option \(did you mean `maxWait`\?\)/,
+      )
+      expect(bad({ priority: 'low', queue: { maxWait: 50, maxSize: 10 } })).not.toMatch(/option/)
+    } finally {
+      shedder.close()
+    }
+  })
+})

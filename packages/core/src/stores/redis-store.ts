@@ -2,7 +2,7 @@
 import { reservationTicket } from '../algorithms/gcra.js'
 import { logTicket } from '../algorithms/sliding-log.js'
 import { LimiterError, LimiterRangeError, LimiterTypeError } from '../common/errors.js'
-import { knownOptions, type ScopeHints, STORE_HINTS } from '../common/option-names.js'
+import { knownOptions, NO_HINTS, type ScopeHints, STORE_HINTS } from '../common/option-names.js'
 import type { PolicySet } from '../policies/limits.js'
 import { STATE_CODE } from '../policies/naming.js'
 import { type Algorithm, capacityArg, type Policy } from '../policies/policy.js'
@@ -49,7 +49,6 @@ export interface RedisStoreOptions {
 
 const REDIS_STORE_OPTIONS: ReadonlySet<string> = new Set(['client', 'batch'])
 const BATCH_OPTIONS: ReadonlySet<string> = new Set(['maxSize'])
-const NO_HINTS: ScopeHints = new Map()
 // Peer stores' names: rate-limit-redis's `sendCommand` and `resetExpiryOnChange`,
 // rate-limiter-flexible's `storeClient` and `useRedisPackage` (see STORE_HINTS for the rest).
 const REDIS_STORE_HINTS: ScopeHints = new Map([
