@@ -5,6 +5,8 @@ import { countingStore } from './adapter-helpers.js'
 import type { AdapterHarness, ContractOptions, Reply, Send } from './harness.js'
 
 const json = (reply: Reply) => JSON.parse(reply.body)
+// new names for the shadow-mode apps, run after run (several frameworks share one process)
+let stricter = 0
 
 /** Runs the `deny` and `mode: 'shadow'` cases against `harness`. */
 export function describeOperatorCases(
@@ -91,12 +93,12 @@ export function describeOperatorCases(
     })
 
     it('switching to enforce needs no other change', async () => {
-      const options = { limit: 2, window: '1m', name: 'stricter' }
+      // a name of its own per run (one name shares one budget, in memory as on Redis)
+      const options = { limit: 2, window: '1m', name: `stricter${stricter++}` }
       const shadow = await appWith({ ...options, mode: 'shadow' })
       const enforced = await appWith({ ...options, mode: 'enforce' })
       const shadowed: number[] = []
       const statuses: number[] = []
-      // (one name: one budget, in memory as on Redis, so the enforced app counts first)
       for (let i = 0; i < 3; i++) statuses.push((await enforced('/')).status)
       for (let i = 0; i < 3; i++) shadowed.push((await shadow('/')).status)
       expect(shadowed).toEqual([200, 200, 200])
