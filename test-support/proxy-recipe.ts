@@ -24,9 +24,12 @@ const viaProxy = (client: string, forged?: string) => ({
 const A = '198.51.100.1'
 const B = '198.51.100.2'
 
-/** The recipe's three tests, titled by `titles` (the recipe's and the trust-everything one). */
+/**
+ * The recipe's three tests, titled by `titles` (the recipe's and the trust-everything one);
+ * `advice` is what the trust-everything warning tells the user to set instead.
+ */
 export function describeProxyRecipe(
-  titles: { readonly recipe: string; readonly forgeable: string },
+  titles: { readonly recipe: string; readonly forgeable: string; readonly advice: string },
   appWith: (setting: ProxySetting) => ProxyApp,
 ): void {
   it(titles.recipe, async () => {
@@ -62,11 +65,21 @@ export function describeProxyRecipe(
     }
   })
 
-  it(titles.forgeable, async () => {
-    const { status, store } = appWith('forgeable')
-    expect(await status(viaProxy(A))).toBe(200)
-    expect(await status(viaProxy(A, '203.0.113.7'))).toBe(200)
-    expect(await status(viaProxy(A, '203.0.113.8'))).toBe(200)
-    expect(store.keys).toEqual([A, '203.0.113.7', '203.0.113.8'])
+  it(`${titles.forgeable}; one LIMITER_PERMISSIVE_TRUST_PROXY warning says so`, async () => {
+    const capture = captureWarnings()
+    try {
+      const { status, store } = appWith('forgeable')
+      expect(await status(viaProxy(A))).toBe(200)
+      expect(await status(viaProxy(A, '203.0.113.7'))).toBe(200)
+      expect(await status(viaProxy(A, '203.0.113.8'))).toBe(200)
+      expect(store.keys).toEqual([A, '203.0.113.7', '203.0.113.8'])
+      await new Promise((r) => setImmediate(r))
+      const warnings = capture.warnings as Array<Error & { code?: string }>
+      expect(warnings.map((w) => w.code)).toEqual(['LIMITER_PERMISSIVE_TRUST_PROXY'])
+      expect(warnings[0]?.message).toContain(titles.advice)
+      expect(warnings[0]?.message).toMatch(/any client can pick its key/)
+    } finally {
+      capture.stop()
+    }
   })
 }

@@ -5,7 +5,9 @@ import { createFetchLimiter } from '@limiter/core/fetch'
 import { type NextRequest, NextResponse } from 'next/server'
 
 // one per server process; pass `redis` to share the counters between processes, with a `name`
-// (say 'site') apart from the route handlers' names, or equal numbers would share one counter
+// (say 'site') apart from the route handlers' names, or equal numbers would share one counter;
+// trustProxy: 1 (the number of proxies in front): the right-most X-Forwarded-For entry, which is
+// the client's only when a proxy of yours appends it (a client can send its own to `next start`)
 const limit = createFetchLimiter({ limit: 2, window: '1m', trustProxy: 1 })
 
 export function proxy(request: NextRequest): Promise<Response> {

@@ -1,6 +1,7 @@
 // @limiter/core/fetch without a server: Requests in, Responses out. Immutable headers, leases that
 // end with the response body, waits that end on abort, the client address and its errors.
 import { describe, expect, it } from 'vitest'
+import { warningsDuring } from '../../../test-support/adapter-helpers.js'
 import { createFetchLimiter, fetchKit } from '../src/fetch/index.js'
 import { LimiterError, MemoryStore } from '../src/index.js'
 
@@ -339,10 +340,54 @@ describe('the client address', () => {
     expect(seen).toEqual(['10.0.0.1', '10.0.0.2'])
   })
 
-  it('groups IPv6 clients by /64', async () => {
+  it('groups IPv6 clients by /56', async () => {
     const limit = createFetchLimiter({ limit: 1, window: '1m' })
     expect((await limit.handle(new Request(url), ok, from('2001:db8::1'))).status).toBe(200)
-    expect((await limit.handle(new Request(url), ok, from('2001:db8::ffff'))).status).toBe(429)
+    expect((await limit.handle(new Request(url), ok, from('2001:db8:0:ff::1'))).status).toBe(429)
+    expect((await limit.handle(new Request(url), ok, from('2001:db8:0:100::1'))).status).toBe(200)
+  })
+
+  // Azure Application Gateway appends `client:port` to X-Forwarded-For: one budget per client,
+  // not one per connection, as on the Node adapters (both go through ipKey).
+  it.each([
+    ['an IPv4 address with a port', '203.0.113.7:50000', '203.0.113.7:50001', '203.0.113.7'],
+    [
+      'bracketed IPv6, with and without a port',
+      '[2001:db8::1]:443',
+      '[2001:db8::2]',
+      '2001:db8::/56',
+    ],
+  ])('keys %s in X-Forwarded-For as the bare address', async (_name, first, second, bare) => {
+    const xff = (value: string) => new Request(url, { headers: { 'x-forwarded-for': value } })
+    const limit = createFetchLimiter({ limit: 1, window: '1m', trustProxy: 1 })
+    expect((await limit.handle(xff(first), ok, from('10.0.0.1'))).status).toBe(200)
+    expect((await limit.handle(xff(second), ok, from('10.0.0.1'))).status).toBe(429)
+    expect((await limit.handle(xff(bare), ok, from('10.0.0.1'))).status).toBe(429)
+    // an `ip` resolver's address with a port, the same
+    const byIp = createFetchLimiter({ limit: 1, window: '1m', ip: (r) => r.headers.get('x-ip') })
+    const withIp = (value: string) => new Request(url, { headers: { 'x-ip': value } })
+    expect((await byIp.handle(withIp(first), ok)).status).toBe(200)
+    expect((await byIp.handle(withIp(second), ok)).status).toBe(429)
+  })
+
+  it('trustProxy: true is pointed out once (any client picks its key); warnings: false silences it', async () => {
+    const xff = (value: string) => new Request(url, { headers: { 'x-forwarded-for': value } })
+    const warnings = await warningsDuring(async () => {
+      const all = createFetchLimiter({ limit: 1, window: '1m', trustProxy: true })
+      expect((await all.handle(xff('3.3.3.3, 1.1.1.1'), ok)).status).toBe(200)
+      expect((await all.handle(xff('4.4.4.4, 1.1.1.1'), ok)).status).toBe(200)
+      const quiet = createFetchLimiter({
+        limit: 1,
+        window: '1m',
+        trustProxy: true,
+        warnings: false,
+      })
+      expect((await quiet.handle(xff('3.3.3.3'), ok)).status).toBe(200)
+      const oneHop = createFetchLimiter({ limit: 1, window: '1m', trustProxy: 1 })
+      expect((await oneHop.handle(xff('3.3.3.3'), ok, from('10.0.0.1'))).status).toBe(200)
+    })
+    expect(warnings.map((w) => w.code)).toEqual(['LIMITER_PERMISSIVE_TRUST_PROXY'])
+    expect(warnings[0]?.message).toMatch(/any client can pick its key.*`trustProxy: 1`/)
   })
 
   it('ignores X-Forwarded-For unless trustProxy says so', async () => {

@@ -1,6 +1,7 @@
 // withRateLimit: a route handler (Next.js App Router style) behind a Fetch limiter, through the
 // public subpath. The client address defaults to the right-most X-Forwarded-For entry.
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
+import { warningsDuring } from '../../../test-support/adapter-helpers.js'
 import { createFetchLimiter, withRateLimit } from '../src/fetch/index.js'
 import { MemoryStore } from '../src/index.js'
 
@@ -37,6 +38,47 @@ describe('withRateLimit', () => {
     // a different left-most entry, the same right-most: the same client
     expect((await GET(get('10.2.2.2, 203.0.113.5'))).status).toBe(429)
     expect((await GET(get('203.0.113.6'))).status).toBe(200)
+  })
+
+  // `next start` alone keeps a client's own X-Forwarded-For: the default is right only behind a
+  // proxy, so off Vercel a limiter on it says so once.
+  describe('the default trustProxy off Vercel', () => {
+    let made = 0
+    // each limiter named apart: a warning late from another test is not counted
+    const warned = async (options: Record<string, unknown>, vercel = '') => {
+      const name = `default-trust-${++made}`
+      vi.stubEnv('VERCEL', vercel)
+      try {
+        return await warningsDuring(async () => {
+          const GET = withRateLimit(async () => new Response('ok'), {
+            limit: 1,
+            window: '1m',
+            name,
+            ...options,
+          })
+          expect((await GET(get('203.0.113.1'))).status).toBe(200)
+          expect((await GET(get('203.0.113.2'))).status).toBe(200)
+        }).then((all) => all.filter((w) => w.message.includes(`"${name}"`)))
+      } finally {
+        vi.unstubAllEnvs()
+      }
+    }
+
+    it('is pointed out once, saying what to do', async () => {
+      const warnings = await warned({})
+      expect(warnings.map((w) => w.code)).toEqual(['LIMITER_TRUST_PROXY_DEFAULT'])
+      expect(warnings[0]?.message).toMatch(/`next start` with nothing in front keeps/)
+      expect(warnings[0]?.message).toMatch(/pass `trustProxy: 1`.*or pass a `key`/)
+    })
+
+    it.each<[string, Record<string, unknown>, string]>([
+      ['on Vercel', {}, '1'],
+      ['with trustProxy given', { trustProxy: 1 }, ''],
+      ['with warnings: false', { warnings: false }, ''],
+      ['with a key of its own', { key: (r: Request) => r.headers.get('x-forwarded-for') }, ''],
+    ])('is not given %s', async (_name, options, vercel) => {
+      expect(await warned(options, vercel)).toEqual([])
+    })
   })
 
   it('without an address it rejects with ERR_LIMITER_KEY, never one shared counter', async () => {

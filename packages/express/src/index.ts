@@ -66,6 +66,7 @@ export function rateLimit(options: RateLimitOptions): RequestHandler {
     ip: (req: Request) => req.ip,
     peer: (req: Request) => req.socket.remoteAddress,
     headers: (req: Request) => req.headers,
+    trust: (req: Request) => ({ framework: 'express', app: req.app }),
   })
 
   const limited = async (

@@ -1,11 +1,11 @@
 // Forged client-address headers through rateLimit() on Express 4 and 5 (the default key, the
 // client IP). Without 'trust proxy' no header is read; with it, Express's req.ip picks the right
-// hop of X-Forwarded-For and nothing else; rotating IPv6 addresses inside one /64 share one counter.
+// hop of X-Forwarded-For and nothing else; rotating IPv6 addresses inside one /56 share one counter.
 // (Basic X-Forwarded-For cases are in lifecycle.test.ts.)
 import request from 'supertest'
 import { describe, expect, it } from 'vitest'
 import { forgedAddressHeaders } from '../../../test-support/adapter-helpers.js'
-import { expectOneCounterPer64 } from '../../../test-support/client-address.js'
+import { expectOneCounterPer56 } from '../../../test-support/client-address.js'
 import { ipKey, rateLimit } from '../src/index.js'
 import { countingStore, EXPRESS } from './helpers.js'
 
@@ -74,9 +74,9 @@ describe.each(EXPRESS)('$version: forged address headers', ({ express }) => {
     },
   )
 
-  it('rotating IPv6 addresses inside one /64, in any spelling, share one counter; the next /64 has its own', async () => {
+  it('rotating IPv6 addresses inside one /56, in any spelling, share one counter; the next /56 has its own', async () => {
     const { app, store } = appWith('loopback', 10)
-    await expectOneCounterPer64(async (headers) => (await send(app, headers)).status, store)
+    await expectOneCounterPer56(async (headers) => (await send(app, headers)).status, store)
   })
 
   it('an IPv4-mapped IPv6 address shares the IPv4 counter', async () => {

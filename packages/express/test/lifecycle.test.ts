@@ -119,7 +119,7 @@ describe.each(EXPRESS)('$version', ({ express }) => {
       await expectForwardedIgnored(() => forwarded(ipApp(false)), "app.set('trust proxy'")
     })
 
-    it("uses Express's req.ip when 'trust proxy' is set, grouping IPv6 by /64", async () => {
+    it("uses Express's req.ip when 'trust proxy' is set, grouping IPv6 by /56", async () => {
       await expectForwardedRead(forwarded(ipApp(true)))
     })
   })

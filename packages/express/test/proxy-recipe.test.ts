@@ -14,6 +14,7 @@ describe.each(EXPRESS)('$version', ({ express }) => {
     {
       recipe: "with app.set('trust proxy', 1), two forwarded clients get a budget each",
       forgeable: "with 'trust proxy' true, a client that forges the header gets fresh budgets",
+      advice: "app.set('trust proxy', 1)",
     },
     (setting) => {
       const trust = TRUST[setting]

@@ -81,6 +81,7 @@ const SPEC = {
   ip: (request: FastifyRequest) => request.ip,
   peer: (request: FastifyRequest) => request.socket.remoteAddress,
   headers: (request: FastifyRequest) => request.headers,
+  trust: (request: FastifyRequest) => ({ framework: 'fastify' as const, app: request.server }),
 }
 const resolve = (options: RateLimitOptions): Resolved => resolveRateLimitOptions(options, SPEC)
 

@@ -1,9 +1,9 @@
 // Forged client-address headers through the plugin on Fastify 4 and 5 (the default key,
 // request.ip). Without trustProxy no header is read; with it, only X-Forwarded-For, and with the
-// proxies' addresses the right hop; rotating IPv6 addresses inside one /64 share one counter. (Basic X-Forwarded-For cases are in routes.test.ts.)
+// proxies' addresses the right hop; rotating IPv6 addresses inside one /56 share one counter. (Basic X-Forwarded-For cases are in routes.test.ts.)
 import { describe, expect, it } from 'vitest'
 import { forgedAddressHeaders } from '../../../test-support/adapter-helpers.js'
-import { expectOneCounterPer64 } from '../../../test-support/client-address.js'
+import { expectOneCounterPer56 } from '../../../test-support/client-address.js'
 import { ipKey, rateLimit } from '../src/index.js'
 import { countingStore, FASTIFY } from './helpers.js'
 
@@ -55,9 +55,9 @@ describe.each(FASTIFY)('$version: forged address headers', ({ fastify }) => {
     },
   )
 
-  it('rotating IPv6 addresses inside one /64, in any spelling, share one counter', async () => {
+  it('rotating IPv6 addresses inside one /56, in any spelling, share one counter', async () => {
     const { app, store } = await appWith(true, 10)
-    await expectOneCounterPer64(
+    await expectOneCounterPer56(
       async (headers) => (await app.inject({ url: '/', headers })).statusCode,
       store,
     )

@@ -299,11 +299,11 @@ describe.each(FASTIFY)('$version', ({ fastify }) => {
       expect(warnings[0]?.message).toContain('trustProxy')
     })
 
-    it("uses Fastify's request.ip with trustProxy, grouping IPv6 by /64", async () => {
+    it("uses Fastify's request.ip with trustProxy, grouping IPv6 by /56", async () => {
       const app = await ipApp(true)
       expect((await app.inject(from('198.51.100.1'))).statusCode).toBe(200)
       expect((await app.inject(from('198.51.100.2'))).statusCode).toBe(200)
-      expect((await app.inject(from('2001:db8::1'))).body).toBe('2001:db8::/64')
+      expect((await app.inject(from('2001:db8::1'))).body).toBe('2001:db8::/56')
       expect((await app.inject(from('2001:db8:0:0:ffff::9'))).statusCode).toBe(429)
     })
   })

@@ -115,6 +115,7 @@ export function rateLimit<StateT = DefaultState, ContextT = DefaultContext>(
     ip: (ctx: Ctx) => ctx.ip,
     peer: (ctx: Ctx) => ctx.req.socket.remoteAddress,
     headers: (ctx: Ctx) => ctx.req.headers,
+    trust: (ctx: Ctx) => ({ framework: 'koa', app: ctx.app }),
   })
 
   const limited = async (ctx: Ctx, check: RateLimitCheck): Promise<void> => {

@@ -1,11 +1,11 @@
 // Forged client-address headers through rateLimit() on Koa 2 and 3 (the default key, ctx.ip).
 // Without app.proxy no header is read; with it, only X-Forwarded-For (Koa's proxyIpHeader), and
-// with maxIpsCount the right hop; rotating IPv6 addresses inside one /64 share one counter.
+// with maxIpsCount the right hop; rotating IPv6 addresses inside one /56 share one counter.
 // (Basic X-Forwarded-For cases are in lifecycle.test.ts.)
 import request from 'supertest'
 import { describe, expect, it } from 'vitest'
 import { forgedAddressHeaders } from '../../../test-support/adapter-helpers.js'
-import { expectOneCounterPer64 } from '../../../test-support/client-address.js'
+import { expectOneCounterPer56 } from '../../../test-support/client-address.js'
 import { ipKey, rateLimit } from '../src/index.js'
 import { countingStore, KOA } from './helpers.js'
 
@@ -50,8 +50,8 @@ describe.each(KOA)('$version: forged address headers', ({ Koa }) => {
     expect(new Set(store.keys)).toEqual(new Set(['198.51.100.7']))
   })
 
-  it('rotating IPv6 addresses inside one /64, in any spelling, share one counter', async () => {
+  it('rotating IPv6 addresses inside one /56, in any spelling, share one counter', async () => {
     const { app, store } = appWith({ proxy: true }, 10)
-    await expectOneCounterPer64(async (headers) => (await send(app, headers)).status, store)
+    await expectOneCounterPer56(async (headers) => (await send(app, headers)).status, store)
   })
 })

@@ -91,7 +91,7 @@ describe.each(KOA)('$version', ({ Koa }) => {
       await expectForwardedIgnored(() => forwarded(ipApp()), 'app.proxy = true')
     })
 
-    it("uses Koa's ctx.ip when app.proxy is set, grouping IPv6 by /64", async () => {
+    it("uses Koa's ctx.ip when app.proxy is set, grouping IPv6 by /56", async () => {
       await expectForwardedRead(forwarded(ipApp({ proxy: true })))
     })
 

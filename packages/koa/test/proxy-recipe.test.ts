@@ -16,6 +16,7 @@ describe.each(KOA)('$version', ({ Koa }) => {
         'with new Koa({ proxy: true, maxIpsCount: 1 }), two forwarded clients get a budget each',
       forgeable:
         'with proxy but no maxIpsCount, a client that forges the header gets fresh budgets',
+      advice: 'app.maxIpsCount = 1',
     },
     (setting) => {
       const store = countingStore()

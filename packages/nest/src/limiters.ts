@@ -32,6 +32,13 @@ const SPEC = {
   ip: (req: RequestLike) => req.ip,
   peer: (req: RequestLike) => req.socket?.remoteAddress,
   headers: (req: RequestLike) => req.headers,
+  // the app holding the trust-proxy setting: Express's on platform-express, Fastify's instance
+  // on platform-fastify
+  trust: (req: RequestLike) => {
+    const { app, server } = req as { app?: unknown; server?: unknown }
+    if (app !== undefined) return { framework: 'express' as const, app }
+    return server === undefined ? undefined : { framework: 'fastify' as const, app: server }
+  },
 }
 const resolve = (options: RateLimitOptions<RequestLike, OnLimited>): Resolved =>
   resolveRateLimitOptions(options, SPEC)

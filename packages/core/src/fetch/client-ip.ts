@@ -9,6 +9,12 @@ import { LimiterError, LimiterRangeError, LimiterTypeError } from '../common/err
  */
 export type TrustProxy = boolean | number
 
+/**
+ * Set (to `true`) on options whose `trustProxy` withRateLimit chose because none was given, so
+ * the limiter can warn where that default is unsafe (see `trustFinding`).
+ */
+export const TRUST_DEFAULTED: unique symbol = Symbol('limiter.trustProxyDefaulted')
+
 /** Validates `trustProxy`: a boolean or a non-negative integer. */
 export function checkTrustProxy(value: unknown): TrustProxy {
   if (value === undefined) return false
@@ -32,9 +38,10 @@ function forwardedFor(headers: Headers): string[] {
 
 /**
  * The client address under `trust`: the connection's own (`peer`), or an `X-Forwarded-For`
- * entry as Express's `trust proxy` picks it with `true` or a hop count. `undefined` when the
- * hop asked for is not there (fewer proxies than `trust` says: a client reaching the app past
- * them) and no peer is known.
+ * entry as Express's `trust proxy` picks it with `true` or a hop count. An entry is returned as
+ * written: the default key (`ipKey`) drops a port or brackets (`203.0.113.7:50000`, from Azure
+ * Application Gateway), as on the Node adapters. `undefined` when the hop asked for is not there
+ * (fewer proxies than `trust` says: a client reaching the app past them) and no peer is known.
  */
 export function clientAddress(
   peer: string | undefined,

@@ -12,9 +12,16 @@ import {
   resolveRateLimitOptions,
 } from '../http/options.js'
 import { giveBackReservation, owedOnce } from '../http/owed.js'
+import type { ProxyTrust } from '../http/proxy-trust.js'
 import type { CheckResult, LimitedResponse, RateLimitCheck } from '../http/types.js'
 import type { RequestAddresses } from '../http/warnings.js'
-import { checkTrustProxy, clientAddress, noAddress, type TrustProxy } from './client-ip.js'
+import {
+  checkTrustProxy,
+  clientAddress,
+  noAddress,
+  TRUST_DEFAULTED,
+  type TrustProxy,
+} from './client-ip.js'
 import {
   keepAlive,
   type Settle,
@@ -135,8 +142,9 @@ export interface FetchKit<Req> {
 const NO_HEADERS: Readonly<Record<string, unknown>> = Object.freeze({})
 
 // What the options' resolution reads of a request: the address (with `trustProxy` applied; a
-// request without one fails with advice), and for the warning about an ignored forwarding header,
-// the resolver's own address and the two header fields it looks at.
+// request without one fails with advice), for the warning about an ignored forwarding header the
+// resolver's own address and the two header fields it looks at, and for the one about a
+// trust-proxy setting a client can exploit, `trustProxy` (and whether withRateLimit chose it).
 function addresses<Req>(
   options: FetchAddressOptions<Req>,
   host: FetchHost<Req>,
@@ -149,7 +157,10 @@ function addresses<Req>(
     const address = resolve?.(req)
     return address === null || address === '' ? undefined : address
   }
+  const defaulted = (options as { [TRUST_DEFAULTED]?: unknown })[TRUST_DEFAULTED] === true
+  const setting: ProxyTrust = { framework: 'fetch', trustProxy: trust, defaulted }
   return {
+    trust: () => setting,
     ip: (req) => {
       // (some hosts build a request's Headers on first use: not read unless trusted)
       const address =

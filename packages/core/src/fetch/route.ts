@@ -1,6 +1,7 @@
 // withRateLimit: a route handler (`(request, ...rest) => Response`) wrapped in a Fetch limiter, for
 // hosts that export handlers rather than serve them (Next.js App Router route handlers).
 import { LimiterError } from '../common/errors.js'
+import { TRUST_DEFAULTED } from './client-ip.js'
 import { createFetchLimiter, type FetchLimiter, type FetchLimiterOptions } from './limiter.js'
 
 /** A Fetch route handler: the `Request` (or a subclass: Next's `NextRequest`) and the rest. */
@@ -20,10 +21,13 @@ function isLimiter(value: FetchLimiterOptions | FetchLimiter): value is FetchLim
  * `GET` and `POST` for one budget) or the options of one, built here once.
  *
  * The client address: with neither `ip` nor `trustProxy` among the options, `trustProxy` is `1`,
- * the right-most `X-Forwarded-For` entry. Next.js's server (`next start`) sets that header to the
- * socket's address when the request has none, and a proxy of yours in front appends the address
- * it saw, so that entry is the client's. Exposed without a proxy, a client can send its own
- * `X-Forwarded-For` and Next keeps it: put a proxy in front, or pass `ip` or `key`.
+ * the right-most `X-Forwarded-For` entry, which is the client's when a proxy of yours stands in
+ * front (Vercel, a load balancer): it appends the address it saw. Next.js's server (`next start`)
+ * sets the header only when the request has none, so exposed without a proxy, a client can send
+ * its own `X-Forwarded-For` and pick its key: put a proxy in front, or pass a `key`. Off Vercel
+ * (no `VERCEL` environment variable), a limiter on this default says so once, on its first
+ * request (a `LimiterWarning`, code `LIMITER_TRUST_PROXY_DEFAULT`): pass `trustProxy: 1` (the
+ * number of proxies in front) to say a proxy is there, or `warnings: false`.
  *
  * Options with a shared store (`redis`, or `store`) need a `name` (or every `limits` entry named):
  * limiters on one store with the same name and numbers share their counters, as processes do, so
@@ -45,11 +49,12 @@ export function withRateLimit<R extends Request, A extends unknown[]>(
   return (request, ...rest) => limit.handle(request, async () => handler(request, ...rest))
 }
 
-// `trustProxy: 1` unless the options say where the address comes from.
+// `trustProxy: 1` unless the options say where the address comes from, marked as chosen here.
 function routeDefaults(options: FetchLimiterOptions): FetchLimiterOptions {
   if (options === null || typeof options !== 'object') return options
   if (options.ip !== undefined || options.trustProxy !== undefined) return options
-  return { ...options, trustProxy: 1 }
+  const defaults = { ...options, trustProxy: 1, [TRUST_DEFAULTED]: true }
+  return defaults as FetchLimiterOptions
 }
 
 // Whether the options name their counters: a `name`, or a name on every fixed `limits` entry

@@ -85,6 +85,7 @@ export {
   unavailableBody,
   windowText,
 } from './problem.js'
+export type { ProxyTrust } from './proxy-trust.js'
 export type {
   CheckResult,
   DeniedCheck,

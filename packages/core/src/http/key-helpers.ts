@@ -29,8 +29,9 @@ export const isIPv6 = (text: string): boolean => IPV6.test(text)
 /** Options for {@link ipKey}. */
 export interface IpKeyOptions {
   /**
-   * IPv6 addresses sharing this many leading bits share one key (default 64: one key per /64,
-   * the block a single subscriber usually holds). An integer from 1 to 128.
+   * IPv6 addresses sharing this many leading bits share one key (default 56: one key per /56,
+   * the block many ISPs delegate to one subscriber, as express-rate-limit v8 groups them). An
+   * integer from 1 to 128.
    */
   readonly ipv6Subnet?: number | undefined
 }
@@ -43,6 +44,20 @@ export function checkIpv6Subnet(value: unknown): number {
     throw new LimiterRangeError('ipv6Subnet', value, 'must be an integer from 1 to 128')
   }
   return value
+}
+
+// `[v6]`, `[v6]:port` and `v4:port` (what proxies such as Azure Application Gateway append to
+// X-Forwarded-For): the address inside, or `undefined` for anything else. A bare IPv6 address
+// keeps its last group, which a port cannot be told apart from.
+const WITH_PORT = /^(?:\[([^\]]+)\]|([0-9.]+))(?::([0-9]{1,5}))?$/
+
+function withoutPort(text: string): string | undefined {
+  const match = WITH_PORT.exec(text)
+  if (match === null) return undefined
+  const [, v6, v4, port] = match
+  if (port !== undefined && Number(port) > 65535) return undefined
+  if (v6 !== undefined) return isIPv6(v6) ? v6 : undefined
+  return port !== undefined && v4 !== undefined && isIPv4(v4) ? v4 : undefined
 }
 
 /** The eight 16-bit groups of a valid IPv6 address (zone id dropped). */
@@ -92,16 +107,20 @@ function formatIpv6(groups: readonly number[]): string {
  * Fastify `request.ip`, which apply the app's trust-proxy setting; this never reads
  * `X-Forwarded-For` itself). IPv4 addresses are returned as they are; IPv4-mapped IPv6
  * (`::ffff:1.2.3.4`) is folded to IPv4; other IPv6 addresses are masked to their `/ipv6Subnet`
- * prefix (default /64) and written in RFC 5952 form, so every spelling of one network groups
- * alike. Anything else is returned unchanged. Throws when `ip` is missing or empty.
+ * prefix (default /56) and written in RFC 5952 form, so every spelling of one network groups
+ * alike. A port and brackets around an address are dropped (`203.0.113.7:50000`,
+ * `[2001:db8::1]:443`, as some proxies write X-Forwarded-For), so each connection of one client
+ * does not get a budget of its own. Anything else is returned unchanged. Throws when `ip` is
+ * missing or empty.
  *
  * @example
- * ipKey('2001:db8:0:0:1::7') // '2001:db8::/64'
+ * ipKey('2001:db8:0:0:1::7') // '2001:db8::/56'
+ * ipKey('203.0.113.7:50000') // '203.0.113.7'
  * ipKey('::ffff:203.0.113.9') // '203.0.113.9'
  * ipKey('2001:db8::1', { ipv6Subnet: 48 }) // '2001:db8::/48'
  */
 export function ipKey(ip: string | undefined | null, options?: IpKeyOptions): string {
-  const subnet = options?.ipv6Subnet === undefined ? 64 : checkIpv6Subnet(options.ipv6Subnet)
+  const subnet = options?.ipv6Subnet === undefined ? 56 : checkIpv6Subnet(options.ipv6Subnet)
   if (typeof ip !== 'string' || ip === '') {
     throw new LimiterError(
       'ERR_LIMITER_KEY',
@@ -109,7 +128,14 @@ export function ipKey(ip: string | undefined | null, options?: IpKeyOptions): st
     )
   }
   if (isIPv4(ip)) return ip
-  if (!isIPv6(ip)) return ip
+  if (isIPv6(ip)) return ipv6Key(ip, subnet)
+  const bare = withoutPort(ip)
+  if (bare === undefined) return ip
+  return isIPv4(bare) ? bare : ipv6Key(bare, subnet)
+}
+
+// A valid IPv6 address as its key: IPv4-mapped folded to IPv4, others masked to `/subnet`.
+function ipv6Key(ip: string, subnet: number): string {
   const groups = ipv6Groups(ip)
   if (groups.slice(0, 5).every((g) => g === 0) && groups[5] === 0xffff) {
     const hi = groups[6] ?? 0

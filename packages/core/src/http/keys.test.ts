@@ -11,22 +11,54 @@ describe('ipKey', () => {
     ['::FFFF:203.0.113.9', '203.0.113.9', undefined],
     ['::ffff:cb00:7109', '203.0.113.9', undefined],
     ['0:0:0:0:0:ffff:cb00:7109', '203.0.113.9', 128],
-    ['2001:db8::1', '2001:db8::/64', undefined],
-    ['2001:0DB8:0000:0000:ffff:1:2:3', '2001:db8::/64', undefined],
-    ['2001:db8:0:0:1::7', '2001:db8::/64', undefined],
-    ['2001:db8:aaaa:bbbb:cccc:dddd:eeee:ffff', '2001:db8:aaaa:bbbb::/64', undefined],
+    ['2001:db8::1', '2001:db8::/56', undefined],
+    ['2001:0DB8:0000:0000:ffff:1:2:3', '2001:db8::/56', undefined],
+    ['2001:db8:0:0:1::7', '2001:db8::/56', undefined],
+    ['2001:db8:0:ff:1::7', '2001:db8::/56', undefined],
+    ['2001:db8:0:100::7', '2001:db8:0:100::/56', undefined],
+    ['2001:db8:aaaa:bbbb:cccc:dddd:eeee:ffff', '2001:db8:aaaa:bb00::/56', undefined],
+    ['2001:db8:aaaa:bbbb:cccc:dddd:eeee:ffff', '2001:db8:aaaa:bbbb::/64', 64],
     ['2001:db8:aaaa:bbbb:cccc:dddd:eeee:ffff', '2001:db8:aaaa::/48', 48],
     ['2001:db8:aaaa:bbbb:cccc:dddd:eeee:ffff', '2001:db8:aaaa:bbbb:cccc:dddd:eeee:ffff/128', 128],
     ['2001:db8:aaaa:bbbb:cccc:dddd:eeee:ffff', '2000::/3', 3],
     ['2001:db8:1:0:0:1:0:1', '2001:db8:1::1:0:1/128', 128],
     ['2001:0:0:1:0:0:0:1', '2001:0:0:1::1/128', 128],
-    ['fe80::1%eth0', 'fe80::/64', undefined],
-    ['::1', '::/64', undefined],
+    ['fe80::1%eth0', 'fe80::/56', undefined],
+    ['::1', '::/56', undefined],
     ['::1', '::1/128', 128],
-    ['::', '::/64', undefined],
+    ['::', '::/56', undefined],
     ['not-an-ip', 'not-an-ip', undefined],
+    // not addresses with a port: unchanged
+    ['203.0.113.7:', '203.0.113.7:', undefined],
+    ['203.0.113.7:65536', '203.0.113.7:65536', undefined],
+    ['203.0.113.999:80', '203.0.113.999:80', undefined],
+    ['[203.0.113.7]', '[203.0.113.7]', undefined],
+    ['[not-an-ip]:80', '[not-an-ip]:80', undefined],
+    ['[2001:db8::1]:', '[2001:db8::1]:', undefined],
+    ['example.com:80', 'example.com:80', undefined],
+    ['unix:/tmp/app.sock', 'unix:/tmp/app.sock', undefined],
   ])('%s (/%s) -> %s', (ip, expected, ipv6Subnet) => {
     expect(ipKey(ip, ipv6Subnet === undefined ? undefined : { ipv6Subnet })).toBe(expected)
+  })
+
+  // Azure Application Gateway appends `client:port` to X-Forwarded-For; bracketed IPv6 (RFC 7239
+  // style) may carry a port too: without stripping them, each connection had a budget of its own.
+  it.each<[string, string, number | undefined]>([
+    ['203.0.113.7:50000', '203.0.113.7', undefined],
+    ['203.0.113.7:0', '203.0.113.7', undefined],
+    ['203.0.113.7:65535', '203.0.113.7', undefined],
+    ['[2001:db8::1]:443', '2001:db8::/56', undefined],
+    ['[2001:db8::1]', '2001:db8::/56', undefined],
+    ['[2001:DB8:0:0:1::7]:8080', '2001:db8::/56', undefined],
+    ['[2001:db8::1]:443', '2001:db8::1/128', 128],
+    ['[::ffff:203.0.113.9]:443', '203.0.113.9', undefined],
+    ['[fe80::1%eth0]:80', 'fe80::/56', undefined],
+  ])('a port or brackets (%s) give the bare address its key: %s', (ip, expected, ipv6Subnet) => {
+    expect(ipKey(ip, ipv6Subnet === undefined ? undefined : { ipv6Subnet })).toBe(expected)
+    const bare = ip.replace(/^\[|\](?::\d+)?$|:\d+$/g, '')
+    expect(ipKey(ip, ipv6Subnet === undefined ? undefined : { ipv6Subnet })).toBe(
+      ipKey(bare, ipv6Subnet === undefined ? undefined : { ipv6Subnet }),
+    )
   })
 
   it.each([0, 129, 1.5, -64])('rejects ipv6Subnet %s with a RangeError naming it', (ipv6Subnet) => {
@@ -51,15 +83,17 @@ describe('ipKey', () => {
   const notMapped = (g: readonly number[]): boolean =>
     !(g.slice(0, 5).every((n) => n === 0) && g[5] === 0xffff)
 
-  it('maps every address of one /64 to one key, and different /64s to different keys', () => {
+  // the default /56: the first three groups and the high byte of the fourth
+  const net56 = (g: readonly number[]): string => `${g.slice(0, 3).join()},${g[3]! >> 8}`
+
+  it('maps every address of one /56 to one key, and different /56s to different keys', () => {
     fc.assert(
       fc.property(groups, groups, groups, (a, b, c) => {
         fc.pre(notMapped(a) && notMapped(c))
-        const sameNet = [...a.slice(0, 4), ...b.slice(4)]
+        const sameNet = [...a.slice(0, 3), (a[3]! & 0xff00) | (b[3]! & 0xff), ...b.slice(4)]
         fc.pre(notMapped(sameNet))
         expect(ipKey(full(sameNet))).toBe(ipKey(full(a)))
-        if (a.slice(0, 4).join() !== c.slice(0, 4).join())
-          expect(ipKey(full(c))).not.toBe(ipKey(full(a)))
+        if (net56(a) !== net56(c)) expect(ipKey(full(c))).not.toBe(ipKey(full(a)))
       }),
     )
   })
@@ -77,6 +111,7 @@ describe('ipKey', () => {
           ),
         ).toBe(key)
         expect(key.endsWith(`/${ipv6Subnet}`)).toBe(true)
+        expect(ipKey(`[${full(g)}]:443`, { ipv6Subnet })).toBe(key)
       }),
     )
   })
@@ -85,6 +120,7 @@ describe('ipKey', () => {
     fc.assert(
       fc.property(fc.ipV4(), (ip) => {
         expect(ipKey(ip)).toBe(ip)
+        expect(ipKey(`${ip}:50000`)).toBe(ip)
         expect(ipKey(`::ffff:${ip}`)).toBe(ip)
         const [a = 0, b = 0, c = 0, d = 0] = ip.split('.').map(Number)
         expect(ipKey(`::ffff:${((a << 8) | b).toString(16)}:${((c << 8) | d).toString(16)}`)).toBe(

@@ -17,11 +17,21 @@ const SHARED: readonly string[] =
   )
 const SHARED_SET: ReadonlySet<string> = new Set(SHARED)
 
+// express-rate-limit v8's `ipv6Subnet` is a middleware option; here it is the key helper's.
+const IPV6_SUBNET =
+  "is not an option (here it is `ipKey`'s: key by it, `key: (req) => ipKey(req.ip, { ipv6Subnet: 56 })`, with your prefix length (56, a key per /56, is the default) and your framework's client address for `req.ip`; `ipKey` comes from this package)"
+
 /**
  * Rejects option names that are neither shared nor the adapter's own, suggesting what was likely
  * meant (a peer library's name, or the closest spelling).
  */
 export function checkAdapterOptionNames(options: object, extra: readonly string[] = []): void {
+  if (Object.hasOwn(options, 'ipv6Subnet') && !extra.includes('ipv6Subnet'))
+    throw new LimiterRangeError(
+      'ipv6Subnet',
+      (options as { ipv6Subnet?: unknown }).ipv6Subnet,
+      IPV6_SUBNET,
+    )
   checkOptionNames(options, extra.length === 0 ? SHARED_SET : new Set([...SHARED, ...extra]))
 }
 

@@ -85,6 +85,13 @@ describe('resolveRateLimitOptions: invalid options throw at construction, naming
       /`max`: is not an option \(did you mean `limit`\?\)/,
     ],
     ['windowMs', { limit: 10, windowMs: 60_000 }, LimiterRangeError, /did you mean `window`/],
+    // express-rate-limit v8's option: refused with what to use instead, not a dead end
+    [
+      'ipv6Subnet',
+      { ...base, ipv6Subnet: 56 },
+      LimiterRangeError,
+      /`ipv6Subnet`: is not an option \(.*`key: \(req\) => ipKey\(req\.ip, \{ ipv6Subnet: 56 \}\)`.*\), got 56/,
+    ],
   ])('%s: %o', (option, options, errorClass, message) => {
     let error: unknown
     try {

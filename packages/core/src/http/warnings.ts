@@ -1,5 +1,7 @@
 // Warnings a limiter gives once, on the first request that shows a likely mistake: a key built
-// from a missing value, and a forwarded client address the framework ignores.
+// from a missing value, a forwarded client address the framework ignores, and a trust-proxy
+// setting under which a client picks its own key.
+import { type ProxyTrust, trustFinding } from './proxy-trust.js'
 
 /** What the watch reads of a request, in the adapter's vocabulary (see `AdapterSpec`). */
 export interface RequestAddresses<Req> {
@@ -9,17 +11,31 @@ export interface RequestAddresses<Req> {
   readonly peer?: ((req: Req) => string | undefined) | undefined
   /** The request's header fields, as Node gives them (lower-case names). */
   readonly headers?: ((req: Req) => Readonly<Record<string, unknown>>) | undefined
+  /** Where the host's trust-proxy setting is; read once, for a limiter on the default key. */
+  readonly trust?: ((req: Req) => ProxyTrust | undefined) | undefined
 }
 
 /** Node's way to silence one: `--disable-warning=<code>`; or the `warnings: false` option. */
-export type LimiterWarningCode = 'LIMITER_SUSPICIOUS_KEY' | 'LIMITER_FORWARDED_IGNORED'
+export type LimiterWarningCode =
+  | 'LIMITER_SUSPICIOUS_KEY'
+  | 'LIMITER_FORWARDED_IGNORED'
+  | 'LIMITER_PERMISSIVE_TRUST_PROXY'
+  | 'LIMITER_TRUST_PROXY_DEFAULT'
+
+interface WarningProcess {
+  readonly emitWarning?: (message: string, options: { type: string; code: string }) => void
+}
 
 function emit(code: LimiterWarningCode, message: string): void {
-  process.emitWarning(
-    `${message} Silence it with --disable-warning=${code}, or the limiter's \`warnings: false\`.`,
-    { type: 'LimiterWarning', code },
-  )
+  const text = `${message} Silence it with --disable-warning=${code}, or the limiter's \`warnings: false\`.`
+  // Edge runtimes (a Next.js route on `runtime = 'edge'`) have a `process` without it
+  const proc = (globalThis as { process?: WarningProcess }).process
+  if (typeof proc?.emitWarning === 'function')
+    proc.emitWarning(text, { type: 'LimiterWarning', code })
+  else console.warn(`(LimiterWarning) [${code}] ${text}`)
 }
+
+const quoted = (name: string): string => `Rate limiter ${JSON.stringify(name)}:`
 
 // What a template literal makes of a missing or unserializable value.
 const MISSING = ['undefined', 'null', 'NaN', '[object Object]'] as const
@@ -40,10 +56,44 @@ export function suspiciousSegment(key: string): string | undefined {
   return undefined
 }
 
+// Whether `key` (from a `key` callback) looks built from a missing value; warns if so.
+function keyWarned(name: string, key: string): boolean {
+  const word = suspiciousSegment(key)
+  if (word === undefined) return false
+  emit(
+    'LIMITER_SUSPICIOUS_KEY',
+    `${quoted(name)} the key ${JSON.stringify(key.length > 100 ? `${key.slice(0, 97)}...` : key)} has a segment "${word}", so every request like this one shares one counter. The \`key\` callback probably read a missing value: a field this request lacks, or a body not parsed yet (put the body parser before the limiter; on Fastify use \`hook: 'preHandler'\`).`,
+  )
+  return true
+}
+
+// Whether `req` carries a forwarding header the framework ignored (its address is the
+// connection's own); warns if so.
+function forwardedWarned<Req>(adapter: RequestAddresses<Req>, name: string, req: Req): boolean {
+  const { headers, peer } = adapter
+  if (headers === undefined || peer === undefined) return false
+  const h = headers(req)
+  if (h['x-forwarded-for'] === undefined && h.forwarded === undefined) return false
+  const ip = adapter.ip(req)
+  if (ip === undefined || ip !== peer(req)) return false
+  emit(
+    'LIMITER_FORWARDED_IGNORED',
+    `${quoted(name)} a request carries ${h['x-forwarded-for'] === undefined ? 'Forwarded' : 'X-Forwarded-For'}, but the client address the framework gives (${ip}) is the connection's own. Behind a proxy, every client then shares the proxy's address and one counter: tell the framework to trust the number of proxies in front (1 in these examples) or their addresses, never \`true\`, under which a client picks its own address: Express \`app.set('trust proxy', 1)\`; Koa \`app.proxy = true\` with \`app.maxIpsCount = 1\`; Fastify \`trustProxy\` set to the proxies' addresses (Fastify 5 trusts no proxy for a number); Hono and other Fetch-API hosts, the limiter's own \`trustProxy\` option (\`trustProxy: 1\`). If no proxy stands in front of this app, a client sent the header and ignoring it is right.`,
+  )
+  return true
+}
+
+// Warns when the host's trust-proxy setting lets a client pick its own address.
+function trustWarn<Req>(trust: (req: Req) => ProxyTrust | undefined, name: string, req: Req): void {
+  const found = trustFinding(trust(req))
+  if (found !== undefined) emit(found.code, `${quoted(name)} ${found.message}`)
+}
+
 /**
  * The per-request watch of one limiter: `(req, key)` checks the key (when it came from a `key`
- * callback) and the request's forwarding headers, and warns at most once for each. `undefined`
- * when there is nothing to watch.
+ * callback), the request's forwarding headers, and (on the first request, for the default key)
+ * the host's trust-proxy setting, and warns at most once for each. `undefined` when there is
+ * nothing to watch.
  */
 export function requestWatch<Req>(
   adapter: RequestAddresses<Req>,
@@ -51,30 +101,16 @@ export function requestWatch<Req>(
   customKey: boolean,
 ): ((req: Req, key: string) => void) | undefined {
   let keys = customKey
-  const { headers, peer } = adapter
-  let forwarded = headers !== undefined && peer !== undefined
-  if (!keys && !forwarded) return undefined
+  let forwarded = adapter.headers !== undefined && adapter.peer !== undefined
+  const { trust } = adapter
+  let trusted = !customKey && trust !== undefined
+  if (!keys && !forwarded && !trusted) return undefined
   return (req, key) => {
-    if (keys) {
-      const word = suspiciousSegment(key)
-      if (word !== undefined) {
-        keys = false
-        emit(
-          'LIMITER_SUSPICIOUS_KEY',
-          `Rate limiter ${JSON.stringify(limiterName)}: the key ${JSON.stringify(key.length > 100 ? `${key.slice(0, 97)}...` : key)} has a segment "${word}", so every request like this one shares one counter. The \`key\` callback probably read a missing value: a field this request lacks, or a body not parsed yet (put the body parser before the limiter; on Fastify use \`hook: 'preHandler'\`).`,
-        )
-      }
+    if (keys && keyWarned(limiterName, key)) keys = false
+    if (trusted && trust !== undefined) {
+      trusted = false
+      trustWarn(trust, limiterName, req)
     }
-    if (forwarded && headers !== undefined && peer !== undefined) {
-      const h = headers(req)
-      if (h['x-forwarded-for'] === undefined && h.forwarded === undefined) return
-      const ip = adapter.ip(req)
-      if (ip === undefined || ip !== peer(req)) return
-      forwarded = false
-      emit(
-        'LIMITER_FORWARDED_IGNORED',
-        `Rate limiter ${JSON.stringify(limiterName)}: a request carries ${h['x-forwarded-for'] === undefined ? 'Forwarded' : 'X-Forwarded-For'}, but the client address the framework gives (${ip}) is the connection's own. Behind a proxy, every client then shares the proxy's address and one counter: tell the framework to trust your proxy (Express \`app.set('trust proxy', ...)\`, Koa \`app.proxy = true\`, Fastify \`trustProxy\`; Hono and other Fetch-API hosts: the limiter's own \`trustProxy\` option). If no proxy stands in front of this app, a client sent the header and ignoring it is right.`,
-      )
-    }
+    if (forwarded && forwardedWarned(adapter, limiterName, req)) forwarded = false
   }
 }
