@@ -2,7 +2,7 @@
 // from its numbers, so two route handlers with the same numbers would count in one counter.
 // Unnamed options on a shared store throw at construction; named ones keep their own budgets.
 import { describe, expect, it } from 'vitest'
-import { createFetchLimiter, withRateLimit } from '../src/fetch/index.js'
+import { createFetchLimiter, type FetchLimiterOptions, withRateLimit } from '../src/fetch/index.js'
 import { MemoryStore } from '../src/index.js'
 import { useRedis } from './setup/redis.js'
 
@@ -85,5 +85,15 @@ describe('withRateLimit options on a shared store', () => {
     const d = withRateLimit(ok('d'), { limit: 1, window: '1m' })
     expect((await c(post('/c'))).status).toBe(200)
     expect((await d(post('/d'))).status).toBe(200)
+  })
+})
+
+describe('options given as an array', () => {
+  it('createFetchLimiter and withRateLimit say they expected an object', () => {
+    const array = [{ limit: 1, window: '1m' }] as unknown as FetchLimiterOptions
+    expect(() => createFetchLimiter(array)).toThrow(/`options`: expected an object, got an array/)
+    expect(() => withRateLimit(async () => new Response('ok'), array)).toThrow(
+      /`options`: expected an object, got an array/,
+    )
   })
 })

@@ -1,6 +1,8 @@
 // createFetchLimiter: the Fetch kit for any host that hands over a `Request` (srvx, Bun, Deno,
 // Workers, Next.js route handlers), with the host's extras per request.
+
 import type { Decision } from '../decision/decision.js'
+import { optionsObject } from '../http/defaults.js'
 import { type FetchRateLimitOptions, fetchKit } from './kit.js'
 import type { WaitUntil } from './lifecycle.js'
 
@@ -53,6 +55,8 @@ const NO_EXTRAS: FetchExtras = Object.freeze({})
  *   limit.handle(req, () => app(req), { ip: server.requestIP(req)?.address }) })
  */
 export function createFetchLimiter(options: FetchLimiterOptions): FetchLimiter {
+  // checked before it is spread: an array would become options named `0`, `1`...
+  if (options !== undefined) optionsObject('options', options)
   // the extras of the requests being checked, for the `ip` resolver (called during the check)
   const extrasOf = new WeakMap<Request, FetchExtras>()
   const given = options?.ip

@@ -1,6 +1,8 @@
 // withRateLimit: a route handler (`(request, ...rest) => Response`) wrapped in a Fetch limiter, for
 // hosts that export handlers rather than serve them (Next.js App Router route handlers).
+
 import { LimiterError } from '../common/errors.js'
+import { optionsObject } from '../http/defaults.js'
 import { TRUST_DEFAULTED } from './client-ip.js'
 import { createFetchLimiter, type FetchLimiter, type FetchLimiterOptions } from './limiter.js'
 
@@ -44,7 +46,7 @@ export function withRateLimit<R extends Request, A extends unknown[]>(
   handler: RouteHandler<R, A>,
   limiter: FetchLimiterOptions | FetchLimiter,
 ): (request: R, ...rest: A) => Promise<Response> {
-  if (!isLimiter(limiter)) checkNamed(limiter)
+  if (!isLimiter(limiter)) checkNamed(optionsObject('options', limiter) as FetchLimiterOptions)
   const limit = isLimiter(limiter) ? limiter : createFetchLimiter(routeDefaults(limiter))
   return (request, ...rest) => limit.handle(request, async () => handler(request, ...rest))
 }

@@ -187,6 +187,10 @@ export interface SharedRateLimitOptions<Req, OnLimited = never>
  * `{ limit: 5 }`.
  */
 export interface PeerOptionNames extends LimiterPeerNames {
+  /** @deprecated Not an option here: it is `ipKey`'s. */
+  readonly ipv6Subnet?:
+    | NotAnOption<'key by it: `key: (req) => ipKey(req.ip, { ipv6Subnet: 56 })`'>
+    | undefined
   /** @deprecated Not an option: use `limit`. */
   readonly max?: NotAnOption<'use `limit` instead of `max`'> | undefined
   /** @deprecated Not an option: use `window`, with a unit: `'1m'`. */
