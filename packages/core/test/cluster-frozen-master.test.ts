@@ -4,9 +4,8 @@
 // (45-60 s watched), where a SIGKILLed master's came back to Redis within 2-3 s. The store now
 // watches each master's calls and, while one stays silent, has the client look for the slot's
 // new owner: the frozen master's keys are decided by Redis again soon after the promotion.
-import { execFileSync } from 'node:child_process'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type RedisCluster, startCluster } from '../../../test-support/redis.js'
+import type { RedisCluster } from '../../../test-support/redis.js'
 import {
   createLimiter,
   encodeTag,
@@ -17,72 +16,18 @@ import {
 } from '../src/index.js'
 import { clusterSlot } from '../src/stores/cluster-slot.js'
 import { CLIENTS, type TestClient } from './setup/clients.js'
+import {
+  keysOnEveryMaster,
+  masters,
+  slotOwners,
+  startSyncedCluster,
+} from './setup/cluster-nodes.js'
 import { consumeRound, watchFailover } from './setup/failover.js'
 
 const TIMEOUT_MS = 200
 // Generous: on an idle machine the keys came back 1-2 s after the promotion. A bound, not a
 // speed assertion: before the fix they never came back while the master stayed frozen.
 const BACK_WITHIN_MS = 20_000
-
-function cli(port: number, ...args: string[]): string {
-  return execFileSync('redis-cli', ['-p', String(port), ...args], {
-    encoding: 'utf8',
-    timeout: 5000,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  })
-}
-
-// 3 masters + 3 replicas, every replica in sync (a stale one is not promoted), serving the
-// healthy masters' keys while one master is marked failed (no full coverage required).
-async function startSyncedCluster(): Promise<RedisCluster> {
-  const cluster = await startCluster(3, 1)
-  for (const node of cluster.nodes) {
-    cli(node.port, 'CONFIG', 'SET', 'repl-diskless-sync-delay', '0')
-    cli(node.port, 'CONFIG', 'SET', 'cluster-require-full-coverage', 'no')
-  }
-  const deadline = Date.now() + 20_000
-  for (const node of cluster.nodes) {
-    for (;;) {
-      const info = cli(node.port, 'INFO', 'replication')
-      if (info.includes('role:master') || info.includes('master_link_status:up')) break
-      if (Date.now() > deadline) throw new Error('cluster replicas did not sync within 20 s')
-      await new Promise((r) => setTimeout(r, 100))
-    }
-  }
-  return cluster
-}
-
-/** Which port serves each slot, as the node at `viaPort` sees it now. */
-function slotOwners(viaPort: number): Map<number, number> {
-  const ranges = JSON.parse(cli(viaPort, '--json', 'CLUSTER', 'SLOTS')) as Array<
-    [number, number, [string, number, string]]
-  >
-  const owners = new Map<number, number>()
-  for (const [from, to, [, port]] of ranges) for (let s = from; s <= to; s++) owners.set(s, port)
-  return owners
-}
-
-/** The ports of the masters not marked failed, as the node at `viaPort` sees them now. */
-function liveMasters(viaPort: number): number[] {
-  return cli(viaPort, 'CLUSTER', 'NODES')
-    .split('\n')
-    .filter((line) => /\bmaster\b/.test(line) && !/\bfail\b/.test(line))
-    .map((line) => Number(line.split(' ')[1]?.split(':')[1]?.split('@')[0]))
-}
-
-/** `perMaster` keys on each master: key -> the port serving its slot. */
-function keysOnEveryMaster(owners: Map<number, number>, perMaster: number): Map<string, number> {
-  const keys = new Map<string, number>()
-  const count = new Map<number, number>()
-  for (let i = 0; keys.size < perMaster * 3; i++) {
-    const key = `frozen:${i}`
-    const port = owners.get(clusterSlot(encodeTag(key))) as number
-    if ((count.get(port) ?? 0) >= perMaster) continue
-    count.set(port, (count.get(port) ?? 0) + 1)
-    keys.set(key, port)
-  }
-  return keys
-}
 
 describe.each(CLIENTS)('Redis Cluster on $name, a master frozen', (factory) => {
   let cluster: RedisCluster
@@ -101,7 +46,7 @@ describe.each(CLIENTS)('Redis Cluster on $name, a master frozen', (factory) => {
 
   it("a master SIGSTOPped: its keys go back to Redis after its replica is promoted; the others' never leave it", async () => {
     const live = cluster.nodes[0]?.port as number
-    const keys = keysOnEveryMaster(slotOwners(live), 3)
+    const keys = keysOnEveryMaster(slotOwners(live), 3, 'frozen:')
     const errors: LimiterError[] = []
     const limiter = createLimiter({
       limit: 1_000_000,
@@ -127,7 +72,7 @@ describe.each(CLIENTS)('Redis Cluster on $name, a master frozen', (factory) => {
         round,
         kill: () => victim?.process.kill('SIGSTOP'),
         promoted: () => {
-          const now = liveMasters(survivor.port)
+          const now = masters(survivor.port)
           return now.length === 3 && !now.includes(victimPort)
         },
         maxMs: 5000 + BACK_WITHIN_MS,

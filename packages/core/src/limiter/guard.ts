@@ -105,19 +105,12 @@ class Waiter<T> implements Sink {
     delayMs: number,
   ): void {
     const { handlers } = this
-    if (handlers.decided === undefined) {
+    // (a late answer, too, goes as a value: see resolve)
+    if (handlers.decided === undefined || this.settled) {
       this.resolve({ allowed, remaining, resetMs, retryAfterMs, ticket, delayMs })
       return
     }
-    if (!this.#claim(true))
-      return handlers.late?.(this.call, {
-        allowed,
-        remaining,
-        resetMs,
-        retryAfterMs,
-        ticket,
-        delayMs,
-      })
+    if (!this.#claim(true)) return
     let result: T | PromiseLike<T>
     try {
       result = handlers.decided(
