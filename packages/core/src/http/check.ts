@@ -218,6 +218,7 @@ function consumeStep(
   cost: number,
   rank?: number,
 ): MaybePromise<RateLimitCheck> {
+  rl.scopes?.(scope)
   const scoped = rl.scoped && scope !== ''
   // '#' never occurs in a route pattern or mount path, so scoped keys cannot collide.
   const key = scoped ? `${scope}#${userKey}` : userKey

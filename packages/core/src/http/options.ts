@@ -34,7 +34,7 @@ import {
 } from './option-checks.js'
 import { DENIED } from './problem.js'
 import type { DeniedCheck } from './types.js'
-import { type RequestAddresses, requestWatch } from './warnings.js'
+import { type RequestAddresses, requestWatch, scopeWatch } from './warnings.js'
 
 export type { LimitSet } from './limit-sets.js'
 export type { LimitedBody } from './option-checks.js'
@@ -241,6 +241,8 @@ export interface ResolvedRateLimit<Req, OnLimited = never> {
   readonly defaultKey: boolean
   /** Checks each request for a likely mistake, warning once (see `warnings`); or undefined. */
   readonly watch: ((req: Req, key: string) => void) | undefined
+  /** Told each scoped request's route scope, warning once on a second one; or undefined. */
+  readonly scopes: ((scope: string) => void) | undefined
   readonly cost: number | ((req: Req) => Awaitable<number>)
   /** The `priority` option: a fixed rank (`undefined`: normal), or the callback. */
   readonly priority: number | ((req: Req) => Awaitable<Priority>) | undefined
@@ -365,6 +367,7 @@ export function resolveRateLimitOptions<Req, OnLimited>(
     key: options.key ?? ((req: Req) => ipKey(getIp(req))),
     defaultKey: !keyed,
     watch: warnings ? requestWatch(adapter, shownName, keyed) : undefined,
+    scopes: warnings && options.name === undefined ? scopeWatch(shownName) : undefined,
     cost,
     priority,
     shed,

@@ -21,6 +21,7 @@ export type LimiterWarningCode =
   | 'LIMITER_FORWARDED_IGNORED'
   | 'LIMITER_PERMISSIVE_TRUST_PROXY'
   | 'LIMITER_TRUST_PROXY_DEFAULT'
+  | 'LIMITER_PER_ROUTE'
 
 interface WarningProcess {
   readonly emitWarning?: (message: string, options: { type: string; code: string }) => void
@@ -114,3 +115,28 @@ export function requestWatch<Req>(
     if (forwarded && forwardedWarned(adapter, limiterName, req)) forwarded = false
   }
 }
+
+/**
+ * The route-scope watch of one limiter without a `name`: told each request's route scope, it
+ * warns once when a second scope shows up. Each scope counts on its own, so one limiter on
+ * several routes (or under a mount path with parameters, which Express fills with each value)
+ * gives a client one budget per route, where one express-rate-limit instance is one budget.
+ */
+export function scopeWatch(limiterName: string): (scope: string) => void {
+  let first: string | undefined
+  let warned = false
+  return (scope) => {
+    if (warned || scope === first) return
+    if (first === undefined) {
+      first = scope
+      return
+    }
+    warned = true
+    const shown = (s: string) => (s === '' ? 'the app (no route)' : JSON.stringify(s))
+    emit(
+      'LIMITER_PER_ROUTE',
+      `${quoted(limiterName)} counts on ${shown(first)} and on ${shown(scope)}: each route has a budget of its own, so a client gets one per route (one express-rate-limit instance is one budget wherever it is used; a mount path with parameters gives each value its own). To share one budget, give the limiter a \`name\`; to mean one per route, make a limiter per route.`,
+    )
+  }
+}
+
