@@ -63,9 +63,9 @@ describe.each(storeCases(redis))('%s', (_name, store) => {
 describe('bad values', () => {
   const limiter = createLimiter({ limit: 10, window: '1s', maxDelay: '1s' })
   it.each([-1, 2.5, Number.NaN, 'soon', null])('maxDelay %s throws naming it', async (value) => {
-    await expect(
-      limiter.consume('k', 1, { maxDelay: value as unknown as number }),
-    ).rejects.toThrow(/maxDelay/)
+    await expect(limiter.consume('k', 1, { maxDelay: value as unknown as number })).rejects.toThrow(
+      /maxDelay/,
+    )
   })
   it('a limiter that does not wait ignores it', async () => {
     const plain = createLimiter({ limit: 1, window: '1s' })

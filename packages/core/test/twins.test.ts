@@ -12,8 +12,8 @@ import {
   MemoryStore,
   RedisStore,
 } from '../src/index.js'
-import { TWINS, withClock } from '../src/testing/index.js'
 import { waitTicket } from '../src/stores/leases.js'
+import { TWINS, withClock } from '../src/testing/index.js'
 import { useRedis } from './setup/redis.js'
 
 const redis = useRedis()

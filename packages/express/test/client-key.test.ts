@@ -35,7 +35,9 @@ describe.each(EXPRESS)('$version', ({ express }) => {
   )
 
   it('refuses ipv6Subnet, saying to key by ipKey with it', async () => {
-    expect(() => rateLimit({ limit: 1, window: '1m', ipv6Subnet: 56 } as RateLimitOptions)).toThrow(
+    expect(() =>
+      rateLimit({ limit: 1, window: '1m', ipv6Subnet: 56 } as unknown as RateLimitOptions),
+    ).toThrow(
       expect.objectContaining({
         option: 'ipv6Subnet',
         message: expect.stringContaining('`key: (req) => ipKey(req.ip, { ipv6Subnet: 56 })`'),

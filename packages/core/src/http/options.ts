@@ -336,10 +336,8 @@ export function resolveRateLimitOptions<Req, OnLimited>(
   checkAdapterOptionNames(options, adapter.extraOptions)
   // Everything is checked before the limiter (and its store's timer) exists.
   const { cost = 1, statusCode = 429, message, limits } = options
-  optionalFunction('key', options.key)
-  optionalFunction('skip', options.skip)
-  optionalFunction('deny', options.deny)
-  optionalFunction('onLimited', options.onLimited)
+  for (const name of ['key', 'skip', 'deny', 'onLimited'] as const)
+    optionalFunction(name, options[name])
   // The policies are checked here (a function's, per request), before any store exists.
   if (typeof limits !== 'function') checkCost(cost, policySetOf(options, '', {}).maxCost)
   else if (typeof cost === 'number') checkCost(cost, Number.MAX_SAFE_INTEGER)

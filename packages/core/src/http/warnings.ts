@@ -139,4 +139,3 @@ export function scopeWatch(limiterName: string): (scope: string) => void {
     )
   }
 }
-

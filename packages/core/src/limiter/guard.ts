@@ -86,7 +86,10 @@ class Waiter<T> implements Sink {
   ) {}
 
   resolve(value: unknown): void {
-    if (!this.#claim(true)) return this.handlers.late?.(this.call, value)
+    if (!this.#claim(true)) {
+      this.handlers.late?.(this.call, value)
+      return
+    }
     let result: T | PromiseLike<T>
     try {
       result = this.handlers.value(this.call, value, this.sentAtMs)

@@ -157,7 +157,8 @@ export interface ConsumeOptions {
    * whole number rank (0 critical, larger is lower). Only a concurrency policy with `reserve`
    * reads it; it also travels in `limiter:decision` events.
    */
-  readonly priority?: Priority | undefined  /**
+  readonly priority?: Priority | undefined
+  /**
    * The most this call waits for a reserved slot, a duration (`'200ms'`) or ms, 0 for a slot free
    * now: narrows the limiter's `maxDelay` (or the wait `delayAfter` allows) for this call alone. A
    * request whose slot is further away is refused, its `retryAfterMs` as without the limiter's
