@@ -3,8 +3,7 @@
 // masters and no CROSSSLOT, then one master SIGKILLed: the limiter answers the dead master's keys
 // per failureMode, by the deadline, keeps deciding the other masters' keys on Redis (one circuit
 // per node), and decides on Redis again once the replica is promoted.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { RedisCluster } from '../../../test-support/redis.js'
+import { describe, expect, it } from 'vitest'
 import {
   ALGORITHMS,
   createLimiter,
@@ -12,18 +11,17 @@ import {
   failureOf,
   type LimiterError,
   RedisStore,
-  type RedisStoreClient,
 } from '../src/index.js'
 import { clusterSlot } from '../src/stores/cluster-slot.js'
-import { CLIENTS, type TestClient } from './setup/clients.js'
+import { CLIENTS } from './setup/clients.js'
 import {
   cli,
   keysOnEveryMaster,
   masters,
   slotOwners,
-  startSyncedCluster,
+  useSyncedCluster,
 } from './setup/cluster-nodes.js'
-import { consumeRound, watchFailover } from './setup/failover.js'
+import { consumeRound, healthyFirst, watchFailover } from './setup/failover.js'
 
 const TIMEOUT_MS = 200
 const MARGIN_MS = 50
@@ -38,23 +36,12 @@ function keysPerMaster(viaPort: number, match: string): string[][] {
 }
 
 describe.each(CLIENTS)('Redis Cluster on $name', (factory) => {
-  let cluster: RedisCluster
-  let opened: TestClient
-  let client: RedisStoreClient
-  beforeAll(async () => {
-    cluster = await startSyncedCluster()
-    opened = await factory.cluster(cluster.startupNodes.slice(0, 3).map((n) => n.port)) // default settings
-    client = opened.client
-  }, 120_000)
-
-  afterAll(async () => {
-    await opened?.close()
-    await cluster?.stop()
-  })
+  const synced = useSyncedCluster(factory)
 
   it.each(ALGORITHMS)(
     '%s: keys on all three masters, batched per slot, no CROSSSLOT, exact limits',
     async (algorithm) => {
+      const { cluster, client } = synced
       const errors: LimiterError[] = []
       const prefix = `spread-${algorithm}:`
       const limiter = createLimiter({
@@ -91,6 +78,7 @@ describe.each(CLIENTS)('Redis Cluster on $name', (factory) => {
   )
 
   it("one master SIGKILLed: its keys answered per failureMode by the deadline, the other masters' keys still decided by Redis; Redis decides again after the replica is promoted", async () => {
+    const { cluster, client } = synced
     const live = cluster.nodes[0]?.port as number
     const owners = slotOwners(live)
     const keys = keysOnEveryMaster(owners, 4)
@@ -108,12 +96,8 @@ describe.each(CLIENTS)('Redis Cluster on $name', (factory) => {
       }),
     }))
     const round = () => consumeRound(limiters, [...keys.keys()])
-    // Healthy first: everything decided by Redis (a fresh client's first round may miss the
-    // deadline on this loaded machine: node-redis 6 was seen to; wait for a whole healthy round).
-    let healthyFirst = false
-    for (let i = 0; i < 10 && !healthyFirst; i++)
-      healthyFirst = (await round()).every((shot) => failureOf(shot.decision) === undefined)
-    expect(healthyFirst).toBe(true)
+    // Healthy first: everything decided by Redis
+    expect(await healthyFirst(round)).toBe(true)
 
     const victimPort = [...keys.values()][0] as number
     const victim = cluster.nodes.find((n) => n.port === victimPort)

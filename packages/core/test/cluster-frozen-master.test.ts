@@ -4,25 +4,12 @@
 // (45-60 s watched), where a SIGKILLed master's came back to Redis within 2-3 s. The store now
 // watches each master's calls and, while one stays silent, has the client look for the slot's
 // new owner: the frozen master's keys are decided by Redis again soon after the promotion.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { RedisCluster } from '../../../test-support/redis.js'
-import {
-  createLimiter,
-  encodeTag,
-  failureOf,
-  type LimiterError,
-  RedisStore,
-  type RedisStoreClient,
-} from '../src/index.js'
+import { describe, expect, it } from 'vitest'
+import { createLimiter, encodeTag, failureOf, type LimiterError, RedisStore } from '../src/index.js'
 import { clusterSlot } from '../src/stores/cluster-slot.js'
-import { CLIENTS, type TestClient } from './setup/clients.js'
-import {
-  keysOnEveryMaster,
-  masters,
-  slotOwners,
-  startSyncedCluster,
-} from './setup/cluster-nodes.js'
-import { consumeRound, watchFailover } from './setup/failover.js'
+import { CLIENTS } from './setup/clients.js'
+import { keysOnEveryMaster, masters, slotOwners, useSyncedCluster } from './setup/cluster-nodes.js'
+import { consumeRound, healthyFirst, watchFailover } from './setup/failover.js'
 
 const TIMEOUT_MS = 200
 // Generous: on an idle machine the keys came back 1-2 s after the promotion. A bound, not a
@@ -30,21 +17,10 @@ const TIMEOUT_MS = 200
 const BACK_WITHIN_MS = 20_000
 
 describe.each(CLIENTS)('Redis Cluster on $name, a master frozen', (factory) => {
-  let cluster: RedisCluster
-  let opened: TestClient
-  let client: RedisStoreClient
-  beforeAll(async () => {
-    cluster = await startSyncedCluster()
-    opened = await factory.cluster(cluster.startupNodes.slice(0, 3).map((n) => n.port))
-    client = opened.client
-  }, 120_000)
-
-  afterAll(async () => {
-    await opened?.close()
-    await cluster?.stop() // resumes (SIGCONT) a frozen node before stopping it
-  })
+  const synced = useSyncedCluster(factory)
 
   it("a master SIGSTOPped: its keys go back to Redis after its replica is promoted; the others' never leave it", async () => {
+    const { cluster, client } = synced
     const live = cluster.nodes[0]?.port as number
     const keys = keysOnEveryMaster(slotOwners(live), 3, 'frozen:')
     const errors: LimiterError[] = []
@@ -58,11 +34,8 @@ describe.each(CLIENTS)('Redis Cluster on $name, a master frozen', (factory) => {
       onError: (error) => errors.push(error),
     })
     const round = () => consumeRound([{ failureMode: 'open', limiter }], [...keys.keys()])
-    // Healthy first (a fresh client's first round may miss the deadline on a loaded machine).
-    let healthyFirst = false
-    for (let i = 0; i < 10 && !healthyFirst; i++)
-      healthyFirst = (await round()).every((shot) => failureOf(shot.decision) === undefined)
-    expect(healthyFirst).toBe(true)
+    // Healthy first: everything decided by Redis
+    expect(await healthyFirst(round)).toBe(true)
 
     const victimPort = [...keys.values()][0] as number
     const victim = cluster.nodes.find((n) => n.port === victimPort)

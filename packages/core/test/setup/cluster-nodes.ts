@@ -1,9 +1,11 @@
 // Test setup: a local Redis Cluster of 3 masters and 3 synced replicas for failover tests, and
 // what its nodes say (slot owners, live masters) through redis-cli.
 import { execFileSync } from 'node:child_process'
+import { afterAll, beforeAll } from 'vitest'
 import { type RedisCluster, startCluster } from '../../../../test-support/redis.js'
-import { encodeTag } from '../../src/index.js'
+import { encodeTag, type RedisStoreClient } from '../../src/index.js'
 import { clusterSlot } from '../../src/stores/cluster-slot.js'
+import type { ClientFactory, TestClient } from './clients.js'
 
 /** 3 masters + 3 replicas, every replica in sync, healthy masters served during a failover. */
 export async function startSyncedCluster(): Promise<RedisCluster> {
@@ -71,4 +73,36 @@ export function keysOnEveryMaster(
     keys.set(key, port)
   }
   return keys
+}
+
+/** What {@link useSyncedCluster} gives a describe block's tests, once its `beforeAll` has run. */
+export interface SyncedCluster {
+  readonly cluster: RedisCluster
+  readonly client: RedisStoreClient
+}
+
+/**
+ * A synced Cluster ({@link startSyncedCluster}) and a `factory` client on it at its default
+ * settings, for the calling describe block: started before its tests, closed and stopped after
+ * (stopping resumes a frozen node first).
+ */
+export function useSyncedCluster(factory: ClientFactory): SyncedCluster {
+  let cluster: RedisCluster | undefined
+  let opened: TestClient | undefined
+  beforeAll(async () => {
+    cluster = await startSyncedCluster()
+    opened = await factory.cluster(cluster.startupNodes.slice(0, 3).map((n) => n.port))
+  }, 120_000)
+  afterAll(async () => {
+    await opened?.close()
+    await cluster?.stop()
+  })
+  return {
+    get cluster() {
+      return cluster as RedisCluster
+    },
+    get client() {
+      return (opened as TestClient).client
+    },
+  }
 }
