@@ -234,18 +234,40 @@ describe('RedisStore', () => {
     expect(stats).not.toMatch(/cmdstat_(pexpire|expire|setex|psetex):/)
   })
 
-  it('a turn with more decisions than batch.maxSize goes out as several calls, in order', async () => {
+  it('a busy turn goes out as batches as large as what is out already, in order', async () => {
     await redis.client.script('LOAD', SCRIPTS['fixed-window'].source)
     await redis.client.config('RESETSTAT')
-    const { limiter } = limiterOn('fixed-window', 50, 'split:')
-    const decisions = await Promise.all(Array.from({ length: 100 }, () => limiter.consume('k')))
-    // The default maxSize (32): 32 + 32 + 32 + 4, decided in call order.
+    const { limiter } = limiterOn('fixed-window', 150, 'split:')
+    const decisions = await Promise.all(Array.from({ length: 300 }, () => limiter.consume('k')))
+    // A batch goes once it holds what is out (at least 32, at most the default maxSize, 128):
+    // 32 (0 out), 32 (32 out), 64, 128, then the 44 left at the end of the turn.
     const stats = await redis.client.info('commandstats')
-    expect(Number(/cmdstat_evalsha:calls=(\d+)/.exec(stats)?.[1])).toBe(4)
-    expect(decisions.map((d) => d.allowed)).toEqual(Array.from({ length: 100 }, (_, i) => i < 50))
-    expect(decisions.slice(0, 50).map((d) => d.remaining)).toEqual(
-      Array.from({ length: 50 }, (_, i) => 49 - i),
+    expect(Number(/cmdstat_evalsha:calls=(\d+)/.exec(stats)?.[1])).toBe(5)
+    expect(decisions.map((d) => d.allowed)).toEqual(Array.from({ length: 300 }, (_, i) => i < 150))
+    expect(decisions.slice(0, 150).map((d) => d.remaining)).toEqual(
+      Array.from({ length: 150 }, (_, i) => 149 - i),
     )
+  })
+
+  it('batch.maxSize caps every batch, below 32 too', async () => {
+    await redis.client.script('LOAD', SCRIPTS['fixed-window'].source)
+    for (const [maxSize, calls] of [
+      [8, 13], // 12 of 8, then the 4 left
+      [48, 3], // 32 (0 out), 32 (32 out), then the 36 left, short of 48 (64 out)
+      [1000, 3], // 32, 32, then the 36 left, short of 64
+    ] as const) {
+      await redis.client.config('RESETSTAT')
+      const limiter = createLimiter({
+        algorithm: 'fixed-window',
+        limit: 1000,
+        window: '1m',
+        prefix: `cap${maxSize}:`,
+        store: new RedisStore({ client: redis.client, batch: { maxSize } }),
+      })
+      await Promise.all(Array.from({ length: 100 }, () => limiter.consume('k')))
+      const stats = await redis.client.info('commandstats')
+      expect(Number(/cmdstat_evalsha:calls=(\d+)/.exec(stats)?.[1])).toBe(calls)
+    }
   })
 
   it('recovers from SCRIPT FLUSH transparently: zero failed decisions', async () => {

@@ -40,8 +40,9 @@ export interface RedisStoreOptions {
   readonly client: RedisStoreClient
   /**
    * Decisions requested in the same event-loop turn go to Redis together, as one script call
-   * per algorithm (per hash slot on a Cluster) of at most `maxSize` requests (default 32). A full
-   * batch goes at once, so Redis decides it while this process gathers the next.
+   * per algorithm (per hash slot on a Cluster) of at most `maxSize` requests (default 128). A
+   * batch goes at once when it holds as many decisions as this store already awaits from Redis
+   * (at least 32, at most `maxSize`), so Redis decides it while this process gathers the next.
    * A batch never waits for later work. `false` sends each decision on its own.
    */
   readonly batch?: { readonly maxSize?: number } | false | undefined
@@ -151,15 +152,26 @@ function setTickets(set: PolicySet, call: StoreCall): string {
   return tickets.every((t) => t === '') ? '' : tickets.join(',')
 }
 
-// The `batch` option's most decisions per script call: 1 for `false`, 32 by default.
+/** The `batch.maxSize` default: most decisions per script call. */
+const MAX_BATCH = 128
+/**
+ * A batch goes once it holds as many decisions as the store awaits from Redis, and at least
+ * this many (or `maxSize`, if less): with few decisions in flight, two or more batches of 32
+ * keep Redis and this process working side by side (at 64 in flight, about 1.8 times the
+ * decisions/s of one batch of 64); with many, a batch as large as what is out costs Redis less
+ * per decision (at 256 in flight, gcra on 10k keys: batches of 128 about 1.15 times those of 32).
+ */
+const MIN_FULL_BATCH = 32
+
+// The `batch` option's most decisions per script call: 1 for `false`, MAX_BATCH by default.
 function maxBatchOf(batch: RedisStoreOptions['batch']): number {
   if (batch === false) return 1
   if (batch !== undefined && (batch === null || typeof batch !== 'object' || Array.isArray(batch)))
     throw new LimiterTypeError('batch', batch, 'an object { maxSize? } or false')
   const maxBatch =
     batch === undefined
-      ? 32
-      : (knownOptions(batch, BATCH_OPTIONS, 'batch.', NO_HINTS).maxSize ?? 32)
+      ? MAX_BATCH
+      : (knownOptions(batch, BATCH_OPTIONS, 'batch.', NO_HINTS).maxSize ?? MAX_BATCH)
   if (!Number.isInteger(maxBatch) || maxBatch < 1 || maxBatch > 1000) {
     throw new LimiterRangeError('batch.maxSize', maxBatch, 'must be an integer from 1 to 1000')
   }
@@ -186,6 +198,8 @@ export class RedisStore implements Store {
   readonly #cluster: boolean
   #queue = new Map<string, Batch>()
   #scheduled = false
+  /** Decisions sent to Redis and not answered yet. */
+  #out = 0
   #lastKey = ''
   #lastTag = ''
   #lastSlot = -1
@@ -316,7 +330,7 @@ export class RedisStore implements Store {
     }
     batch.add(call, op, tag, sink)
     // A full batch goes now: Redis starts on it while this turn is still gathering the next.
-    if (batch.calls.length === this.#maxBatch) {
+    if (batch.calls.length >= Math.min(this.#maxBatch, Math.max(MIN_FULL_BATCH, this.#out))) {
       this.#queue.delete(group)
       this.#send(scriptOf(call), batch)
       return
@@ -379,11 +393,16 @@ export class RedisStore implements Store {
       : setArgs(batch, set))
       args.push(arg)
     const keys = batch.keys.length
-    const deliver = (reply: unknown): void =>
-      set === undefined
-        ? deliverOne(batch, reply as readonly number[], script.tickets, first.policy.limit)
-        : deliverSet(batch, reply as readonly number[])
+    const sent = batch.calls.length
+    this.#out += sent
+    const deliver = (reply: unknown): void => {
+      this.#out -= sent
+      if (set === undefined)
+        deliverOne(batch, reply as readonly number[], script.tickets, first.policy.limit)
+      else deliverSet(batch, reply as readonly number[])
+    }
     const fail = (error: unknown): void => {
+      this.#out -= sent
       const old = tooOld(error)
       const reason =
         old instanceof LimiterError
