@@ -158,8 +158,9 @@ const MAX_BATCH = 128
  * A batch goes once it holds as many decisions as the store awaits from Redis, and at least
  * this many (or `maxSize`, if less): with few decisions in flight, two or more batches of 32
  * keep Redis and this process working side by side (at 64 in flight, about 1.8 times the
- * decisions/s of one batch of 64); with many, a batch as large as what is out costs Redis less
- * per decision (at 256 in flight, gcra on 10k keys: batches of 128 about 1.15 times those of 32).
+ * decisions/s of batches of 100 sent at the end of the turn); with many, a batch as large as
+ * what is out costs Redis less per decision (at 256 in flight, gcra on 10k keys: about 1.12
+ * times the decisions/s of batches of 32, Redis CPU 2.45 -> 2.1 µs per decision).
  */
 const MIN_FULL_BATCH = 32
 
