@@ -152,9 +152,11 @@ do
     local now, off = now_ms, offset_ms
     local get, call = redis.pcall, redis.call
     local reply, n = {}, 0
+    local ahead_of = read_ahead()
     for i = 1, #KEYS do
       local key = KEYS[i]
-      local raw = get('GET', key)
+      local raw
+      if ahead_of then raw = ahead_of[i] else raw = get('GET', key) end
       -- the open window's count and end, read as decide does (`live`: Redis holds it)
       local count, end_ms, live, usual = 0, now + window_ms, false, true
       if type(raw) == 'string' then

@@ -277,9 +277,11 @@ do
     local now, off, tolerance = now_ms, offset_ms, burst * w
     local get, call = redis.pcall, redis.call
     local reply, n = {}, 0
+    local ahead_of = read_ahead()
     for i = 1, #KEYS do
       local key = KEYS[i]
-      local raw = get('GET', key)
+      local raw
+      if ahead_of then raw = ahead_of[i] else raw = get('GET', key) end
       -- the TAT as distance from now in units of 1/limit ms (0: empty), read as gcra.decide does
       local before, usual = 0, true
       if raw == '0' then

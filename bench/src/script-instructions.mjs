@@ -3,7 +3,9 @@
 // counts only the instructions inside EVALSHA): 350 + `calls` EVALSHA of `batch` requests each
 // over 10,000 user keys, as RedisStore sends them (KEYS, '' for Redis TIME, offset 0, then the
 // script's ARGV). Divide the callgrind total by (350 + calls) x batch: instructions per decision.
-//   node src/script-instructions.mjs <script.lua> <policies> [calls] [batch] [port]
+//   node src/script-instructions.mjs <script.lua> <policies> [calls] [batch] [port] [u]
+// A last argument `u` marks every batch as distinct keys (they are), as RedisStore does for a
+// plain batch, so a plain path reads them with one MGET (lua/lib/time.lua).
 // <policies>: `one:<limit>:<window_ms>:<capacity>` for a one-policy script, or the limits
 // script's policies, e.g. `gc:100:1000:100,fw:10000:86400000:10000`. The scripts are in
 // lua/build/ after `pnpm --filter @limiter/core generate`. With packed-limits.lua (a set whose
@@ -11,7 +13,8 @@
 import { readFileSync } from 'node:fs'
 import Redis from 'ioredis'
 
-const [file, policyArg, callsArg = '300', batchArg = '32', portArg = '6379'] = process.argv.slice(2)
+const [file, policyArg, callsArg = '300', batchArg = '32', portArg = '6379', clock = ''] =
+  process.argv.slice(2)
 const client = new Redis({ port: Number(portArg) })
 const sha = await client.script('LOAD', readFileSync(file, 'utf8'))
 const policies = policyArg.split(',').map((p) => p.split(':'))
@@ -30,7 +33,7 @@ function call() {
     else for (let j = 0; j < policies.length; j++) keys.push(`rl:p${j}:${tag}`)
   }
   const args = one ? policies[0].slice(1) : [policies.length, ...policies.flat()]
-  return client.evalsha(sha, keys.length, ...keys, '', 0, ...args)
+  return client.evalsha(sha, keys.length, ...keys, clock, 0, ...args)
 }
 
 async function run(n) {

@@ -15,9 +15,11 @@ local function decide_pair()
   local g1, l1, w1, t1 = is_gcra[1], limit[1], window_ms[1], tolerance[1]
   local g2, l2, w2, t2 = is_gcra[2], limit[2], window_ms[2], tolerance[2]
   local reply, n = {}, 0
+  local ahead_of = read_ahead()
   for i = 1, #KEYS do
     local key = KEYS[i]
-    local raw = get('GET', key)
+    local raw
+    if ahead_of then raw = ahead_of[i] else raw = get('GET', key) end
     local valid = raw and #raw == width
     -- each policy's fields as stored (gcra: ms, frac, den; fixed-window: count, end_ms), or
     -- empty; `last`: when the key expires, as the last write computed it

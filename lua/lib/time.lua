@@ -1,6 +1,8 @@
 --[[
 lib/time.lua: the batch's time, read once per script call (every script opens with it).
-ARGV[1]    now_ms: '' reads Redis TIME (always, in production); an integer only in tests
+ARGV[1]    now_ms: '' reads Redis TIME (always, in production); an integer only in tests. Either
+           may follow a 'u': every key of the batch is distinct (the store checks), so a plain
+           path (one-policy.lua, packed-pair.lua) may read all of them first, with one MGET
 ARGV[2]    offset_ms: added to every expiry written (and, where state lives in an expiry, taken
            from every expiry read); 0 in production (tests on an injected clock pass one that
            keeps keys alive in real time)
@@ -11,11 +13,16 @@ local floor, ceil, max, min = math.floor, math.ceil, math.max, math.min
 local format, match, type, tonumber = string.format, string.match, type, tonumber
 
 local now_ms
-if ARGV[1] == '' then
+local clock, distinct = ARGV[1], false
+if string.byte(clock) == 117 then
+  -- 'u'
+  clock, distinct = string.sub(clock, 2), true
+end
+if clock == '' then
   local time = redis.call('TIME')
   now_ms = tonumber(time[1]) * 1000 + floor(tonumber(time[2]) / 1000)
 else
-  now_ms = tonumber(ARGV[1])
+  now_ms = tonumber(clock)
 end
 local offset_ms = tonumber(ARGV[2])
 

@@ -8,7 +8,7 @@ import type { Redis } from 'ioredis'
 import { describe, it } from 'vitest'
 import { SCRIPTS } from '../src/stores/scripts.generated.js'
 import { useRedis } from './setup/redis.js'
-import { expectSamePaths, PENALTY, requestArb } from './setup/script-requests.js'
+import { batchArb, expectSamePaths, PENALTY, requestArb } from './setup/script-requests.js'
 
 const redis = useRedis()
 
@@ -36,7 +36,7 @@ const caseArb = fc.tuple(policyArb, policyArb).chain((pair) =>
       maxLength: 10,
     }),
     gapMs: fc.oneof(fc.nat({ max: 60 }), fc.nat({ max: 6000 })),
-    batch: fc.array(fc.integer({ min: 0, max: 2 }), { minLength: 1, maxLength: 14 }),
+    batch: batchArb,
   }),
 )
 
@@ -55,7 +55,7 @@ function call(
   client: Redis,
   keys: readonly string[],
   costs: readonly number[] | undefined,
-  nowMs: number,
+  clock: number | string,
   pair: readonly Policy[],
 ): Promise<unknown> {
   const perRequest = (costs ?? []).flatMap((cost) => [
@@ -66,7 +66,7 @@ function call(
     SCRIPTS['packed-limits'].source,
     keys.length,
     ...keys,
-    nowMs,
+    clock,
     0,
     2,
     ...policyArgs(pair),
@@ -88,8 +88,8 @@ describe('packed-limits, a batch of consumes of cost 1 under two policies', () =
           before: c.before,
           gapMs: c.gapMs,
           batch: c.batch,
-          send: (keys, costs, nowMs, phase) =>
-            call(client, keys, costs, nowMs, phase === 'batch' ? (c.later ?? c.pair) : c.pair),
+          send: (keys, costs, clock, phase) =>
+            call(client, keys, costs, clock, phase === 'batch' ? (c.later ?? c.pair) : c.pair),
         })
       }),
       { numRuns: 300 },

@@ -10,7 +10,7 @@ import type { Redis } from 'ioredis'
 import { describe, it } from 'vitest'
 import { SCRIPTS } from '../src/stores/scripts.generated.js'
 import { useRedis } from './setup/redis.js'
-import { expectSamePaths, NOW_MS, PENALTY, requestArb } from './setup/script-requests.js'
+import { batchArb, expectSamePaths, NOW_MS, PENALTY, requestArb } from './setup/script-requests.js'
 
 const redis = useRedis()
 
@@ -54,7 +54,7 @@ const caseArb = fc.record({
   }),
   foreign: fc.tuple(foreignArb, foreignArb, foreignArb),
   gapMs: fc.oneof(fc.nat({ max: 8 }), fc.nat({ max: 60 }), fc.nat({ max: 6000 })),
-  batch: fc.array(fc.integer({ min: 0, max: 2 }), { minLength: 1, maxLength: 14 }),
+  batch: batchArb,
 })
 
 // The scripts with a plain path: the capacity each sends, and whether a request carries a ticket.
@@ -79,7 +79,7 @@ function call(
   s: Script,
   keys: readonly string[],
   costs: readonly number[] | undefined,
-  nowMs: number,
+  clock: number | string,
   offsetMs: number,
   p: Policy,
 ): Promise<unknown> {
@@ -88,7 +88,7 @@ function call(
     return s.tickets ? [given, ''] : [given]
   })
   const { source } = SCRIPTS[s.script]
-  const args = [nowMs, offsetMs, p.limit, p.windowMs, s.capacity(p), ...perRequest]
+  const args = [clock, offsetMs, p.limit, p.windowMs, s.capacity(p), ...perRequest]
   return client
     .eval(source, keys.length, ...keys, ...args)
     .catch((error: Error) => `failed: ${error.message.split(' script:')[0]}`)
@@ -119,13 +119,13 @@ describe.each(SCRIPTS_WITH_PLAIN)('$script script, a batch of consumes of cost 1
           before: c.before,
           gapMs: c.gapMs,
           batch: c.batch,
-          send: (keys, costs, nowMs, phase) =>
+          send: (keys, costs, clock, phase) =>
             call(
               client,
               s,
               keys,
               costs,
-              nowMs,
+              clock,
               c.offsetMs,
               phase === 'batch' ? (c.later ?? c.policy) : c.policy,
             ),

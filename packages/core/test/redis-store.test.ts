@@ -249,6 +249,35 @@ describe('RedisStore', () => {
     )
   })
 
+  it('reads a batch of distinct keys with one MGET; a key that comes again sees the batch', async () => {
+    const shapes = {
+      gcra: { algorithm: 'gcra', limit: 1, window: '1m' },
+      'fixed-window': { algorithm: 'fixed-window', limit: 1, window: '1m' },
+      'two limits': {
+        limits: [
+          { name: 'minute', algorithm: 'gcra', limit: 1, window: '1m' },
+          { name: 'day', algorithm: 'fixed-window', limit: 5, window: '1d' },
+        ],
+      },
+    } as const
+    const mgets = async () =>
+      Number(/cmdstat_mget:calls=(\d+)/.exec(await redis.client.info('commandstats'))?.[1] ?? 0)
+    for (const [shape, options] of Object.entries(shapes)) {
+      const store = new RedisStore({ client: redis.client })
+      const limiter = createLimiter({ ...options, prefix: `ahead:${shape}:`, store })
+      const consume = (keys: string[]) =>
+        Promise.all(keys.map((k) => limiter.consume(k))).then((ds) => ds.map((d) => d.allowed))
+      await redis.client.config('RESETSTAT')
+      expect(await consume(['a', 'b', 'c']), shape).toEqual([true, true, true])
+      expect(await mgets(), shape).toBe(1)
+      // 'd' comes again after 'e': read in turn, it sees its first request's admission
+      await redis.client.config('RESETSTAT')
+      expect(await consume(['d', 'e', 'd']), shape).toEqual([true, true, false])
+      expect(await consume(['a', 'f']), shape).toEqual([false, true])
+      expect(await mgets(), shape).toBe(1)
+    }
+  })
+
   it('batch.maxSize caps every batch, below 32 too', async () => {
     await redis.client.script('LOAD', SCRIPTS['fixed-window'].source)
     for (const [maxSize, calls] of [

@@ -7,6 +7,7 @@ import type { PolicySet } from '../policies/limits.js'
 import { STATE_CODE } from '../policies/naming.js'
 import { type Algorithm, capacityArg, type Policy } from '../policies/policy.js'
 import { clusterSlot } from './cluster-slot.js'
+import { allDistinct } from './distinct-tags.js'
 import { consumeTicket } from './leases.js'
 import type { LuaScript } from './lua-script.js'
 import { packedNamespace } from './packed-set.js'
@@ -119,6 +120,8 @@ class Batch {
   readonly ops: StoreOp[] = []
   readonly sinks: StoreSink[] = []
   readonly leases: string[] = []
+  /** Each request's encoded hash tag (see encodeTag). */
+  readonly tags: string[] = []
   // Only consumes of cost 1 without leases so far: such a batch sends no per-request ARGV.
   plain = true
 
@@ -137,6 +140,7 @@ class Batch {
       else for (const namespace of set.namespaces) this.keys.push(baseKey(namespace, tag))
       if (op === 'c' && (set.leases || call.waitMs !== undefined)) lease = setTickets(set, call)
     }
+    this.tags.push(tag)
     this.leases.push(lease)
     this.ops.push(op)
     this.sinks.push(sink)
@@ -386,7 +390,7 @@ export class RedisStore implements Store {
     const { set } = first
     const args: Array<string | number> = [...batch.keys]
     args.push(
-      first.nowMs === undefined ? '' : first.nowMs,
+      clockArg(batch, script, first.nowMs),
       first.nowMs === undefined ? 0 : TEST_CLOCK_OFFSET_MS,
     )
     for (const arg of set === undefined
@@ -420,6 +424,18 @@ export class RedisStore implements Store {
       this.#driver.eval(script.source, keys, args).then(deliver, fail)
     })
   }
+}
+
+// ARGV[1], the batch's time: '' (Redis TIME) or a test's clock, after a 'u' when the script's plain
+// path can read the keys first (one MGET instead of a GET per key) and no key repeats: a batch of
+// two or more consumes of cost 1 whose hash tags are distinct (lua/lib/time.lua). A key is its
+// namespace, then its tag in braces, and a tag holds no brace: keys of distinct tags are distinct
+// whatever their namespaces (the same tag under two namespaces just reads each key in turn).
+function clockArg(batch: Batch, script: LuaScript, nowMs: number | undefined): string {
+  const clock = nowMs === undefined ? '' : String(nowMs)
+  const { tags } = batch
+  if (!script.readsAhead || !batch.plain || tags.length < 2) return clock
+  return allDistinct(tags) ? `u${clock}` : clock
 }
 
 // The script that decides a call: its algorithm's, `limits` for several policies, or

@@ -25,6 +25,15 @@ export const requestArb = fc.record({
   ),
 })
 
+/**
+ * A batch's keys (indexes 0-2): any, repeats included, or two or three distinct keys, which a
+ * store marks so (a 'u' before the time: lua/lib/time.lua) and a plain path reads with one MGET.
+ */
+export const batchArb = fc.oneof(
+  fc.array(fc.integer({ min: 0, max: 2 }), { minLength: 1, maxLength: 14 }),
+  fc.shuffledSubarray([0, 1, 2], { minLength: 2 }),
+)
+
 /** What Redis holds for a key: its type, its value's bytes (hex) and its absolute expiry. */
 export async function held(
   client: Redis,
@@ -45,11 +54,14 @@ export interface PathCase {
   readonly gapMs: number
   /** The batch's keys (indexes): consumes of cost 1. */
   readonly batch: readonly number[]
-  /** One script call: `costs` undefined sends the batch as a store sends consumes of cost 1. */
+  /**
+   * One script call: `costs` undefined sends the batch as a store sends consumes of cost 1;
+   * `clock` is ARGV[1], the time (with a 'u' before it for a batch of distinct keys).
+   */
   readonly send: (
     keys: string[],
     costs: number[] | undefined,
-    nowMs: number,
+    clock: number | string,
     phase: 'before' | 'batch',
   ) => Promise<unknown>
 }
@@ -69,7 +81,9 @@ export async function expectSamePaths(c: PathCase): Promise<void> {
   }
   now += c.gapMs
   const keys = (side: 'fast' | 'general') => c.batch.map((k) => c.keyOf(side, k))
-  const fastReply = await c.send(keys('fast'), undefined, now, 'batch')
+  // as a store sends it: distinct keys marked so
+  const distinct = c.batch.length > 1 && new Set(c.batch).size === c.batch.length
+  const fastReply = await c.send(keys('fast'), undefined, distinct ? `u${now}` : now, 'batch')
   const generalReply = await c.send(
     keys('general'),
     c.batch.map(() => 1),
