@@ -116,9 +116,10 @@ local function decide_pair()
         else
           value = pack(format, a1, b1, a2, b2, c2)
         end
-        -- counted, each policy holds something past now, so the end is later than now
+        -- counted, each policy holds something past now, so the end is later than now; an
+        -- unchanged end keeps the expiry, the value written over the one read (as settle)
         if valid and ends_ms == last then
-          call('SET', key, value, 'KEEPTTL')
+          call('SETRANGE', key, '0', value)
         else
           call('SET', key, value, 'PXAT', int(ends_ms + offset_ms))
         end
