@@ -156,7 +156,7 @@ function allowanceOf(policy: Policy, ticket: string | undefined): number {
   const most = policy.waitUnits as number
   if (ticket === undefined || ticket === '') return most
   const cap = Number(ticket) * policy.limit
-  return cap < most ? cap : most
+  return Math.min(cap, most)
 }
 
 /**
