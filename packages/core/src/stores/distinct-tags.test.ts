@@ -1,13 +1,6 @@
 import fc from 'fast-check'
 import { describe, expect, it } from 'vitest'
-import { allDistinct } from './distinct-tags.js'
-
-// The filter's 16-bit hash, to make tags that share a slot.
-function slotOf(tag: string): number {
-  let h = tag.length
-  for (let i = 0; i < tag.length; i++) h = (Math.imul(h, 31) + tag.charCodeAt(i)) | 0
-  return (h ^ (h >>> 16)) & 0xffff
-}
+import { allDistinct, slotOf } from './distinct-tags.js'
 
 describe('allDistinct', () => {
   it('says whether no two tags are equal, for any tags', () => {

@@ -17,11 +17,16 @@ export function allDistinct(tags: readonly string[]): boolean {
     round = 1
   }
   for (const tag of tags) {
-    let h = tag.length
-    for (let i = 0; i < tag.length; i++) h = (Math.imul(h, 31) + tag.charCodeAt(i)) | 0
-    h = (h ^ (h >>> 16)) & (SLOTS - 1)
-    if (marks[h] === round) return new Set(tags).size === tags.length
-    marks[h] = round
+    const slot = slotOf(tag)
+    if (marks[slot] === round) return new Set(tags).size === tags.length
+    marks[slot] = round
   }
   return true
+}
+
+/** The slot a tag marks: a 16-bit hash of its characters. */
+export function slotOf(tag: string): number {
+  let h = tag.length
+  for (let i = 0; i < tag.length; i++) h = (Math.imul(h, 31) + tag.charCodeAt(i)) | 0
+  return (h ^ (h >>> 16)) & (SLOTS - 1)
 }
