@@ -1,7 +1,7 @@
 // The headline figures: ours per algorithm against the best peer, from one run's results.
 import { PEER_NAMES } from '../contenders/index.mjs'
 import { bestPeer } from '../decisions.mjs'
-import { ratio } from '../stats.mjs'
+import { median, ratio } from '../stats.mjs'
 import { ms, num, rate, table, times } from './format.mjs'
 
 const find = (rows, id, scenario, inFlight) =>
@@ -49,6 +49,27 @@ export function headline(results) {
     }
   })
   return { inFlight, rows, peerDistinct, peerHot, peerCpu, peerBytes }
+}
+
+// The algorithms whose decisions run the gcra script (token-bucket and leaky-bucket make GCRA's).
+const GCRA_SCRIPT = ['gcra', 'token-bucket', 'leaky-bucket']
+
+/**
+ * One policy on the gcra script against the best peer (10k keys, the headline's concurrency),
+ * rep by rep: each run of gcra, token-bucket and leaky-bucket over the peer's run of the same
+ * rep. A rep runs every contender in turn, so each ratio holds ours and the peer to the same
+ * minutes of a host whose speed drifts; their median is the steadier figure. '' if not measured.
+ */
+export function gcraRepsText(results) {
+  const h = headline(results)
+  const peerReps = h.peerDistinct?.reps
+  if (peerReps === undefined) return ''
+  const ratios = GCRA_SCRIPT.flatMap((algorithm) => {
+    const row = h.rows.find((r) => r.id === `ours/${algorithm}/redis`)
+    return (row?.distinct.reps ?? []).map((n, i) => ratio(n, peerReps[i]))
+  })
+  if (ratios.length === 0) return ''
+  return `One policy on the gcra script (gcra, token-bucket, leaky-bucket; 10k keys, ${h.inFlight} in flight) against ${h.peerDistinct.label}, rep by rep: ${ratios.map(times).join(' / ')}, median ${times(median(ratios))}.`
 }
 
 /** The headline as a markdown table. */
@@ -129,6 +150,8 @@ export function headlineLines(results) {
     lines.push(
       `  MemoryStore, 10k keys: ${mem.map((r) => `${r.algorithm} ${rate(r.perSecond)}`).join(', ')}`,
     )
+  const gcraReps = gcraRepsText(results)
+  if (gcraReps !== '') lines.push(`  ${gcraReps}`)
   lines.push(...httpRatios(results.http))
   const p = h.peerCpu
   if (p)

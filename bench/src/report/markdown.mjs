@@ -9,7 +9,7 @@ import { ratio } from '../stats.mjs'
 import { concurrencySection } from './concurrency.mjs'
 import { eventsSection } from './events.mjs'
 import { ms, num, pct, rate, table, times } from './format.mjs'
-import { headlineTable } from './headline.mjs'
+import { gcraRepsText, headlineTable } from './headline.mjs'
 import { twoLimitsSection } from './two-limits.mjs'
 import { waitersSection } from './waiters.mjs'
 
@@ -230,7 +230,7 @@ ${headline}
 
 Ratios compare with the best peer measured in this same run. "x EVALSHA" is the ratio to a
 trivial one-key INCR script sent with EVALSHA at the same concurrency: one plain round trip.
-
+${ran ? `\n${gcraRepsText(results)}\n` : ''}
 ## 1. Decisions/s and latency, no HTTP, one process
 
 ${ran ? decisionsSection(results.decisions) : NOT_RUN}
