@@ -1,8 +1,8 @@
 // Dev helper: drives one decision script on a Redis (a redis-server run under
 //   valgrind --tool=callgrind --toggle-collect=evalShaCommand redis-server --port <port> --save ''
 // counts only the instructions inside EVALSHA): 350 + `calls` EVALSHA of `batch` requests each
-// over 10,000 user keys, as RedisStore sends them (KEYS, '' for Redis TIME, offset 0, then the
-// script's ARGV). Divide the callgrind total by (350 + calls) x batch: instructions per decision.
+// over 10,000 user keys, as RedisStore sends them (KEYS and the block marker, '' for Redis TIME,
+// offset 0, then the script's ARGV). Divide the callgrind total by (350 + calls) x batch: instructions per decision.
 //   node src/script-instructions.mjs <script.lua> <policies> [calls] [batch] [port] [u][@<rate>]
 // A last argument `u` marks every batch as distinct keys (they are), as RedisStore does for a
 // plain batch, so a plain path reads them with one MGET (lua/lib/time.lua). `u@<rate>` (or
@@ -51,7 +51,16 @@ function call() {
   }
   const args = one ? policies[0].slice(1) : [policies.length, ...policies.flat()]
   const offsetMs = rateArg === undefined ? 0 : 86_400_000
-  return client.evalsha(sha, keys.length, ...keys, clockArg(batch), offsetMs, ...args)
+  // KEYS: the requests', then the block marker (lua/lib/block.lua), as RedisStore sends them
+  return client.evalsha(
+    sha,
+    keys.length + 1,
+    ...keys,
+    'limiter:blocked',
+    clockArg(batch),
+    offsetMs,
+    ...args,
+  )
 }
 
 async function run(n) {

@@ -7,7 +7,7 @@ import type { Redis } from 'ioredis'
 import { describe, expect, it } from 'vitest'
 import { SCRIPTS } from '../src/stores/scripts.generated.js'
 import { useRedis } from './setup/redis.js'
-import { NOW_MS, PENALTY, requestArb } from './setup/script-requests.js'
+import { MARKER, NOW_MS, PENALTY, requestArb } from './setup/script-requests.js'
 
 const redis = useRedis()
 
@@ -42,8 +42,9 @@ async function call(
   const perRequest = sent.flatMap((cost) => (argsPerRequest === 2 ? [cost, ''] : [cost]))
   return client.eval(
     source,
-    keys.length,
+    keys.length + 1,
     ...keys,
+    MARKER,
     nowMs,
     0,
     policy.limit,
@@ -100,7 +101,15 @@ describe.each(
         let now = NOW_MS + c.before.reduce((sum, b) => sum + b.advanceMs, 0) + c.gapMs
         if (c.blockMs !== undefined)
           for (const side of ['batched', 'single'])
-            await client.eval(SCRIPTS.block.source, 1, `${keyOf(side, 1)}:block`, now, 0, c.blockMs)
+            await client.eval(
+              SCRIPTS.block.source,
+              2,
+              `${keyOf(side, 1)}:block`,
+              MARKER,
+              now,
+              0,
+              c.blockMs,
+            )
         const costs = c.batch.map((r) => clamp(r.cost))
         const batched = await call(
           client,

@@ -12,6 +12,7 @@ import {
   RedisStore,
   type Store,
 } from '../src/index.js'
+import { keySlot, slotTag } from '../src/stores/cluster-slot.js'
 import { withClock } from '../src/testing/index.js'
 import { scanKeys, useCluster, useRedis } from './setup/redis.js'
 
@@ -186,6 +187,66 @@ describe.each<Kind>(['Redis', 'Cluster'])('block on %s, by Redis time', (kind) =
     expect(pttl).toBeLessThanOrEqual(2000)
     await limiter.reset('user{1}')
     expect(await client.exists(blockKey as string)).toBe(0)
+  })
+
+  it('keeps a block marker until it ends, never shorter, and puts it back if lost', async () => {
+    const client = clientOf(kind)
+    const name = `mark${unique++}`
+    const store = new RedisStore({ client })
+    const limiter = createLimiter({ limit: 10, window: '1m', name, store, blockedCache: false })
+    await limiter.block('m', '3h')
+    const blockKey = (await scanKeys(client, `rl:${name}:*`)).find((k) => k.endsWith(':block'))
+    // the marker: the block's namespace + 'blocked' (on a Cluster, + a hash tag of its slot)
+    const namespace = (blockKey as string).slice(0, (blockKey as string).indexOf('{'))
+    const slot = keySlot(blockKey as string)
+    const marker = `${namespace}blocked${kind === 'Redis' ? '' : `{${slotTag(slot)}}`}`
+    expect(await scanKeys(client, `${namespace}blocked*`)).toEqual([marker])
+    if (kind === 'Cluster') expect(keySlot(marker)).toBe(slot)
+    const ends = await client.pexpiretime(blockKey as string)
+    expect(await client.pexpiretime(marker)).toBeGreaterThanOrEqual(ends)
+    // a shorter block, of this key or another, leaves the marker as long as the longest
+    await limiter.block('m', '1s')
+    await limiter.block('other', '1s')
+    expect(await client.pexpiretime(marker)).toBeGreaterThanOrEqual(ends)
+    // lost (deleted by hand, or evicted): the next block of the key puts it back, to its end
+    await client.del(marker)
+    await limiter.block('m', '1s')
+    expect(await client.pexpiretime(marker)).toBeGreaterThanOrEqual(ends)
+    expect(await limiter.consume('m')).toMatchObject({ allowed: false, source: 'store' })
+  })
+
+  it('limiters of one policy shape batch apart: each sees the blocks of its own keys', async () => {
+    const client = clientOf(kind)
+    const store = new RedisStore({ client })
+    const make = (prefix: string) =>
+      createLimiter({ limit: 10, window: '1m', prefix, store, blockedCache: false })
+    const [a, b] = [make(`shapeA${unique}:`), make(`shapeB${unique++}:`)]
+    await b.block('u', '1m')
+    // one turn: a's and b's decisions on the same keys, the blocked one among them
+    const keys = ['v', 'u', 'w']
+    const decisions = await Promise.all(keys.flatMap((k) => [a.consume(k), b.consume(k)]))
+    expect(decisions.map((d) => d.allowed)).toEqual([true, true, true, false, true, true])
+  })
+
+  it('a batch of distinct keys refuses its blocked keys only, whatever their slots', async () => {
+    const client = clientOf(kind)
+    const limiter = createLimiter({
+      limit: 10,
+      window: '1m',
+      name: `spread${unique++}`,
+      store: new RedisStore({ client }),
+      blockedCache: false,
+    })
+    const keys = Array.from({ length: 60 }, (_, i) => `k${i}`)
+    // one decision each first: the plain path, no key blocked yet
+    const first = await Promise.all(keys.map((k) => limiter.consume(k)))
+    expect(first.every((d) => d.allowed)).toBe(true)
+    for (let i = 0; i < 60; i += 3) await limiter.block(keys[i] as string, '1m')
+    const decisions = await Promise.all(keys.map((k) => limiter.consume(k)))
+    const refused = keys.filter((_, i) => !decisions[i]?.allowed)
+    expect(refused).toEqual(keys.filter((_, i) => i % 3 === 0))
+    for (const [i, d] of decisions.entries())
+      if (i % 3 !== 0) expect(d).toMatchObject({ allowed: true, remaining: 8 })
   })
 
   it('the blocked-key cache answers its refusals, and this process lifts it at once', async () => {

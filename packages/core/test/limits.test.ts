@@ -3,7 +3,7 @@
 // byte-identical), Retry-After is honest for every pair of algorithms, and failure modes,
 // refunds, resets and the blocked-key cache cover every policy.
 import fc from 'fast-check'
-import { type Cluster, Redis } from 'ioredis'
+import { Cluster, Redis } from 'ioredis'
 import { describe, expect, it } from 'vitest'
 import { freePort } from '../../../test-support/redis.js'
 import {
@@ -18,6 +18,7 @@ import {
   RedisStore,
   type Store,
 } from '../src/index.js'
+import { keySlot, slotTag } from '../src/stores/cluster-slot.js'
 import { withClock } from '../src/testing/index.js'
 import { scanKeys, useCluster, useRedis } from './setup/redis.js'
 import { storeCases } from './setup/stores.js'
@@ -309,13 +310,21 @@ describe.each([
     const blocked = await limiter.consume('k')
     expect(blocked.allowed).toBe(false)
     expect(blocked.retryAfterMs).toBeGreaterThan(50_000)
-    // the block lives beside the set's one key
+    // the block lives beside the set's one key; the block marker of that key's namespace (on
+    // a Cluster, of its slot) lives as long
+    const namespace = `${prefix}second:gc:+day:fw:`
+    const marker = `${namespace}blocked${client() instanceof Cluster ? `{${slotTag(keySlot('k'))}}` : ''}`
     expect((await scanKeys(client(), `${prefix}*`)).sort()).toEqual([
-      `${prefix}second:gc:+day:fw:{k}`,
-      `${prefix}second:gc:+day:fw:{k}:block`,
+      marker,
+      `${namespace}{k}`,
+      `${namespace}{k}:block`,
     ])
+    expect(await client().pexpiretime(marker)).toBe(
+      await client().pexpiretime(`${namespace}{k}:block`),
+    )
+    // reset lifts the block; the marker only says where to look, and expires with the block
     await limiter.reset('k')
-    expect(await scanKeys(client(), `${prefix}*`)).toEqual([])
+    expect(await scanKeys(client(), `${prefix}*`)).toEqual([marker])
     expect((await limiter.consume('k')).allowed).toBe(true)
   })
 })

@@ -8,7 +8,7 @@ import type { Redis } from 'ioredis'
 import { describe, it } from 'vitest'
 import { SCRIPTS } from '../src/stores/scripts.generated.js'
 import { useRedis } from './setup/redis.js'
-import { batchArb, expectSamePaths, PENALTY, requestArb } from './setup/script-requests.js'
+import { batchArb, expectSamePaths, MARKER, PENALTY, requestArb } from './setup/script-requests.js'
 
 const redis = useRedis()
 
@@ -64,8 +64,9 @@ function call(
   ])
   return client.eval(
     SCRIPTS['packed-limits'].source,
-    keys.length,
+    keys.length + 1,
     ...keys,
+    MARKER,
     clock,
     0,
     2,

@@ -10,7 +10,14 @@ import type { Redis } from 'ioredis'
 import { describe, it } from 'vitest'
 import { SCRIPTS } from '../src/stores/scripts.generated.js'
 import { useRedis } from './setup/redis.js'
-import { batchArb, expectSamePaths, NOW_MS, PENALTY, requestArb } from './setup/script-requests.js'
+import {
+  batchArb,
+  expectSamePaths,
+  MARKER,
+  NOW_MS,
+  PENALTY,
+  requestArb,
+} from './setup/script-requests.js'
 
 const redis = useRedis()
 
@@ -90,7 +97,7 @@ function call(
   const { source } = SCRIPTS[s.script]
   const args = [clock, offsetMs, p.limit, p.windowMs, s.capacity(p), ...perRequest]
   return client
-    .eval(source, keys.length, ...keys, ...args)
+    .eval(source, keys.length + 1, ...keys, MARKER, ...args)
     .catch((error: Error) => `failed: ${error.message.split(' script:')[0]}`)
 }
 

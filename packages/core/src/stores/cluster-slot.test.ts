@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { clusterSlot, keySlot, slotTag } from './cluster-slot.js'
+import { blockedMarker } from './redis-keys.js'
 
 describe('slotTag', () => {
   it('gives every one of the 16,384 slots a tag of 1 to 4 base-36 digits in that slot', () => {
@@ -7,6 +8,15 @@ describe('slotTag', () => {
       const tag = slotTag(slot)
       expect(tag).toMatch(/^[0-9a-z]{1,4}$/)
       expect(clusterSlot(tag)).toBe(slot)
+    }
+  })
+
+  it("names a namespace's block marker, and on a Cluster each slot's in that slot", () => {
+    expect(blockedMarker('rl:login:fw:', undefined)).toBe('rl:login:fw:blocked')
+    for (const slot of [0, 1, 5461, 12182, 16383]) {
+      const marker = blockedMarker('rl:login:fw:', slot)
+      expect(marker).toBe(`rl:login:fw:blocked{${slotTag(slot)}}`)
+      expect(keySlot(marker)).toBe(slot)
     }
   })
 

@@ -2,6 +2,7 @@
 import { createHash } from 'node:crypto'
 import { LimiterTypeError } from '../common/errors.js'
 import type { Algorithm } from '../policies/policy.js'
+import { slotTag } from './cluster-slot.js'
 
 /** User keys whose encoded form is longer than this many bytes are replaced by a hash. */
 export const MAX_TAG_BYTES = 200
@@ -57,4 +58,17 @@ export function redisKeys(_algorithm: Algorithm, namespace: string, key: string)
 /** An algorithm's key: `namespace` + `{tag}` (`tag` from {@link encodeTag}). */
 export function baseKey(namespace: string, tag: string): string {
   return `${namespace}{${tag}}`
+}
+
+/**
+ * The block marker of a namespace's keys (lua/lib/block.lua): a key that lives while any block on
+ * them (written through the store) lasts, so the scripts that decide requests look for blocks
+ * only then. `namespace + 'blocked'`, under the limiter's `prefix` like all its keys (a namespace
+ * ends with ':', so no state or block key has this name); on a Cluster one per hash slot
+ * (`slot`), with a hash tag of that slot, so that it sits beside the keys of every batch and
+ * block of that slot.
+ */
+export function blockedMarker(namespace: string, slot: number | undefined): string {
+  const marker = `${namespace}blocked`
+  return slot === undefined ? marker : `${marker}{${slotTag(slot)}}`
 }

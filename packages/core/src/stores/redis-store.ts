@@ -13,7 +13,7 @@ import type { LuaScript } from './lua-script.js'
 import { packedNamespace } from './packed-set.js'
 import { errorCode, isNoScript, type RedisStoreClient, tooOld } from './redis-client.js'
 import { CLIENT_EXPECTED, driverOf, type RedisDriver } from './redis-drivers/index.js'
-import { baseKey, encodeTag } from './redis-keys.js'
+import { baseKey, blockedMarker, encodeTag } from './redis-keys.js'
 import { SCRIPTS } from './scripts.generated.js'
 import {
   DECIDES_SETS,
@@ -88,8 +88,17 @@ const SCRIPT_OF: Readonly<Record<Algorithm, LuaScript>> = {
 // Cluster slot (lua/lib/block.lua derives the same name).
 const BLOCK_SUFFIX = ':block'
 
-// The batch group of each policy, built once (policies are frozen and live as long as limiters).
-const GROUPS = new WeakMap<Policy, string>()
+// The batch group of each policy under each namespace, built once (policies are frozen and live as
+// long as limiters): one script call carries one policy's decisions on one namespace's keys, so
+// the batch has one block marker (lua/lib/block.lua), that namespace's.
+// A policy's group under the first namespace it met (the usual: one limiter per policy), and
+// under any other in `others`.
+interface Groups {
+  readonly namespace: string
+  readonly group: string
+  others: Map<string, string> | undefined
+}
+const GROUPS = new WeakMap<Policy, Groups>()
 
 // What every call of one policy set shares, worked out once per set: its batch group, its script,
 // and the namespace of its one state key (undefined: one key per policy).
@@ -115,6 +124,8 @@ function planOf(set: PolicySet): SetPlan {
 // allocates nothing of its own. `ops[i]`: see StoreOp. `leases[i]`: a concurrency consume's new
 // lease (several policies: one per policy, '' for the others, joined by ',').
 class Batch {
+  /** The block marker of the batch's keys (see blockHost): its script's last key. */
+  readonly marker: string
   readonly calls: StoreCall[] = []
   readonly keys: string[] = []
   readonly ops: StoreOp[] = []
@@ -124,6 +135,10 @@ class Batch {
   readonly tags: string[] = []
   // Only consumes of cost 1 without leases so far: such a batch sends no per-request ARGV.
   plain = true
+
+  constructor(marker: string) {
+    this.marker = marker
+  }
 
   // `tag`: the user key's encoded hash tag (see encodeTag).
   add(call: StoreCall, op: StoreOp, tag: string, sink: StoreSink): void {
@@ -263,16 +278,16 @@ export class RedisStore implements Store {
     const down = this.#driver.down(this.#cluster ? this.#slotOf(call.key) : -1)
     if (down !== undefined) throw this.#failure(`is unreachable (${down})`, undefined)
     this.#sendQueued()
-    const packed = call.set === undefined ? undefined : packedNamespace(call.set)
-    const key = `${baseKey(packed ?? call.namespace, this.#tagOf(call.key))}${BLOCK_SUFFIX}`
+    const key = `${baseKey(blockHost(call), this.#tagOf(call.key))}${BLOCK_SUFFIX}`
     const test = call.nowMs !== undefined
-    const args = [key, call.nowMs ?? '', test ? TEST_CLOCK_OFFSET_MS : 0, durationMs]
+    const marker = this.#markerOf(call)
+    const args = [key, marker, call.nowMs ?? '', test ? TEST_CLOCK_OFFSET_MS : 0, durationMs]
     const { sha1, source } = SCRIPTS.block
     try {
       const left = await this.#driver
-        .evalsha(sha1, 1, args)
+        .evalsha(sha1, 2, args)
         .catch((error: unknown) =>
-          isNoScript(error) ? this.#driver.eval(source, 1, args) : Promise.reject(error),
+          isNoScript(error) ? this.#driver.eval(source, 2, args) : Promise.reject(error),
         )
       return Number(left)
     } catch (error) {
@@ -320,7 +335,7 @@ export class RedisStore implements Store {
     const tag = this.#tagOf(call.key)
     // Clock-injected calls (tests) carry their own time, so they travel alone.
     if (this.#maxBatch === 1 || call.nowMs !== undefined) {
-      const alone = new Batch()
+      const alone = new Batch(this.#markerOf(call))
       alone.add(call, op, tag, sink)
       this.#send(scriptOf(call), alone)
       return
@@ -330,7 +345,7 @@ export class RedisStore implements Store {
     if (this.#cluster) group = `${group}:${this.#slotOf(call.key)}`
     let batch = this.#queue.get(group)
     if (batch === undefined) {
-      batch = new Batch()
+      batch = new Batch(this.#markerOf(call))
       this.#queue.set(group, batch)
     }
     batch.add(call, op, tag, sink)
@@ -374,6 +389,11 @@ export class RedisStore implements Store {
     return this.#lastSlot
   }
 
+  // The block marker of a call's block (see blockHost): on a Cluster, its slot's.
+  #markerOf(call: Omit<StoreCall, 'cost'>): string {
+    return blockedMarker(blockHost(call), this.#cluster ? this.#slotOf(call.key) : undefined)
+  }
+
   readonly #flush = (): void => {
     this.#scheduled = false
     const queue = this.#queue
@@ -388,7 +408,8 @@ export class RedisStore implements Store {
   #send(script: LuaScript, batch: Batch): void {
     const first = batch.calls[0] as StoreCall
     const { set } = first
-    const args: Array<string | number> = [...batch.keys]
+    // KEYS: each request's, then the block marker (lua/lib/block.lua)
+    const args: Array<string | number> = [...batch.keys, batch.marker]
     args.push(
       clockArg(batch, script, first.nowMs),
       first.nowMs === undefined ? 0 : TEST_CLOCK_OFFSET_MS,
@@ -397,7 +418,7 @@ export class RedisStore implements Store {
       ? policyArgs(batch, first.policy, script)
       : setArgs(batch, set))
       args.push(arg)
-    const keys = batch.keys.length
+    const keys = batch.keys.length + 1
     const sent = batch.calls.length
     this.#out += sent
     const deliver = (reply: unknown): void => {
@@ -445,16 +466,30 @@ function scriptOf(call: StoreCall): LuaScript {
   return set === undefined ? SCRIPT_OF[call.policy.algorithm] : planOf(set).script
 }
 
-// The batch group of a call: its policy's (or policies') numbers.
+// The batch group of a call: its policy's numbers and namespace (or its set of policies).
 function groupOf(call: StoreCall): string {
   if (call.set !== undefined) return planOf(call.set).group
-  const { policy } = call
-  let group = GROUPS.get(policy)
+  const { policy, namespace } = call
+  const groups = GROUPS.get(policy)
+  if (groups?.namespace === namespace) return groups.group
+  let group = groups?.others?.get(namespace)
   if (group === undefined) {
-    group = `${policy.algorithm}:${policy.limit}:${policy.windowMs}:${capacityArg(policy)}`
-    GROUPS.set(policy, group)
+    const { algorithm, limit, windowMs } = policy
+    group = `${algorithm}:${limit}:${windowMs}:${capacityArg(policy)}:${namespace}`
+    if (groups === undefined) GROUPS.set(policy, { namespace, group, others: undefined })
+    else {
+      groups.others ??= new Map()
+      groups.others.set(namespace, group)
+    }
   }
   return group
+}
+
+// The namespace of the key that holds a call's block: its policy's, or its set's first policy's
+// (its one key's, for a set whose states share one key).
+function blockHost(call: Omit<StoreCall, 'cost'>): string {
+  const packed = call.set === undefined ? undefined : packedNamespace(call.set)
+  return packed ?? call.namespace
 }
 
 // A one-policy script's ARGV after the time: the policy, then per request its cost (a refund as

@@ -8,6 +8,9 @@ import { expect } from 'vitest'
 /** Far enough ahead of the real clock that nothing written expires while a run looks at it. */
 export const NOW_MS = 4_000_000_000_000
 
+/** The block marker, which every script that decides requests takes as its last key (lua/lib/block.lua). */
+export const MARKER = 'limiter:blocked'
+
 /** A penalty of `cost - PENALTY` (sent as 'p<cost>'; not for concurrency). */
 export const PENALTY = 1000
 
