@@ -1,6 +1,7 @@
 import { createLimiter, type Store } from '@limiter/core'
 import { describe, expect, it, vi } from 'vitest'
 import { hashKey, type Inspector, inspector } from '../src/index.js'
+import { clearOfMinuteEdge } from './minute-edge.js'
 
 const limiter = createLimiter({ name: 'options-test', limit: 1, window: '1m' })
 
@@ -50,6 +51,7 @@ describe('inspector options', () => {
   })
 
   it('shows raw keys with maskKey: false, or a function of its own', async () => {
+    await clearOfMinuteEdge()
     const raw = inspector({ limiters: [limiter], authorize: () => true, maskKey: false })
     const mine = inspector({
       limiters: [limiter],
@@ -140,6 +142,7 @@ function postTo(page: Inspector, action: string, body: object, token = 'T'.repea
 
 describe('labels', () => {
   it('refuses a label several keys share (409), blocking none of them', async () => {
+    await clearOfMinuteEdge()
     const limiter = createLimiter({ name: 'labels-shared', limit: 1, window: '1m' })
     const page = inspector({
       limiters: [limiter],
@@ -166,6 +169,7 @@ describe('labels', () => {
   })
 
   it('keys the default labels with `secret` (16 hex digits), and acts on them', async () => {
+    await clearOfMinuteEdge()
     const secret = 's'.repeat(32)
     const limiter = createLimiter({ name: 'labels-keyed', limit: 1, window: '1m' })
     const page = inspector({ limiters: [limiter], authorize: () => true, actions: true, secret })

@@ -4,6 +4,7 @@ import { channel, subscribe, unsubscribe } from 'node:diagnostics_channel'
 import { createLimiter, type DecisionEvent, MemoryStore, type Store } from '@limiter/core'
 import { describe, expect, it } from 'vitest'
 import { inspector, type PolicyState } from '../src/index.js'
+import { clearOfMinuteEdge } from './minute-edge.js'
 
 const sum = (values: readonly number[]) => values.reduce((a, b) => a + b, 0)
 /** Decisions counted in a series (rates are per second over 5 s points). */
@@ -40,6 +41,7 @@ describe('the recorder', () => {
   })
 
   it('counts a shadow limiter refusals as shadow, and lists their keys', async () => {
+    await clearOfMinuteEdge()
     const limiter = createLimiter({ name: 'shadowed', limit: 1, window: '1m', mode: 'shadow' })
     const page = inspector({ limiters: [limiter], authorize: () => true, maskKey: false })
     for (let i = 0; i < 4; i++) await limiter.consume('would-be-limited')
@@ -216,6 +218,7 @@ describe('the recorder, told directly by the limiters', () => {
   })
 
   it('hears a limiter it cannot watch directly (not made by createLimiter) on the channel', async () => {
+    await clearOfMinuteEdge()
     const real = createLimiter({ name: 'hand-made', limit: 1, window: '1m' })
     // a Limiter of its own making: no hook, so the recorder listens to limiter:decision for it
     const handMade = Object.fromEntries(Object.entries(real)) as unknown as typeof real

@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { type RedisProcess, startRedis } from '../../../test-support/redis.js'
 import { inspector } from '../src/index.js'
 import { readSummaries, type Send, senderOf, writeSummary } from '../src/redis-sync.js'
+import { clearOfMinuteEdge } from './minute-edge.js'
 
 let server: RedisProcess
 beforeAll(async () => {
@@ -90,6 +91,7 @@ describe('the fleet through Redis', () => {
 
 describe('top refused keys across processes', () => {
   it('merges every process summary through Redis hashes (ioredis, RedisStore)', async () => {
+    await clearOfMinuteEdge()
     const client = new Redis(server.port, '127.0.0.1')
     const store = new RedisStore({ client })
     const name = `merge-${Date.now()}`
@@ -164,6 +166,7 @@ describe('top refused keys across processes', () => {
   })
 
   it('keeps a summary whatever its keys: a client key "\\u0000meta" erases nothing', async () => {
+    await clearOfMinuteEdge()
     const client = new Redis(server.port, '127.0.0.1')
     const store = new RedisStore({ client })
     const name = `meta-${Date.now()}`
