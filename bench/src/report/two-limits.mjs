@@ -1,6 +1,6 @@
 // Section 5 in the report and on the console: two limits on one key, and the quota refusals burn.
 import { TWO_LIMITS } from '../config.mjs'
-import { ratio } from '../stats.mjs'
+import { median, ratio } from '../stats.mjs'
 import { ms, num, pct, rate, table, times } from './format.mjs'
 
 /** The targets for ours: two policies per decision against one, on the same run. */
@@ -119,9 +119,8 @@ export function peerText(rows) {
   if (!ours || peers.length === 0) return ''
   const best = peers.reduce((a, b) => (b.perSecond > a.perSecond ? b : a))
   const perRep = ours.reps.map((n, i) => ratio(n, best.reps[i]))
-  const sorted = perRep.filter(Number.isFinite).sort((a, b) => a - b)
-  const median = sorted[Math.floor(sorted.length / 2)]
-  return `\n\nOurs, two policies, against the best two-limit peer (${best.label}): ${times(ratio(ours.perSecond, best.perSecond))} the median rate; rep by rep ${perRep.map((x) => times(x)).join(' / ')}, median ${times(median)} (target >= ${TARGETS.peer}x: ${median >= TARGETS.peer ? 'met' : 'missed'}).`
+  const middle = median(perRep)
+  return `\n\nOurs, two policies, against the best two-limit peer (${best.label}): ${times(ratio(ours.perSecond, best.perSecond))} the median rate; rep by rep ${perRep.map((x) => times(x)).join(' / ')}, median ${times(middle)} (target >= ${TARGETS.peer}x: ${middle >= TARGETS.peer ? 'met' : 'missed'}).`
 }
 
 /** Section 5 as markdown. */
