@@ -168,6 +168,15 @@ describe.each<Kind>(['MemoryStore', 'Redis', 'Cluster'])('block on %s', (kind) =
 })
 
 describe.each<Kind>(['Redis', 'Cluster'])('block on %s, by Redis time', (kind) => {
+  // 10 a minute, named `name` + a number, on a store of its own
+  const tenPerMinute = (name: string, extra: Partial<LimiterOptions> = {}) =>
+    createLimiter({
+      limit: 10,
+      window: '1m',
+      name: `${name}${unique++}`,
+      store: new RedisStore({ client: clientOf(kind) }),
+      ...extra,
+    } as LimiterOptions)
   it('is one key beside the state, same hash tag, expiring when the block ends', async () => {
     const client = clientOf(kind)
     const name = `ttl${unique++}`
@@ -229,14 +238,7 @@ describe.each<Kind>(['Redis', 'Cluster'])('block on %s, by Redis time', (kind) =
   })
 
   it('a batch of distinct keys refuses its blocked keys only, whatever their slots', async () => {
-    const client = clientOf(kind)
-    const limiter = createLimiter({
-      limit: 10,
-      window: '1m',
-      name: `spread${unique++}`,
-      store: new RedisStore({ client }),
-      blockedCache: false,
-    })
+    const limiter = tenPerMinute('spread', { blockedCache: false })
     const keys = Array.from({ length: 60 }, (_, i) => `k${i}`)
     // one decision each first: the plain path, no key blocked yet
     const first = await Promise.all(keys.map((k) => limiter.consume(k)))
@@ -250,13 +252,7 @@ describe.each<Kind>(['Redis', 'Cluster'])('block on %s, by Redis time', (kind) =
   })
 
   it('the blocked-key cache answers its refusals, and this process lifts it at once', async () => {
-    const client = clientOf(kind)
-    const limiter = createLimiter({
-      limit: 10,
-      window: '1m',
-      name: `cache${unique++}`,
-      store: new RedisStore({ client }),
-    })
+    const limiter = tenPerMinute('cache')
     await limiter.block('u', '1m')
     const first = await limiter.consume('u')
     expect(first).toMatchObject({ allowed: false, remaining: 0, source: 'store' })
