@@ -72,3 +72,33 @@ describe.each(['gcra', 'token-bucket', 'leaky-bucket', 'fixed-window'] as const)
     })
   },
 )
+
+// Sweeping drops state that has expired by the latest time any call used: an injected clock's
+// when it runs ahead of the real one (a real-clock call records nothing: sweep reads that clock
+// itself). On both paths, the common consume's and the general one's.
+describe('MemoryStore sweep under an injected clock ahead of real time', () => {
+  it.each(['gcra', 'fixed-window', 'sliding-window'] as const)('%s', async (algorithm) => {
+    const store = new MemoryStore()
+    let now = Date.now() + 10 * 86_400_000
+    const limiter = createLimiter(
+      withClock(
+        { algorithm, limit: 5, window: 1000, name: `sweep-${algorithm}`, store },
+        () => now,
+      ),
+    )
+    try {
+      await limiter.consume('a')
+      await limiter.consume('b', 2)
+      // alive at the clock's time, though far past real time's view of it
+      expect(store.sweep()).toBe(0)
+      expect(store.size).toBe(2)
+      now += 60_000
+      await limiter.consume('c')
+      // 'a' and 'b' ended a minute before the latest call's time: swept; 'c' is alive
+      expect(store.sweep()).toBe(2)
+      expect(store.size).toBe(1)
+    } finally {
+      await store.close()
+    }
+  })
+})
