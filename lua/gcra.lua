@@ -29,9 +29,10 @@ the two. commit(slot, hold) reserves at `hold` ms instead when several policies 
 (hold: the longest of their delays).
 
 Refunds. A reservation comes with a ticket, {tat_ms, tat_frac, moved}: the TAT it left (Redis
-time) and how far it moved it, in units; the caller passes it back as
-"<limit>:<tat_ms>:<tat_frac>:<moved>". Its refund gives back min(cost x T, moved) only while it
-is the tail of the queue, the TAT still the one it left; otherwise nothing: a later reservation
+time) and how far it moved it, in units; the caller passes it back with the request's cost as
+"<limit>:<tat_ms>:<tat_frac>:<moved>:<cost>". Its refund gives back all it moved (its whole cost
+refunded) or that part of its cost, only while it is the tail of the queue, the TAT still the
+one it left; otherwise nothing: a later reservation
 holds the slot the TAT would move back into, and the next request would be given it too. A
 refund without a ticket (of an admission that did not wait) gives back cost x T, unless someone
 waits (a waiting policy's TAT more than `after` x T ahead), for the same reason. So while a
@@ -103,18 +104,22 @@ do
   end
 
   -- What a refund of `units` (its cost x T) gives back, the TAT `ahead` units from now. With a
-  -- reservation's ticket, "<limit>:<ms>:<frac>:<moved>": only while that reservation is still
-  -- the tail of the queue (the TAT is what it left: nobody reserved after it), at most what it
-  -- moved; any other reservation's slot stays spent, since moving the TAT back would give the
-  -- next request a slot a waiter holds. Without one (an admission that did not wait): its cost,
-  -- unless someone waits (a waiting policy's TAT past what passes at once), for the same reason.
+  -- reservation's ticket, "<limit>:<ms>:<frac>:<moved>:<cost>": only while that reservation is
+  -- still the tail of the queue (the TAT is what it left: nobody reserved after it); refunding
+  -- its whole cost, all it moved the TAT (its cost and the gap its wait left before it: a
+  -- longer wait of another policy decided with it, or a cost above `after`), so the queue ends
+  -- where it did before it; a part of its cost, that part. Any other reservation's slot stays
+  -- spent, since moving the TAT back would give the next request a slot a waiter holds. Without
+  -- one (an admission that did not wait): its cost, unless someone waits (a waiting policy's
+  -- TAT past what passes at once), for the same reason.
   local function refundable(ticket, limit, tat_ms, tat_frac, ahead, units, after, w)
     if ahead <= 0 then return 0 end
     if ticket and ticket ~= '' then
-      local l, ms, frac, moved = match(ticket, '^(%d+):(%d+):(%d+):(%d+)$')
+      local l, ms, frac, moved, cost = match(ticket, '^(%d+):(%d+):(%d+):(%d+):(%d+)$')
       if not l or tonumber(l) ~= limit or tonumber(ms) ~= tat_ms or tonumber(frac) ~= tat_frac then
         return 0
       end
+      if units >= tonumber(cost) * w then return tonumber(moved) end
       return min(units, tonumber(moved))
     end
     if after and ahead > after * w then return 0 end

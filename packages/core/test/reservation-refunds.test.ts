@@ -207,6 +207,8 @@ type Step =
       readonly n: number
     }
   | { readonly kind: 'abort'; readonly advanceMs: number; readonly pick: number }
+  // a request that gives up as soon as it is answered: its refund must leave the key as it was
+  | { readonly kind: 'undo'; readonly advanceMs: number; readonly cost: number }
 
 const configArb = fc.record({
   algorithm: fc.constantFrom(...WAITING),
@@ -251,6 +253,14 @@ function stepsArb(windowMs: number, limit: number): fc.Arbitrary<Step[]> {
         kind: fc.constant('abort' as const),
         advanceMs: advance,
         pick: fc.nat(),
+      }),
+    },
+    {
+      weight: 1,
+      arbitrary: fc.record({
+        kind: fc.constant('undo' as const),
+        advanceMs: advance,
+        cost: fc.integer({ min: 1, max: 3 }),
       }),
     },
   )
@@ -316,6 +326,8 @@ async function run(config: Config, steps: readonly Step[], store: Store): Promis
         if (decision.allowed)
           admissions.push({ dueMs: now + decision.delayMs, cost, decision, refunded: false })
       }
+    } else if (step.kind === 'undo') {
+      await undo(limiter, Math.min(step.cost, config.burst))
     } else {
       // a client still waiting for its slot gives up
       const waiting = admissions.filter((a) => !a.refunded && a.dueMs > now)
@@ -327,6 +339,26 @@ async function run(config: Config, steps: readonly Step[], store: Store): Promis
     }
   }
   checkBounds(limiter, admissions)
+}
+
+// What a peek shows of every policy.
+const shown = (d: Decision) => [
+  d.allowed,
+  d.delayMs,
+  ...d.policies.map((p) => [p.allowed, p.remaining, p.resetMs, p.retryAfterMs]),
+]
+
+// An admission refunded in full at once is the tail of every policy's queue: the refund leaves
+// each as it was before it, a gap its wait left included (another policy's longer wait, a cost
+// above delayAfter). (Before the fix: that gap stayed reserved, for nobody.)
+async function undo(limiter: Limiter, cost: number): Promise<void> {
+  const before = await limiter.peek('k')
+  const decision = await limiter.consume('k', cost)
+  if (!decision.allowed) return
+  await limiter.refund('k', cost, decision)
+  const after = await limiter.peek('k')
+  if (before.source === 'store' && after.source === 'store')
+    expect(shown(after), `cost ${cost}, delayMs ${decision.delayMs}`).toEqual(shown(before))
 }
 
 describe.each(STORES)('%s: any reservations and aborts', (_name, makeStore) => {

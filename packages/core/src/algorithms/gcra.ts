@@ -136,7 +136,13 @@ function reserve(
   // a reservation's ticket, for a refund that knows whether it is still the tail
   const ticket =
     admitted && wait > 0
-      ? reservationTicket(limit, nowMs + floorDiv(used, limit), used % limit, used - before)
+      ? reservationTicket(
+          limit,
+          nowMs + floorDiv(used, limit),
+          used % limit,
+          used - before,
+          (ahead - before) / w,
+        )
       : undefined
   return {
     allowed,
@@ -161,17 +167,26 @@ function allowanceOf(policy: Policy, ticket: string | undefined): number {
 
 /**
  * A reservation's refund ticket: the policy's `limit`, the TAT the reservation left (whole ms,
- * then the fraction in units of 1/`limit` ms) and how far it moved the TAT, in those units (the
- * Lua script reads the same form).
+ * then the fraction in units of 1/`limit` ms), how far it moved the TAT, in those units, and its
+ * cost (the Lua script reads the same form).
  */
-export function reservationTicket(limit: number, ms: number, frac: number, moved: number): string {
-  return `${limit}:${ms}:${frac}:${moved}`
+export function reservationTicket(
+  limit: number,
+  ms: number,
+  frac: number,
+  moved: number,
+  cost: number,
+): string {
+  return `${limit}:${ms}:${frac}:${moved}:${cost}`
 }
 
 /**
  * What a refund of `cost` gives back, in units, the TAT `ahead` units from now. With a
  * reservation's ticket: only while it is still the tail of the queue (the TAT is the one it
- * left: nobody reserved after it), at most what it moved; any other reservation's slot stays
+ * left: nobody reserved after it); refunding its whole cost, all it moved the TAT (its own cost
+ * and the gap its wait left before it: a longer wait of another policy decided with it, or a
+ * cost above `delayAfter`), so the queue ends where it did before it; a part of its cost, that
+ * part (the rest still goes ahead when its wait ends). Any other reservation's slot stays
  * spent, since moving the TAT back would give the next request a slot a waiter holds. Without
  * one (an admission that did not wait): `cost x T`, unless someone waits (a waiting policy's TAT
  * past what passes at once), for the same reason. (lua/gcra.lua's `refundable`.)
@@ -186,12 +201,13 @@ function refundable(
   const { limit, windowMs: w } = policy
   const units = cost * w
   if (ticket !== undefined && ticket !== '') {
-    const match = /^(\d+):(\d+):(\d+):(\d+)$/.exec(ticket)
+    const match = /^(\d+):(\d+):(\d+):(\d+):(\d+)$/.exec(ticket)
     if (match === null || Number(match[1]) !== limit) return 0
     // the TAT in the current denominator, as the Lua script reads it
     const tatMs = nowMs + floorDiv(ahead, limit)
     if (Number(match[2]) !== tatMs || Number(match[3]) !== ahead % limit) return 0
-    return Math.min(units, Number(match[4]))
+    const moved = Number(match[4])
+    return cost >= Number(match[5]) ? moved : Math.min(units, moved)
   }
   if (policy.waitUnits !== undefined && ahead > (policy.delayAfter as number) * w) return 0
   return units

@@ -568,6 +568,7 @@ function readDecision(
         tatMs,
         values[next + 2] as number,
         values[next + 3] as number,
+        cost,
       )
     next += 4
   }
