@@ -144,7 +144,50 @@ describe.each(STORES)('%s', (_name, makeStore) => {
 
   it('a refund of the tail gives its slot back; of any other reservation, nothing', () =>
     tailOnly(makeStore()))
+
+  it.each([
+    ['as their admissions arrive', 0],
+    ['while they wait out their delays', 50],
+  ])(
+    'acquire: waiters sharing one signal that aborts %s give every reservation back',
+    async (_when, sleepMs) => {
+      const limiter = createLimiter({
+        algorithm: 'gcra',
+        limit: 10,
+        window: '1s',
+        burst: 1,
+        maxDelay: '1s',
+        name: `rr${unique++}`,
+        store: makeStore(),
+      })
+      const first = await limiter.acquire('k')
+      expect(first.delayMs).toBe(0)
+      // nine wait 100 ms to 900 ms for their slots, on one signal (a request's, say)
+      const controller = new AbortController()
+      const waiting = Array.from({ length: 9 }, () =>
+        limiter.acquire('k', { signal: controller.signal }),
+      )
+      await until(async () => {
+        const d = await limiter.peek('k')
+        return (d.allowed ? d.delayMs : d.retryAfterMs) >= 900
+      })
+      await new Promise((r) => setTimeout(r, sleepMs))
+      controller.abort(new Error('gone'))
+      const settled = await Promise.allSettled(waiting)
+      expect(settled.every((s) => s.status === 'rejected')).toBe(true)
+      // given back newest first, each the tail in turn: the next request waits only for the slot
+      // after the first admission (before: every refund but the last was mid-queue, ~900 ms)
+      const next = await limiter.peek('k')
+      expect(next.allowed).toBe(true)
+      expect(next.delayMs).toBeLessThanOrEqual(100 - sleepMs)
+    },
+  )
 })
+
+// Resolves once `check` holds (polled every 5 ms, for at most 5 s).
+async function until(check: () => Promise<boolean>): Promise<void> {
+  for (let i = 0; i < 1000 && !(await check()); i++) await new Promise((r) => setTimeout(r, 5))
+}
 
 // Four requests at once (slots 0, 100, 200 and 300 ms), refunded out of order.
 async function tailOnly(store: Store): Promise<void> {

@@ -183,7 +183,49 @@ interface Turn {
 const tooFar = (decision: Decision, turn: Turn): boolean =>
   decision.delayMs > 0 && decision.delayMs > Math.ceil(turn.deadline - turn.askedAt)
 
-// An admission: waits its delayMs (if within the caller's time left), or gives it back.
+// Admissions given back after an abort, per limiter and key: made together once the abort's
+// microtasks have run, newest first. A refund gives a reservation back only while it is its
+// queue's tail, so waiters that give up together (on one signal, or a burst of disconnects) give
+// every slot back, each the tail once those after it are back; in the order they heard of the
+// abort, all but the last would be mid-queue, their slots lost to everyone until due.
+const owing = new WeakMap<Limiter, Map<string, Owed[]>>()
+
+interface Owed {
+  /** When the admission was received: its place in its key's queue, in this process. */
+  readonly seq: number
+  readonly cost: number
+  readonly decision: Decision
+  readonly done: () => void
+}
+
+let received = 0
+/** The next admission's place (see Owed.seq): a key's admissions arrive in the order reserved. */
+const receivedNow = (): number => ++received
+
+function giveBack(limiter: Limiter, key: string, owed: Omit<Owed, 'done'>): Promise<void> {
+  let keys = owing.get(limiter)
+  if (keys === undefined) {
+    keys = new Map()
+    owing.set(limiter, keys)
+  }
+  let due = keys.get(key)
+  if (due === undefined) {
+    const all: Owed[] = []
+    due = all
+    keys.set(key, all)
+    const of = keys
+    setTimeout(() => {
+      of.delete(key)
+      all.sort((a, b) => b.seq - a.seq)
+      for (const o of all) void limiter.refund(key, o.cost, o.decision).then(o.done, o.done)
+    }, 0)
+  }
+  const list = due
+  return new Promise((resolve) => list.push({ ...owed, done: resolve }))
+}
+
+// An admission: waits its delayMs (if within the caller's time left), or gives it back. `seq`:
+// its place in the key's queue (Owed.seq).
 async function admitted(
   limiter: Limiter,
   key: string,
@@ -192,6 +234,7 @@ async function admitted(
   signal: AbortSignal | undefined,
   turn: Turn,
   maxWaitMs: number,
+  seq: number,
 ): Promise<Decision> {
   if (tooFar(decision, turn)) {
     await limiter.refund(key, cost, decision).catch(() => undefined)
@@ -203,7 +246,7 @@ async function admitted(
     await pause(decision.delayMs, signal)
     return decision
   } catch (error) {
-    await limiter.refund(key, cost, decision).catch(() => undefined)
+    await giveBack(limiter, key, { seq, cost, decision })
     throw error
   }
 }
@@ -247,12 +290,12 @@ export async function acquire(
     const heard = (decision: Decision | undefined) => tell(wakers, key, woken, decision)
     const asking = ask(limiter, key, cost, firstAsk, consume, turn, waiting.waitMs)
     const decision = await answer(asking, signal, heard, (late) =>
-      limiter.refund(key, cost, late).catch(() => undefined),
+      giveBack(limiter, key, { seq: receivedNow(), cost, decision: late }),
     )
     firstAsk = undefined
     if (decision.allowed) {
       heard(decision)
-      return admitted(limiter, key, cost, decision, signal, turn, maxWaitMs)
+      return admitted(limiter, key, cost, decision, signal, turn, maxWaitMs, receivedNow())
     }
     const left = deadline - performance.now()
     const lined = refusedByConcurrency(limiter.policies, decision)
