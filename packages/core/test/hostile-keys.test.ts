@@ -194,3 +194,37 @@ describe('keys that are not keys', () => {
     expect(await scanKeys(redis.client, 'nokey:*')).toEqual([])
   })
 })
+
+describe('decisions that are not decisions', () => {
+  it.each([
+    ['null', null],
+    ['a string', 'x'],
+    ['a number', 1],
+  ])(
+    '%s given to refund or release is a clear error, and never reaches the store',
+    async (_name, decision) => {
+      const limiter = createLimiter({
+        limits: [
+          { name: 'rate', limit: 5, window: '1m' },
+          { name: 'slots', algorithm: 'concurrency', limit: 2, window: '1m' },
+        ],
+        prefix: 'nodecision:',
+        store: new RedisStore({ client: redis.client }),
+      })
+      for (const call of [
+        () => limiter.refund('k', 1, decision as never),
+        () => limiter.release('k', decision as never),
+      ]) {
+        // (before: a bare TypeError from reading the decision's private field, with no code)
+        const error = await call().then(
+          () => undefined,
+          (e: unknown) => e,
+        )
+        expect(error).toBeInstanceOf(TypeError)
+        expect(error).toMatchObject({ code: 'ERR_LIMITER_OPTION', option: 'decision' })
+        expect((error as Error).message).toMatch(/^Invalid `decision`: expected the Decision/)
+      }
+      expect(await scanKeys(redis.client, 'nodecision:*')).toEqual([])
+    },
+  )
+})

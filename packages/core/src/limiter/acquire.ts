@@ -2,7 +2,7 @@
 import { parseWait } from '../common/duration.js'
 import { LimiterError, LimiterRangeError, LimiterTypeError } from '../common/errors.js'
 import { own } from '../common/option-names.js'
-import type { Decision } from '../decision/decision.js'
+import { type Decision, isUncounted } from '../decision/decision.js'
 import { refusedByConcurrency } from '../policies/limits.js'
 import { ceilingOf, isCost, type NamedPolicy } from '../policies/policy.js'
 import { PRIORITY_RANKS, type Priority, priorityName, priorityRank } from '../shed/priority.js'
@@ -299,7 +299,10 @@ export async function acquire(
     }
     const left = deadline - performance.now()
     const lined = refusedByConcurrency(limiter.policies, decision)
-    const sleepMs = lined ? left : Math.max(1, decision.retryAfterMs - waiting.waitMs)
+    // a failed store's refusal (failureMode 'closed') has no slot to reserve sooner: it sleeps
+    // its whole Retry-After, not a rapid retry against a store that is down
+    const allowanceMs = isUncounted(decision) ? 0 : waiting.waitMs
+    const sleepMs = lined ? left : Math.max(1, decision.retryAfterMs - allowanceMs)
     // the slot a rate policy refuses for is its Retry-After away (a reservation made after
     // sleepMs waits the rest), so one further than is left ends the wait now, as does a block,
     // though a concurrency policy refused too: no release can help within maxWait

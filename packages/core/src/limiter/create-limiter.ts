@@ -1,7 +1,8 @@
 // createLimiter(): consume / peek / reset / refund over a store, with a deadline and failure policy.
 
 import { nowMs } from '../common/clock.js'
-import { type Decision, LimiterDecision } from '../decision/decision.js'
+import { LimiterTypeError } from '../common/errors.js'
+import { type Decision, isUncounted, LimiterDecision } from '../decision/decision.js'
 import {
   DecisionWatch,
   decisionChannel,
@@ -129,11 +130,15 @@ function giveBacks(
       settled(() => {
         checkKey(key)
         checkCost(cost, 1)
+        checkDecision(decision)
+        // a refusal, or an answer of failureMode, counted nothing: there is nothing to give back
+        if (decision !== undefined && (!decision.allowed || isUncounted(decision))) return
         return woken(key, cost)(path.refund(key, cost, ticketOf(decision), decision?.source))
       }),
     release: (key, decision) =>
       settled(() => {
         checkKey(key)
+        checkDecision(decision)
         const ticket = set.leases ? ticketOf(decision) : undefined
         return ticket === undefined
           ? undefined
@@ -141,6 +146,17 @@ function giveBacks(
       }),
     close: () => owed.settled(),
   }
+}
+
+// A refund's or release's decision: undefined, or an object (a Decision of this limiter; any
+// other object is one it did not make, and gives back what a refund without one does).
+function checkDecision(decision: unknown): void {
+  if (decision !== undefined && (decision === null || typeof decision !== 'object'))
+    throw new LimiterTypeError(
+      'decision',
+      decision,
+      'the Decision this limiter returned, or undefined',
+    )
 }
 
 // consume's decision, answered synchronously when the store can (MemoryStore); bad input throws.
