@@ -17,7 +17,9 @@ it is shown). The fifth value returned is 1 when the lease was taken, else -1. r
 free slots; reset_ms the time until the last slot held expires; a refusal's retry_after_ms is
 the time until enough slots expire on their own, capped at `retry_ms` (the policy's estimate:
 a slot frees when a request ends, which nobody can know). A key holding anything else reads as
-empty and is replaced by the next admission.
+empty and is replaced by the next admission. A consume whose lease is held already (the same
+call run twice: a client re-sent it after losing the reply) is admitted on its own slots; a
+set of policies that refuses it then gives that lease back (lib/limits.lua).
 Fleet reserve: a ticket may start with "<ceiling>/" (a consume's lease "<ceiling>/<cost>:<id>",
 or "<ceiling>/" alone for a peek), the most slots in use, all classes together, that still
 admit this request's priority class (the caller computes it from the policy's `reserve`). The
@@ -40,19 +42,22 @@ do
   end
 
   -- Adds the lease's members, expiring at `expires_ms`, and makes the key live until `last_ms`.
+  -- Returns how many were not there yet (all, unless the lease is held already).
   local function take(key, lease, expires_ms, last_ms, replace)
     if replace then redis.call('DEL', key) end
     local members = members_of(lease)
     local args = {}
+    local added = 0
     for i = 1, #members do
       args[#args + 1] = expires_ms
       args[#args + 1] = members[i]
       if #args == 2 * CHUNK or i == #members then
-        redis.call('ZADD', key, unpack(args))
+        added = added + redis.call('ZADD', key, unpack(args))
         args = {}
       end
     end
     redis.call('PEXPIREAT', key, int(last_ms + offset_ms))
+    return added
   end
 
   local function release(key, lease)
@@ -66,10 +71,15 @@ do
   function concurrency.finish() end
 
   local pending_key, pending_lease, pending_expires, pending_last, pending_replace
+  local pending_held, pending_limit
 
+  -- Takes the lease a check left pending. Returns the admission's remaining and reset_ms as
+  -- written (a lease held already adds nothing), no delay, and 1: the lease was taken.
   function concurrency.commit(slot)
-    take(pending_key[slot], pending_lease[slot], pending_expires[slot], pending_last[slot],
+    local last_ms = pending_last[slot]
+    local added = take(pending_key[slot], pending_lease[slot], pending_expires[slot], last_ms,
       pending_replace[slot])
+    return pending_limit[slot] - pending_held[slot] - added, last_ms - now_ms, 0, 1
   end
 
   function concurrency.decide(key, limit, window_ms, burst, cost, op, ticket, slot, retry_ms)
@@ -99,6 +109,13 @@ do
     local need = cost
     if peek then need = 1 end
     local allowed = held + need <= ceiling
+    if not allowed and not peek and ticket ~= '' and held >= need and held <= ceiling then
+      -- the lease is held already: this very consume, run again (a client that re-sent the call
+      -- after losing its reply, as ioredis does when it reconnects). Its slots are in `held`:
+      -- it is admitted on them, not refused for them (taking them again adds nothing)
+      local id = match(ticket, '^%d+:(.+)$')
+      if id and redis.call('ZSCORE', key, id) then allowed = true end
+    end
     if not allowed then
       -- the slot whose expiry makes room for `need`: the (held + need - ceiling)-th earliest
       -- (none when the class's ceiling is below `need`: expiries alone never make room)
@@ -116,18 +133,20 @@ do
     local taken = -1
     local pending = false
     if not peek and ticket ~= '' then
-      held = held + need
       local expires_ms = now_ms + window_ms
       if expires_ms > last_ms then last_ms = expires_ms end
       if op == 'k' then
         if not pending_key then
           pending_key, pending_lease, pending_expires, pending_last, pending_replace = {}, {}, {}, {}, {}
+          pending_held, pending_limit = {}, {}
         end
         pending_key[slot], pending_lease[slot], pending_expires[slot] = key, ticket, expires_ms
         pending_last[slot], pending_replace[slot] = last_ms, replace
+        pending_held[slot], pending_limit[slot] = held, limit
         pending = true
+        held = held + need
       else
-        take(key, ticket, expires_ms, last_ms, replace)
+        held = held + take(key, ticket, expires_ms, last_ms, replace)
       end
       taken = 1
     end

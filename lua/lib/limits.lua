@@ -161,8 +161,12 @@ for i = 1, #KEYS / policies do
         end
       end
     else
-      -- nothing is counted: a policy that would have admitted reports what it holds now
+      -- nothing is counted: a policy that would have admitted reports what it holds now. A
+      -- lease this consume holds already (the call run twice, lua/concurrency.lua) is given back
       for p = 1, policies do
+        if leases[p] and allowed[p] == 1 and given[p] and given[p] ~= '' then
+          decide[p](KEYS[first + p], limit[p], window_ms[p], burst[p], 0, 'r', given[p])
+        end
         if allowed[p] == 1 then
           local _
           _, remaining[p], reset_ms[p] =

@@ -56,6 +56,20 @@ function latest(slots: Map<string, number>, nowMs: number): number {
   return most
 }
 
+// Whether a consume's lease is held already: the same call run twice (a client that re-sent it
+// after losing the reply; only a remote store meets it). Admitted on its own slots, as
+// lua/concurrency.lua does, when they are within its ceiling.
+function heldAlready(
+  slots: Map<string, number>,
+  lease: string | undefined,
+  admitting: boolean,
+  need: number,
+  ceiling: number,
+): boolean {
+  if (!admitting || lease === undefined || slots.size < need || slots.size > ceiling) return false
+  return slots.has(leaseMembers(lease)[0] as string)
+}
+
 /**
  * Concurrency: a request of cost `c` is admitted when the slots held (leases not released and
  * not expired) plus `c` are at most `limit` (at most the ceiling its lease carries, with a fleet
@@ -73,7 +87,7 @@ export const concurrency: AlgorithmTwin<ConcurrencyState> = {
     const admitting = !peek && lease !== undefined
     const slots = live(state, nowMs, reuse !== undefined && reuse === state)
     const held = slots.size
-    const allowed = held + need <= ceiling
+    const allowed = held + need <= ceiling || heldAlready(slots, lease, admitting, need, ceiling)
     let retryAfterMs = 0
     if (!allowed) {
       // the slot that must expire for `need` to fit: the (held + need - ceiling)-th earliest
