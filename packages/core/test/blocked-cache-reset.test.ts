@@ -81,3 +81,38 @@ it('blockedCache.maxMs sets how long a refusal is trusted', async () => {
   await new Promise((r) => setTimeout(r, 250))
   expect((await consumeThere('bob')).allowed).toBe(true)
 })
+
+// A call still on its way when this limiter resets, refunds or blocks the key: its refusal was
+// decided before, so it is not cached (before: the next request was refused from the cache for
+// up to maxMs after a reset, or told the refusal's short Retry-After after a block).
+describe('a refusal decided before a change made here', () => {
+  const limiterOn = (window: string) =>
+    createLimiter({
+      limit: 1,
+      window,
+      name: `inflight-${window}`,
+      store: new RedisStore({ client: redis.client }),
+    })
+
+  it('is not cached after a reset: the next request is admitted', async () => {
+    const limiter = limiterOn('1m')
+    const key = `reset-race-${Date.now()}`
+    expect((await limiter.consume(key)).allowed).toBe(true)
+    const inFlight = limiter.consume(key)
+    await limiter.reset(key)
+    expect((await inFlight).allowed).toBe(false)
+    expect(await limiter.consume(key)).toMatchObject({ allowed: true, source: 'store' })
+  })
+
+  it('is not cached after a block: the next request is told the block', async () => {
+    const limiter = limiterOn('3s')
+    const key = `block-race-${Date.now()}`
+    expect((await limiter.consume(key)).allowed).toBe(true)
+    const inFlight = limiter.consume(key)
+    await limiter.block(key, '10m')
+    expect((await inFlight).allowed).toBe(false)
+    const next = await limiter.consume(key)
+    expect(next.allowed).toBe(false)
+    expect(next.retryAfterMs).toBeGreaterThan(500_000)
+  })
+})

@@ -37,6 +37,12 @@ export interface BlockedCache {
    */
   add(key: string, need: number, sentAtMs: number, decision: Decision, trustedMs?: number): void
   delete(key: string): void
+  /**
+   * Forgets the key's refusal, as `delete` does, and any refusal of a call sent no later than
+   * `atMs` that comes back after it: a reset, refund, release or block sent at `atMs` changed
+   * what the store holds, so a reply decided before it no longer says what the store would.
+   */
+  clear(key: string, atMs: number): void
 }
 
 /**
@@ -50,6 +56,15 @@ export interface BlockedCache {
  */
 export function createBlockedCache({ maxKeys, maxMs }: BlockedCacheSettings): BlockedCache {
   const entries = new Map<string, Blocked>()
+  // keys cleared (see `clear`), and when: at most maxKeys, the oldest forgotten first; a key's
+  // goes once a refusal sent after it comes back (replies of one key arrive in order)
+  const cleared = new Map<string, number>()
+  const bounded = <V>(map: Map<string, V>, held: string) => {
+    if (map.size >= maxKeys && !map.has(held)) {
+      const oldest = map.keys().next()
+      if (oldest.done !== true) map.delete(oldest.value)
+    }
+  }
   return {
     get(key, need, nowMs) {
       // A map lookup on a short key; only a key too long to hold whole is hashed, as when added.
@@ -66,10 +81,12 @@ export function createBlockedCache({ maxKeys, maxMs }: BlockedCacheSettings): Bl
     add(key, need, sentAtMs, decision, trustedMs = decision.retryAfterMs) {
       if (decision.allowed || decision.remaining !== 0 || trustedMs <= 0) return
       const held = boundedKey(key)
-      if (entries.size >= maxKeys && !entries.has(held)) {
-        const oldest = entries.keys().next()
-        if (oldest.done !== true) entries.delete(oldest.value)
+      if (cleared.size !== 0) {
+        const at = cleared.get(held)
+        if (at !== undefined && sentAtMs <= at) return
+        cleared.delete(held)
       }
+      bounded(entries, held)
       entries.set(held, {
         need,
         untilMs: Math.min(sentAtMs + trustedMs, sentAtMs + maxMs),
@@ -80,6 +97,13 @@ export function createBlockedCache({ maxKeys, maxMs }: BlockedCacheSettings): Bl
     delete(key) {
       // called for every admission too: a store with no refusal held pays one comparison
       if (entries.size !== 0) entries.delete(boundedKey(key))
+    },
+    clear(key, atMs) {
+      const held = boundedKey(key)
+      entries.delete(held)
+      cleared.delete(held)
+      bounded(cleared, held)
+      cleared.set(held, atMs)
     },
   }
 }

@@ -188,8 +188,9 @@ export function remoteBlocks(x: RemoteContext): BlockPath {
       if (store.block === undefined) return Promise.reject(unsupported(store, 'block'))
       const c = call(key, 0)
       void fallback.local()?.block(c, ms)
-      // a refusal cached before the block would answer with its own, shorter Retry-After
-      blocked?.delete(key)
+      // a refusal cached before the block, or decided before it and still on its way, would
+      // answer with its own, shorter Retry-After
+      blocked?.clear(key, c.nowMs ?? monotonicMs())
       return guard.run(c, domainOf(c), 0, {
         submit: (cc, sink) => settle(store.block?.(cc, ms), sink),
         value: () => undefined,

@@ -307,19 +307,19 @@ function remotePath(
     },
     refund(key, cost, ticket, source) {
       if (source === 'local') return refundLocal(failed, key, cost, ticket)
-      blocked?.delete(key)
       const c = call(key, cost, ticket)
+      blocked?.clear(key, c.nowMs ?? monotonicMs())
       return guard.run(c, domainOf(c), 0, handlers.refund)
     },
     release(key, ticket, source) {
       if (source === 'local') return releaseLocal(failed, key, ticket)
-      blocked?.delete(key)
       const c = call(key, 0, ticket)
+      blocked?.clear(key, c.nowMs ?? monotonicMs())
       return guard.run(c, domainOf(c), 0, handlers.release)
     },
     reset(key) {
-      blocked?.delete(key)
       const c = call(key, 0)
+      blocked?.clear(key, c.nowMs ?? monotonicMs())
       return withLocalReset(failed, key, guard.run(c, domainOf(c), 0, handlers.reset))
     },
     ...remoteBlocks({
