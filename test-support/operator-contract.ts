@@ -92,6 +92,24 @@ export function describeOperatorCases(
       expect(store.consumes).toBe(4)
     })
 
+    it('refuses nothing `deny` would refuse: the request goes on, uncounted as when enforced', async () => {
+      const store = countingStore(harness.store())
+      const send = await appWith({
+        limit: 1,
+        window: '1m',
+        store,
+        mode: 'shadow',
+        deny: harness.callbacks.denyBanned,
+      })
+      // (before: 403, though shadow mode never refuses)
+      const res = await send('/', { 'x-banned': 'yes' })
+      expect(res.status).toBe(200)
+      expect(res.headers['retry-after']).toBeUndefined()
+      expect(store.consumes).toBe(0)
+      expect((await send('/')).status).toBe(200)
+      expect(store.consumes).toBe(1)
+    })
+
     it('switching to enforce needs no other change', async () => {
       // a name of its own per run (one name shares one budget, in memory as on Redis)
       const options = { limit: 2, window: '1m', name: `stricter${stricter++}` }

@@ -120,7 +120,7 @@ export interface RateLimitBaseOptions<Req, OnLimited = never> extends PeerOption
    * Return a truthy value (as for `skip`: `true`, a deny list's entry or row) to refuse a request
    * outright (a deny list: banned IPs, revoked API keys): it gets 403 and a problem document,
    * before `skip` and before any counting, and its handler never runs. `onLimited` and `message`
-   * are not used for it.
+   * are not used for it. In `mode: 'shadow'` it refuses nothing: the request goes on uncounted.
    */
   readonly deny?: ((req: Req) => Awaitable<unknown>) | undefined
   /**
@@ -250,8 +250,11 @@ export interface ResolvedRateLimit<Req, OnLimited = never> {
   readonly shed: Shedder | undefined
   readonly skip: ((req: Req) => Awaitable<boolean | undefined>) | undefined
   readonly deny: ((req: Req) => Awaitable<unknown>) | undefined
-  /** What a request `deny` refused comes to. */
-  readonly denied: DeniedCheck
+  /**
+   * What a request `deny` refused comes to; undefined in shadow mode, which refuses nothing: the
+   * request goes on uncounted, as a skipped one (an enforcing limiter would not count it either).
+   */
+  readonly denied: DeniedCheck | undefined
   readonly statusCode: number
   /** A `message` callback, when one was given. */
   readonly message: ((req: Req, decision: Decision) => Awaitable<MessageBody>) | undefined
@@ -371,7 +374,7 @@ export function resolveRateLimitOptions<Req, OnLimited>(
     shed,
     skip: options.skip,
     deny: options.deny,
-    denied: DENIED,
+    denied: options.mode === 'shadow' ? undefined : DENIED,
     statusCode,
     message:
       typeof message === 'function'
