@@ -67,6 +67,11 @@ describe('bad values', () => {
       /maxDelay/,
     )
   })
+  it('a fraction of a ms says 0 is allowed too (before: "at least 1")', async () => {
+    await expect(limiter.consume('k', 1, { maxDelay: '1.5ms' })).rejects.toThrow(
+      'Invalid `maxDelay`: must be a whole number of milliseconds, 0 or more',
+    )
+  })
   it('a limiter that does not wait ignores it', async () => {
     const plain = createLimiter({ limit: 1, window: '1s' })
     expect((await plain.consume('k', 1, { maxDelay: 0 })).allowed).toBe(true)

@@ -49,10 +49,25 @@ describe('construction', () => {
       // @ts-expect-error maxDelay on 'concurrency' is a type error too
       createLimiter({ algorithm: 'concurrency', limit: 5, window: '1s', maxDelay: '1s' }),
     ).toThrow(/`maxDelay`.*acquire/)
-    // maxDelay 0 is today's behaviour
+    // maxDelay 0 is today's behaviour, written as a number or a string alike (before: '0ms'
+    // threw "at least 1" where 0 was taken)
     expect(
       createLimiter({ algorithm: 'fixed-window', limit: 5, window: '1s', maxDelay: 0 }),
     ).toBeDefined()
+    for (const none of ['0ms', '0s'] as const) {
+      const { policy } = createLimiter({
+        algorithm: 'gcra',
+        limit: 5,
+        window: '1s',
+        maxDelay: none,
+      })
+      expect(policy.waitUnits).toBeUndefined()
+    }
+    expect(() =>
+      createLimiter({ algorithm: 'gcra', limit: 5, window: '1s', maxDelay: '1.5ms' }),
+    ).toThrow(
+      'Invalid `maxDelay`: must be a whole number of milliseconds, 0 or more (0: no waiting)',
+    )
   })
 })
 

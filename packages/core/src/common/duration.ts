@@ -40,10 +40,17 @@ const PATTERN = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)\s*$/
  * parseDuration('15m', 'window') // 900000
  */
 export function parseDuration(value: unknown, option: string, maxMs?: number): number {
-  let ms: number
-  if (typeof value === 'number') {
-    ms = value
-  } else if (typeof value === 'string') {
+  const ms = givenMs(value, option)
+  if (!Number.isFinite(ms) || ms < 1 || !Number.isInteger(ms)) {
+    throw new LimiterRangeError(option, value, 'must be a whole number of milliseconds, at least 1')
+  }
+  return atMost(ms, value, option, maxMs)
+}
+
+// A duration's milliseconds as written (any number; a string by its unit), not yet checked.
+function givenMs(value: unknown, option: string): number {
+  if (typeof value === 'number') return value
+  if (typeof value === 'string') {
     const match = PATTERN.exec(value)
     if (!match) {
       throw new LimiterTypeError(
@@ -52,13 +59,13 @@ export function parseDuration(value: unknown, option: string, maxMs?: number): n
         "a number of milliseconds or a string such as '500ms', '10s', '15m', '1h', '1d'",
       )
     }
-    ms = Number(match[1]) * (UNIT_MS[match[2] as string] as number)
-  } else {
-    throw new LimiterTypeError(option, value, "a number of milliseconds or a string such as '10s'")
+    return Number(match[1]) * (UNIT_MS[match[2] as string] as number)
   }
-  if (!Number.isFinite(ms) || ms < 1 || !Number.isInteger(ms)) {
-    throw new LimiterRangeError(option, value, 'must be a whole number of milliseconds, at least 1')
-  }
+  throw new LimiterTypeError(option, value, "a number of milliseconds or a string such as '10s'")
+}
+
+// `ms`, unless above `maxMs`.
+function atMost(ms: number, value: unknown, option: string, maxMs: number | undefined): number {
   if (maxMs !== undefined && ms > maxMs) {
     const why =
       maxMs === MAX_TIMER_MS
@@ -99,19 +106,21 @@ export function resetDurationWarnings(): void {
   warned.clear()
 }
 
-const ZERO = /^\s*0+(?:\.0+)?\s*(?:ms|s|m|h|d)\s*$/
-
 /**
- * A wait such as `maxWait`: 0 (take a slot now or be refused) or a duration up to Node's longest
- * timer.
+ * A wait such as `maxWait` or `maxDelay`: 0 (`zero` says what that means) or a duration up to
+ * Node's longest timer, `0`, `'0ms'` and `'0s'` alike.
  */
-export function parseWait(value: unknown, option: string): number {
-  if (value === 0 || (typeof value === 'string' && ZERO.test(value))) return 0
-  if (typeof value === 'number' && !(Number.isInteger(value) && value > 0))
+export function parseWait(
+  value: unknown,
+  option: string,
+  zero = 'take a free slot or be refused at once',
+): number {
+  const ms = givenMs(value, option)
+  if (!Number.isFinite(ms) || ms < 0 || !Number.isInteger(ms))
     throw new LimiterRangeError(
       option,
       value,
-      'must be a whole number of milliseconds, 0 or more (0: take a free slot or be refused at once)',
+      `must be a whole number of milliseconds, 0 or more (0: ${zero})`,
     )
-  return parseDuration(value, option, MAX_TIMER_MS)
+  return atMost(ms, value, option, MAX_TIMER_MS)
 }

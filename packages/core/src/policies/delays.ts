@@ -1,5 +1,5 @@
 // A limiter's `maxDelay` and `delayAfter`: validated, and set on the policies that reserve.
-import { MAX_TIMER_MS, parseDuration } from '../common/duration.js'
+import { parseWait } from '../common/duration.js'
 import { LimiterRangeError, LimiterTypeError } from '../common/errors.js'
 import { MAX_UNITS, type NamedPolicy, RESERVING } from './policy.js'
 
@@ -22,8 +22,7 @@ export function withDelays(
   several: boolean,
 ): readonly NamedPolicy[] {
   const { maxDelay, delayAfter } = options
-  const maxDelayMs =
-    maxDelay === undefined || maxDelay === 0 ? 0 : parseDuration(maxDelay, 'maxDelay', MAX_TIMER_MS)
+  const maxDelayMs = maxDelay === undefined ? 0 : parseWait(maxDelay, 'maxDelay', 'no waiting')
   if (delayAfter !== undefined && (typeof delayAfter !== 'number' || Number.isNaN(delayAfter)))
     throw new LimiterTypeError('delayAfter', delayAfter, 'a positive integer')
   if (delayAfter !== undefined && (!Number.isInteger(delayAfter) || delayAfter < 1))
