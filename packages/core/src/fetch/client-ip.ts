@@ -40,8 +40,10 @@ function forwardedFor(headers: Headers): string[] {
  * The client address under `trust`: the connection's own (`peer`), or an `X-Forwarded-For`
  * entry as Express's `trust proxy` picks it with `true` or a hop count. An entry is returned as
  * written: the default key (`ipKey`) drops a port or brackets (`203.0.113.7:50000`, from Azure
- * Application Gateway), as on the Node adapters. `undefined` when the hop asked for is not there
- * (fewer proxies than `trust` says: a client reaching the app past them) and no peer is known.
+ * Application Gateway), as on the Node adapters. When the chain is shorter than `trust` says (a
+ * client reaching the app past the proxies, or fewer of them), the farthest entry is taken, which
+ * that client wrote: as Express does, so `trust` must not count more proxies than there are.
+ * `undefined` only when there is no entry and no peer.
  */
 export function clientAddress(
   peer: string | undefined,
