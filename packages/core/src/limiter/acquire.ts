@@ -203,22 +203,18 @@ let received = 0
 const receivedNow = (): number => ++received
 
 function giveBack(limiter: Limiter, key: string, owed: Omit<Owed, 'done'>): Promise<void> {
-  let keys = owing.get(limiter)
-  if (keys === undefined) {
-    keys = new Map()
-    owing.set(limiter, keys)
-  }
+  const keys = owing.get(limiter) ?? new Map<string, Owed[]>()
+  owing.set(limiter, keys)
   let due = keys.get(key)
   if (due === undefined) {
     const all: Owed[] = []
-    due = all
     keys.set(key, all)
-    const of = keys
     setTimeout(() => {
-      of.delete(key)
+      keys.delete(key)
       all.sort((a, b) => b.seq - a.seq)
       for (const o of all) void limiter.refund(key, o.cost, o.decision).then(o.done, o.done)
     }, 0)
+    due = all
   }
   const list = due
   return new Promise((resolve) => list.push({ ...owed, done: resolve }))
