@@ -24,10 +24,29 @@ describe('a misspelt option gets a suggestion', () => {
     ['maxDelayMs', 'maxDelay'],
     ['execEvenly', 'maxDelay'],
     ['maxdelay', 'maxDelay'],
+    ['id', 'key'],
+    ['getTracker', 'key'],
+    ['identifier', 'name'],
+    ['errorMessage', 'message'],
+    ['disableHeader', 'headers'],
+    ['db', 'redis'],
   ])('%s -> %s', (typo, meant) => {
     expect(() => resolve({ limit: 5, window: '1m', [typo]: 1 })).toThrow(
       `is not an option (did you mean \`${meant}\`?`,
     )
+  })
+
+  // (before: `reservoir` suggested `reserve`, the concurrency fleet reserve; the others nothing)
+  it.each([
+    [
+      'reservoir',
+      /`reservoir`: is not an option \(Bottleneck's `reservoir` is a rate here: `limit` per `window`/,
+    ],
+    ['maxConcurrent', /`maxConcurrent`: .*algorithm: 'concurrency'/],
+    ['minTime', /`minTime`: .*limit: 1, window: <minTime>, burst: 1/],
+    ['limiter', /`limiter`: .*algorithm: 'sliding-window', limit: 10, window: '10s'/],
+  ])('a peer option that is several here says which: %s', (name, message) => {
+    expect(() => createLimiter({ limit: 5, window: '1m', [name]: 1 } as never)).toThrow(message)
   })
 
   it('createLimiter refuses unknown names too', () => {

@@ -40,6 +40,15 @@ const PEER_NAMES: ReadonlyMap<string, string> = new Map([
   ['maxDelayMs', 'maxDelay'],
   ['execEvenly', 'maxDelay'],
   ['execEvenlyMinDelayMs', 'maxDelay'],
+  // koa-ratelimit, @nestjs/throttler, express-rate-limit
+  ['id', 'key'],
+  ['getTracker', 'key'],
+  ['identifier', 'name'],
+  ['errorMessage', 'message'],
+  ['disableHeader', 'headers'],
+  ['db', 'redis'],
+  ['driver', 'store'],
+  ['namespace', 'prefix'],
 ])
 
 // `ms`-package words (@fastify/rate-limit's `timeWindow: '1 minute'`) and the suffix they become.
@@ -112,6 +121,23 @@ const WHERE_DECISION =
 const PEER_NOTES: ReadonlyMap<string, string> = new Map([
   ['requestPropertyName', `there is no such option: ${WHERE_DECISION}`],
   ['requestStorePropertyName', `there is no such option: ${WHERE_DECISION}`],
+  // Bottleneck and @upstash/ratelimit: one of their options is several here
+  [
+    'reservoir',
+    "Bottleneck's `reservoir` is a rate here: `limit` per `window` (its refresh interval), with `maxDelay` to queue calls instead of refusing them",
+  ],
+  [
+    'maxConcurrent',
+    "Bottleneck's `maxConcurrent` is a concurrency policy here: `algorithm: 'concurrency'` with `limit`",
+  ],
+  [
+    'minTime',
+    "Bottleneck's `minTime` spaces calls: `limit: 1, window: <minTime>, burst: 1`, with `maxDelay` to queue them",
+  ],
+  [
+    'limiter',
+    "@upstash/ratelimit's `limiter` is three options here: `Ratelimit.slidingWindow(10, '10 s')` is `algorithm: 'sliding-window', limit: 10, window: '10s'`",
+  ],
 ])
 
 /**
