@@ -122,7 +122,26 @@ function honoCall(scoped: boolean, self: () => unknown): AnsweringCall<Context> 
     respond: (body, init, c) => refusalOf(c, body, init, runsFirst(c, self())),
     response: (c) => c.res,
     answer,
+    ended: nodeResponseEnded,
   }
+}
+
+/** The part of a Node `ServerResponse` that says when a response is over. */
+interface NodeResponseLike {
+  once(event: 'close', listener: () => void): unknown
+  readonly writableFinished: boolean
+  readonly statusCode: number
+}
+
+// On @hono/node-server (its bindings hold the Node response as `outgoing`): `gone` once that
+// response closes, with its status if it was sent whole. A middleware further out that throws
+// after the handler makes Hono answer from `onError`, dropping our body unread: its lease would
+// otherwise stay held until its window ends. Other runtimes have no such binding.
+function nodeResponseEnded(c: Context, gone: (status: number | undefined) => void): void {
+  const outgoing = (c.env as { outgoing?: Partial<NodeResponseLike> } | undefined)?.outgoing
+  if (typeof outgoing?.once !== 'function') return
+  const res = outgoing as NodeResponseLike
+  res.once('close', () => gone(res.writableFinished ? res.statusCode : undefined))
 }
 
 /**

@@ -363,6 +363,27 @@ describe('the end of a request', () => {
     expect((await get(url)).status).toBe(200)
   })
 
+  it('a middleware further out that throws after next: its onError answer ends the lease', async () => {
+    const app = new Hono()
+    app.use(async (c, next) => {
+      await next()
+      if (c.req.query('fail') !== undefined) throw new Error('after the handler')
+    })
+    app.use(rateLimit({ algorithm: 'concurrency', limit: 1, window: '10m' }))
+    app.get('/', (c) => c.text('ok'))
+    app.onError((_error, c) => c.text('failed', 500))
+    const { url } = await listen(app)
+    // Hono's error path replaces the response, dropping our body unread (before: the lease
+    // stayed held for the whole window, every later request refused)
+    expect((await get(`${url}/?fail`)).status).toBe(500)
+    const statuses: number[] = []
+    for (let i = 0; i < 3; i++) {
+      await sleep(20)
+      statuses.push((await get(url)).status)
+    }
+    expect(statuses).toEqual([200, 200, 200])
+  })
+
   it('a streamed response holds its concurrency lease until the stream ends', async () => {
     const app = new Hono()
     app.use(rateLimit({ algorithm: 'concurrency', limit: 1, window: '1m' }))

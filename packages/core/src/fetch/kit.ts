@@ -108,6 +108,14 @@ export interface FetchCall<Req = unknown> {
    * `respond` built, `'other'` for `onLimited`'s or a 499. Not called for a skipped request.
    */
   readonly answer?: ((req: Req, res: Response, from: AnswerFrom) => void) | undefined
+  /**
+   * Calls `gone(status)` once the host's own response is over, whatever became of the body the
+   * kit handed on (@hono/node-server: the Node response's `close`, with its status if it
+   * finished). A middleware further out that replaces the response (Hono's `onError` after a
+   * throw) drops that body unread; this still ends what the request holds. Read only when
+   * something is owed. Without it, the body's end alone does (and the lease's `window`).
+   */
+  readonly ended?: ((req: Req, gone: (status: number | undefined) => void) => void) | undefined
 }
 
 /** A {@link FetchCall} that reads the handler's response itself and takes every answer. */
@@ -335,10 +343,12 @@ async function admitted<Req>(
   // A client that leaves while its handler runs: by default what it holds (a lease) is held
   // until the handler is over, since in flight means running; with `releaseOnDisconnect`, at once.
   const handler = { running: true, left: false }
-  settleOnAbort(request.signal, (status) => {
+  const gone = (status: number | undefined): void => {
     if (handler.running && !rl.releaseOnDisconnect) handler.left = true
     else settle(status)
-  })
+  }
+  settleOnAbort(request.signal, gone)
+  call.ended?.(req, gone)
   let res: Response
   try {
     res = responseOf(call, req, await next())
