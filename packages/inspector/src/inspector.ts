@@ -226,11 +226,31 @@ async function lookupPart<H>(
 }
 
 /** The POST's fields, or undefined if its body is over `MAX_BODY_BYTES`. */
+// The body as text, read no further than MAX_BODY_BYTES (undefined past them): a chunked body
+// has no Content-Length to refuse it by, and request.text() would hold all of it first.
+async function boundedText(request: Request): Promise<string | undefined> {
+  if (request.body === null) return ''
+  const chunks: Uint8Array[] = []
+  let bytes = 0
+  const reader = request.body.getReader()
+  for (;;) {
+    const { done, value } = await reader.read()
+    if (done) break
+    bytes += value.byteLength
+    if (bytes > MAX_BODY_BYTES) {
+      await reader.cancel().catch(() => undefined)
+      return undefined
+    }
+    chunks.push(value)
+  }
+  return Buffer.concat(chunks).toString('utf8')
+}
+
 async function readFields(request: Request): Promise<Fields | undefined> {
   if (Number(request.headers.get('content-length') ?? 0) > MAX_BODY_BYTES) return undefined
   const type = request.headers.get('content-type') ?? ''
-  const body = await request.text()
-  if (Buffer.byteLength(body) > MAX_BODY_BYTES) return undefined
+  const body = await boundedText(request)
+  if (body === undefined) return undefined
   if (type.includes('application/json')) {
     try {
       const parsed: unknown = JSON.parse(body)

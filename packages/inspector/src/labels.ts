@@ -25,8 +25,13 @@ export async function keyOfLabel(
   const { mask } = options
   if (mask === undefined) return { key: typed }
   const found = await keysLabelled(recorder, mask, source, typed, nowMs, listed)
-  if (found.length === 1) return { key: found[0] as string }
   const shown = JSON.stringify(typed)
+  if (found.length === 1 && isDigest(found[0] as string))
+    return {
+      status: 404,
+      error: `The label ${shown} is a key longer than 200 bytes, which the summaries keep only as its digest. Nothing was done; use the raw key.`,
+    }
+  if (found.length === 1) return { key: found[0] as string }
   if (found.length > 1)
     return {
       status: 409,
@@ -39,6 +44,9 @@ export async function keyOfLabel(
     }
   return { key: typed }
 }
+
+// A key the summaries hold as its digest (core's boundedKey: over 200 bytes), not the key.
+const isDigest = (key: string): boolean => key.charCodeAt(0) === 0
 
 async function keysLabelled(
   recorder: Recorder,

@@ -15,6 +15,7 @@ import {
   type Limiter,
   observeDecisions,
 } from '@limiter/core'
+import { boundedKey } from '@limiter/core/http'
 import { SpaceSaving } from './space-saving.js'
 
 export const SECONDS = 900
@@ -179,7 +180,8 @@ function record(
   records.forEach((record, i) => {
     if (decision.policies[i]?.allowed !== false) return
     record.count(shadow ? SHADOW : REFUSED, atMs)
-    record.refusedKey(key, atMs)
+    // at most ~200 bytes a key, whatever a client sends: a longer one is held as its digest
+    record.refusedKey(boundedKey(key), atMs)
   })
 }
 

@@ -299,6 +299,28 @@ export function describeInspectorContract(name: string, mount: Mount): void {
         expect(big.status).toBe(413)
         expect((await limiter.peek('big')).allowed).toBe(true)
       })
+
+      it('answers 413 to a chunked body over 64 kB, reading no further (no Content-Length)', async () => {
+        const { cookie, token } = await csrf(base)
+        // 4 MB sent in 64 kB chunks: a reader that stops at 64 kB never pulls most of them
+        // (before, the Fetch mounts read it whole first)
+        let pulled = 0
+        const chunk = new TextEncoder().encode('a'.repeat(65_536))
+        const body = new ReadableStream<Uint8Array>({
+          pull(controller) {
+            if (pulled++ < 64) controller.enqueue(chunk)
+            else controller.close()
+          },
+        })
+        const response = await fetch(`${base}/api/block?csrf=${token}`, {
+          method: 'POST',
+          headers: { ...admin, cookie, 'content-type': 'text/plain', 'x-csrf-token': token },
+          body,
+          duplex: 'half',
+        } as RequestInit)
+        expect(response.status).toBe(413)
+        expect(pulled).toBeLessThan(64)
+      })
     })
   }
 }

@@ -55,6 +55,22 @@ describe('the recorder', () => {
     page.close()
   })
 
+  it('holds a refused key of any length in at most ~200 bytes, distinct keys distinct', async () => {
+    await clearOfMinuteEdge()
+    const limiter = createLimiter({ name: 'long-keys', limit: 1, window: '1m' })
+    const page = inspector({ limiters: [limiter], authorize: () => true, maskKey: false })
+    const long = (c: string) => c.repeat(64 * 1024)
+    for (const key of [long('a'), long('b'), 'short'])
+      for (let i = 0; i < 3; i++) await limiter.consume(key)
+    const top = (await page.state()).policies[0]?.top['1m'] ?? []
+    // (before: each summary entry kept the 64 kB key, in memory and in Redis)
+    expect(top.map((t) => t.count)).toEqual([2, 2, 2])
+    expect(new Set(top.map((t) => t.key)).size).toBe(3)
+    expect(top.every((t) => Buffer.byteLength(t.key) <= 200)).toBe(true)
+    expect(top.map((t) => t.key)).toContain('short')
+    page.close()
+  })
+
   it('charges a refusal to the policies that refused it, and ignores peeks', async () => {
     const limiter = createLimiter({
       name: 'two-policies',

@@ -1,6 +1,8 @@
 // @limiter/core/http: the adapter kit. What every framework adapter shares (option resolution,
 // the request check, headers, the limited response, refunds, route scopes), for the bundled
 // adapters and for any other framework's.
+
+export { boundedKey } from '../stores/bounded-key.js'
 export {
   beginCheck,
   checkRequest,
