@@ -3,6 +3,7 @@
 // and block then unblock changing the next request's status.
 import { subscribe, unsubscribe } from 'node:diagnostics_channel'
 import { createLimiter, type Limiter } from '@limiter/core'
+import { boundedKey } from '@limiter/core/http'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import {
   type AuditEvent,
@@ -242,6 +243,19 @@ export function describeInspectorContract(name: string, mount: Mount): void {
           expect(lookup.status).toBe(404)
         }
         expect((await limiter.peek('never-refused-here')).allowed).toBe(true)
+      })
+
+      it('refuses to act on the label of a key kept as its digest (over 200 bytes)', async () => {
+        const long = `long-${'x'.repeat(300)}`
+        for (let i = 0; i < 5; i++) await limiter.consume(long)
+        const label = hashKey(boundedKey(long))
+        const { cookie, token } = await csrf(base)
+        const reset = await post(base, 'reset', { key: label, csrf: token }, cookie)
+        expect(reset.status).toBe(404)
+        expect(await reset.json()).toEqual({
+          error: expect.stringContaining('longer than 200 bytes'),
+        })
+        expect((await limiter.peek(long)).allowed).toBe(false)
       })
 
       it('refuses a POST from Origin: null, even with its token', async () => {
