@@ -34,6 +34,24 @@ let unique = 0
 const STORES = storeCases(redis)
 const WAITING = ['gcra', 'token-bucket', 'leaky-bucket'] as const
 
+// 10 per second, burst 1, waiting up to 1 s: slots every 100 ms (on `clock`, when given).
+function tenPerSecond(
+  store: Store,
+  clock?: () => number,
+  algorithm: (typeof WAITING)[number] = 'gcra',
+): Limiter {
+  const options: LimiterOptions = {
+    algorithm,
+    limit: 10,
+    window: '1s',
+    burst: 1,
+    maxDelay: '1s',
+    name: `rr${unique++}`,
+    store,
+  }
+  return createLimiter(clock === undefined ? options : withClock(options, clock))
+}
+
 /** An admission the test keeps track of: when it is due, its cost, its decision. */
 interface Admission {
   readonly dueMs: number
@@ -92,20 +110,7 @@ describe.each(STORES)('%s', (_name, makeStore) => {
     '%s, a batch every %i ms: aborting all but the last of each admits at most 10 in any second',
     async (algorithm, stepMs) => {
       const clock = { now: 1_800_000_000_000 }
-      const limiter = createLimiter(
-        withClock(
-          {
-            algorithm,
-            limit: 10,
-            window: '1s',
-            burst: 1,
-            maxDelay: '1s',
-            name: `rr${unique++}`,
-            store: makeStore(),
-          },
-          () => clock.now,
-        ),
-      )
+      const limiter = tenPerSecond(makeStore(), () => clock.now, algorithm)
       const admissions = await abortAllButLast(limiter, clock, stepMs)
       // (before the fix: 20 in a second with a batch every 50 ms, 11 in 100 ms every 5 ms)
       expect(mostInWindow(admissions, 1000)).toBeLessThanOrEqual(10)
@@ -118,15 +123,7 @@ describe.each(STORES)('%s', (_name, makeStore) => {
   )
 
   it('acquire: waiters that abort give back no slot another still waits behind', async () => {
-    const limiter = createLimiter({
-      algorithm: 'gcra',
-      limit: 10,
-      window: '1s',
-      burst: 1,
-      maxDelay: '1s',
-      name: `rr${unique++}`,
-      store: makeStore(),
-    })
+    const limiter = tenPerSecond(makeStore())
     // 11 at once: one goes now, the others wait 100 ms to 1 s; all but the first and last give up
     const controllers = Array.from({ length: 11 }, () => new AbortController())
     const waiting = controllers.map((c) => limiter.acquire('k', { signal: c.signal }))
@@ -151,15 +148,7 @@ describe.each(STORES)('%s', (_name, makeStore) => {
   ])(
     'acquire: waiters sharing one signal that aborts %s give every reservation back',
     async (_when, sleepMs) => {
-      const limiter = createLimiter({
-        algorithm: 'gcra',
-        limit: 10,
-        window: '1s',
-        burst: 1,
-        maxDelay: '1s',
-        name: `rr${unique++}`,
-        store: makeStore(),
-      })
+      const limiter = tenPerSecond(makeStore())
       const first = await limiter.acquire('k')
       expect(first.delayMs).toBe(0)
       // nine wait 100 ms to 900 ms for their slots, on one signal (a request's, say)
@@ -192,20 +181,7 @@ async function until(check: () => Promise<boolean>): Promise<void> {
 // Four requests at once (slots 0, 100, 200 and 300 ms), refunded out of order.
 async function tailOnly(store: Store): Promise<void> {
   const clock = { now: 1_800_000_000_000 }
-  const limiter = createLimiter(
-    withClock(
-      {
-        algorithm: 'gcra',
-        limit: 10,
-        window: '1s',
-        burst: 1,
-        maxDelay: '1s',
-        name: `rr${unique++}`,
-        store,
-      },
-      () => clock.now,
-    ),
-  )
+  const limiter = tenPerSecond(store, () => clock.now)
   const delays: number[] = []
   const decisions: Decision[] = []
   for (let i = 0; i < 4; i++) {
