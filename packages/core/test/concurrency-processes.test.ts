@@ -93,7 +93,7 @@ describe('a process killed while holding slots', () => {
     const limiter = createLimiter({
       algorithm: 'concurrency',
       limit: 3,
-      window: 1500,
+      window: '1500ms',
       name: 'held',
       store: new RedisStore({ client: redis.client }),
     })

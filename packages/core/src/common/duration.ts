@@ -84,7 +84,8 @@ const warned = new Set<string>()
  * duration or a concurrency policy's `retryAfter`, is a bare number below 1000: milliseconds
  * here, where rate-limiter-flexible and @nestjs/throttler before v5 count seconds (and
  * @fastify/under-pressure its `retryAfter`), so `60` is likely meant as `'60s'`. Strings
- * (`'500ms'`) say their unit and never warn. `what` names the option (`window`, `retryAfter`)
+ * (`'500ms'`) say their unit and never warn. A number warns when it looks like seconds: under
+ * 1000, or a whole number of minutes as seconds that is no whole second as ms (3600, 86400). `what` names the option (`window`, `retryAfter`)
  * or the call (`limiter.block`); `peer` says who counts it in seconds.
  */
 export function warnBareMilliseconds(
@@ -92,13 +93,22 @@ export function warnBareMilliseconds(
   what: string,
   peer = 'rate-limiter-flexible counts seconds',
 ): void {
-  if (typeof value !== 'number' || value >= 1000 || warned.has(what)) return
+  if (typeof value !== 'number' || !secondsLike(value) || warned.has(what)) return
   warned.add(what)
   const shown = what.startsWith('limiter.') ? `${what}(key, ${value})` : `${what}: ${value}`
+  const unit = value < 1000 ? undefined : wholeUnit(value * 1000)
+  const meant = unit === undefined ? `${value}s` : `${unit.count}${unit.suffix}`
+  const ms = value < 1000 ? `${value} ms` : `${value} ms (${value / 1000} s)`
   process.emitWarning(
-    `${shown} is ${value} ms; if you meant ${value} seconds write '${value}s' (a bare number is milliseconds here; ${peer}). Write '${value}ms' to say milliseconds and silence this, or run node with --disable-warning=LIMITER_SMALL_WINDOW.`,
+    `${shown} is ${ms}; if you meant ${value} seconds write '${meant}' (a bare number is milliseconds here; ${peer}). Write '${value}ms' to say milliseconds and silence this, or run node with --disable-warning=LIMITER_SMALL_WINDOW.`,
     { type: 'LimiterWarning', code: 'LIMITER_SMALL_WINDOW' },
   )
+}
+
+// A bare number more likely meant as seconds: under 1000, or a whole number of minutes as
+// seconds (3600, 86400) that is no whole number of seconds as ms.
+function secondsLike(value: number): boolean {
+  return value < 1000 || (value % 60 === 0 && value % 1000 !== 0)
 }
 
 /** Forgets which warnings were given (for tests). */

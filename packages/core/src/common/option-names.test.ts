@@ -176,12 +176,31 @@ describe('a bare-number window or block under a second warns once', () => {
     )
   })
 
-  it('strings and a second or more never warn', async () => {
+  it("window: 3600 or 86400 (an hour, a day, in seconds) warns, suggesting '1h', '1d'", async () => {
+    resetDurationWarnings()
+    const warnings = await warningsOf(async () => {
+      createLimiter({ limit: 5, window: 3600 })
+      await createLimiter({ limit: 5, window: '1m' }).block('a', 86_400)
+    })
+    // (before: only numbers under 1000 warned, so these became 3.6 s and 86.4 s silently)
+    expect(warnings.map((w) => w.message)).toEqual([
+      expect.stringContaining(
+        "window: 3600 is 3600 ms (3.6 s); if you meant 3600 seconds write '1h'",
+      ),
+      expect.stringContaining(
+        "limiter.block(key, 86400) is 86400 ms (86.4 s); if you meant 86400 seconds write '1d'",
+      ),
+    ])
+  })
+
+  it('strings, and numbers that read as ms, never warn', async () => {
     resetDurationWarnings()
     const warnings = await warningsOf(async () => {
       createLimiter({ limit: 5, window: '500ms' })
       createLimiter({ limit: 5, window: '60s' })
       createLimiter({ limit: 5, window: 1000 })
+      createLimiter({ limit: 5, window: 60_000 })
+      createLimiter({ limit: 5, window: 1001 })
       createLimiter({ limits: [{ limit: 5, window: '10ms' }] })
       await createLimiter({ limit: 5, window: '1m' }).block('a', '500ms')
       await createLimiter({ limit: 5, window: '1m' }).block('a', 60_000)
