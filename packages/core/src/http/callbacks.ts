@@ -27,10 +27,17 @@ export function isThenable<T>(value: MaybePromise<T> | PromiseLike<T>): value is
   )
 }
 
+// What a callback that throws may have taken for something else (express-rate-limit calls its
+// `message(req, res)` with the response).
+const SIGNATURES: Readonly<Record<string, string>> = {
+  message:
+    ' (it is called as message(req, decision): the second argument is the Decision, not the response, which the adapter sends; return the body)',
+}
+
 function threw(option: string, code: LimiterErrorCode, error: unknown): LimiterError {
   return misbehaved(
     option,
-    `threw: ${error instanceof Error ? error.message : String(error)}`,
+    `threw: ${error instanceof Error ? error.message : String(error)}${SIGNATURES[option] ?? ''}`,
     code,
     error,
   )

@@ -219,6 +219,15 @@ async function deniedCheck(options: Partial<RateLimitBaseOptions<Req>> = {}) {
 }
 
 describe('limitedResponse', () => {
+  it("a message callback written for express-rate-limit's (req, res) says what it is given", async () => {
+    const express = (_req: unknown, res: { status(code: number): unknown }) => res.status(429)
+    const { rl, check } = await deniedCheck({ message: express as never })
+    // (before: only "threw: res.status is not a function", at the first limited request)
+    await expect(limitedResponse(rl, req, check)).rejects.toThrow(
+      /^rateLimit option `message` threw: .*status is not a function \(it is called as message\(req, decision\): the second argument is the Decision, not the response/,
+    )
+  })
+
   it('defaults to an RFC 9457 quota-exceeded problem', async () => {
     const { rl, check } = await deniedCheck()
     const response = await limitedResponse(rl, req, check)
