@@ -141,6 +141,40 @@ describe('settleWhenOver on a real server', () => {
   })
 })
 
+describe('a handler that destroys its response', () => {
+  it.each([
+    ['calls res.destroy()', 'destroy'],
+    ['pipes a stream its client leaves', 'pipeline'],
+  ])('%s: the request is over (before: held for good)', async (_name, how) => {
+    const settled: Array<number | undefined> = []
+    const port = await serve((_req, res) => {
+      settleWhenOver(res, (status) => settled.push(status), true)
+      if (how === 'destroy') {
+        setTimeout(() => res.destroy(), 30)
+        return
+      }
+      const source = new PassThrough()
+      source.write('first chunk')
+      // like stream.pipeline: a response closed early destroys what feeds it, and the response
+      res.once('close', () => {
+        source.destroy()
+        res.destroy()
+      })
+      source.pipe(res)
+    })
+    const socket = connect(port, '127.0.0.1')
+    await new Promise((resolve) => socket.once('connect', resolve))
+    socket.write('GET / HTTP/1.1\r\nHost: x\r\n\r\n')
+    if (how === 'pipeline') {
+      await new Promise((resolve) => socket.once('data', resolve))
+      socket.destroy()
+    }
+    await until(() => settled.length === 1)
+    expect(settled).toEqual([undefined])
+    socket.destroy()
+  })
+})
+
 describe('handlerDone', () => {
   const response = () =>
     Object.assign(new EventEmitter(), {

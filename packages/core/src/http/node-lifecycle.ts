@@ -5,7 +5,7 @@
 // closes, but a pipelined response queued behind another on a connection that dies hears neither:
 // only its socket's `close` tells. And a client gone does not mean its handler stopped: by
 // default a request is over only once its handler has ended the response (`res.end`, wrapped on
-// that response) or said so ({@link handlerDone}: Koa, whose `respond` skips `res.end` for a
+// that response, or `res.destroy`) or said so ({@link handlerDone}: Koa, whose `respond` skips `res.end` for a
 // client gone), and the response finished or the client left.
 
 /** The part of a Node socket the lifecycle watches. */
@@ -25,6 +25,7 @@ export interface LifecycleTarget {
   /** Node 15.7+: the request this response answers. */
   readonly req?: { readonly socket?: SocketLike | null } | undefined
   end?: unknown
+  destroy?: unknown
   once(event: 'finish' | 'close', listener: () => void): unknown
   removeListener?(event: 'finish' | 'close', listener: () => void): unknown
 }
@@ -164,17 +165,22 @@ export function settleWhenOver(res: LifecycleTarget, settle: Settle, hold: boole
   const socket = res.socket == null ? res.req?.socket : undefined
   if (socket != null) unwatch = onSocketClose(socket, left)
   if (wait) {
-    wrapEnd(res as LifecycleTarget & { end: (...args: unknown[]) => unknown }, handlerEnded)
+    wrapEnding(res, 'end', handlerEnded)
+    // a handler may end the response by destroying it (`res.destroy()`, or `pipeline` when its
+    // client left mid-stream): Node itself never calls it when a client leaves. Without this,
+    // what such a request holds stayed held (a shedder's admission for good)
+    wrapEnding(res, 'destroy', handlerEnded)
     doneSignals.set(res, handlerEnded)
   }
   if (clientGone(res)) left()
 }
 
-// Wraps `end` on this response only: the handler ending the response ends its work.
-function wrapEnd(res: { end: (...args: unknown[]) => unknown }, ended: () => void): void {
-  const end = res.end
-  res.end = function (this: unknown, ...args: unknown[]) {
-    const result = end.apply(this, args)
+// Wraps `end` or `destroy` on this response only: the handler ending the response ends its work.
+function wrapEnding(res: LifecycleTarget, name: 'end' | 'destroy', ended: () => void): void {
+  const method = res[name]
+  if (typeof method !== 'function') return
+  res[name] = function (this: unknown, ...args: unknown[]) {
+    const result = method.apply(this, args)
     ended()
     return result
   }
