@@ -200,6 +200,37 @@ describe('limiter:adaptive', () => {
   })
 })
 
+describe('a wait on purpose (waitedMs)', () => {
+  it("comes off the sample: a limiter's maxDelay wait does not read as a slow service", () => {
+    const clock = { now: 0 }
+    const make = () =>
+      createAdaptiveLimit({
+        min: 4,
+        max: 200,
+        initial: 40,
+        [SHED_HOOKS]: { now: () => clock.now, random: lcg(3) },
+      } as AdaptiveOptions)
+    const told = make()
+    const untold = make()
+    // 2 ms of work, until the last rounds, each after a wait that grows to ~1.5 s, as a burst
+    // under maxDelay queues (the helper's repro: 40 -> 11 and 503s for an instant handler)
+    for (let round = 0; round < 300; round++) {
+      const waitedMs = Math.min(1500, round * 10)
+      const leases = Array.from({ length: 10 }, () => [told.tryAcquire(), untold.tryAcquire()])
+      clock.now += waitedMs + 2
+      for (const [a, b] of leases) {
+        a?.done({ waitedMs })
+        b?.done()
+      }
+      clock.now += 1
+    }
+    expect(told.state().limit).toBeGreaterThanOrEqual(40)
+    expect(told.state().baselineMs).toBeLessThan(10)
+    // the same traffic without it pulls the limit down: what the test tells apart
+    expect(untold.state().limit).toBeLessThan(told.state().limit)
+  })
+})
+
 describe('shedder with adaptive', () => {
   it('never lets in-flight past the limit under many concurrent async admits', async () => {
     let now = 0
@@ -279,6 +310,30 @@ describe('reserve', () => {
     expect(critical.every((a) => a.admitted)).toBe(true)
     expect(shedder.state().adaptive).toMatchObject({ inflight: 10, limit: 10 })
     shedder.close()
+  })
+
+  it('a closed shedder sheds nothing, its adaptive limit full or not', () => {
+    const shedder = createShedder({
+      adaptive: { min: 2, max: 2 },
+      [SHED_HOOKS]: { manual: true, now: () => 0, signals: { read: () => quiet, close() {} } },
+    } as ShedderOptions)
+    const held = [shedder.admit('normal'), shedder.admit('normal')]
+    expect(shedder.admit('normal')).toMatchObject({ admitted: false, signal: 'inflight' })
+    shedder.close()
+    // (before: still refused with signal 'inflight', and counted as shed)
+    const after = Array.from({ length: 3 }, () => shedder.admit('low'))
+    expect(after.every((a) => a.admitted)).toBe(true)
+    expect(shedder.state().shed).toBe(1)
+    for (const a of [...held, ...after]) if (a.admitted) a.done()
+    expect(shedder.state().inflight).toBe(0)
+  })
+
+  it("adaptive.name is a non-empty string, as a shedder's name is (before: 5 or '' taken)", () => {
+    for (const name of [5, ''])
+      expect(() => createAdaptiveLimit({ name } as never)).toThrow(
+        expect.objectContaining({ code: 'ERR_LIMITER_OPTION', option: 'adaptive.name' }),
+      )
+    expect(createAdaptiveLimit({ name: 'api' }).state().name).toBe('api')
   })
 
   it('is a share in [0, 0.99]', () => {

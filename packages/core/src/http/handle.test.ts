@@ -13,6 +13,7 @@ import {
   type ResolvedRateLimit,
   resolveRateLimitOptions,
 } from './options.js'
+import { giveBackReservation } from './owed.js'
 import { QUOTA_EXCEEDED_TYPE } from './problem.js'
 import type { CheckResult, RateLimitCheck } from './types.js'
 
@@ -621,5 +622,31 @@ describe('leases and reserved slots', () => {
       await tick()
       expect({ went, ...counts }).toEqual({ went: false, releases: 0, refunds: 1 })
     })
+  })
+})
+
+describe('a shedder admission under maxDelay', () => {
+  // a shedder that records how each admission ends
+  const recording = () => {
+    const ends: unknown[] = []
+    const shed = {
+      admit: () => ({ admitted: true as const, done: (options?: unknown) => ends.push(options) }),
+    }
+    return { ends, shed: shed as never }
+  }
+
+  it('ends with the wait taken off its sample, or ignored when it never ran', async () => {
+    const { ends, shed } = recording()
+    const rl = resolve({ algorithm: 'gcra', limit: 1, window: '1s', maxDelay: '1s', shed })
+    const first = (await checkRequest(rl, req)) as RateLimitCheck
+    first.over?.(200)
+    const waited = (await checkRequest(rl, req)) as RateLimitCheck
+    expect(waited.decision.delayMs).toBeGreaterThan(900)
+    waited.over?.(200)
+    const gaveUp = (await checkRequest(rl, req)) as RateLimitCheck
+    // a client gone while waiting: the reservation is given back, the request never ran
+    await giveBackReservation(gaveUp)
+    // (before: the wait counted as service time, and a given-up wait as a sample)
+    expect(ends).toEqual([undefined, { waitedMs: waited.decision.delayMs }, { ignore: true }])
   })
 })

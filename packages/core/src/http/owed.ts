@@ -49,6 +49,7 @@ export function owedOnce<Req>(
  * its `maxDelay` slot), whatever the skip options say; a concurrency lease comes back with it.
  */
 export function giveBackReservation(check: RateLimitCheck): Promise<void> {
-  check.over?.()
+  // it never ran: its round trip teaches the adaptive limit nothing
+  check.over?.(undefined, false)
   return check.limiter.refund(check.key, check.cost, check.decision).catch(ignore)
 }

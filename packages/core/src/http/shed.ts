@@ -67,7 +67,10 @@ function admitted(admission: ShedAdmitted, check: RateLimitCheck): RateLimitChec
     return check
   }
   // it goes on to the handler: its round trip is a sample, unless the response's final status,
-  // when the host passes it, says a limiter further on refused it (429, 503)
-  const over = (status?: number): void => admission.done(doneOptionsOf(status))
+  // when the host passes it, says a limiter further on refused it (429, 503), or it never ran;
+  // a `maxDelay` wait is the limiter's, not the service's: it comes off the sample
+  const waitedMs = check.decision.delayMs
+  const over = (status?: number, ran = true): void =>
+    admission.done(ran ? doneOptionsOf(status, waitedMs) : IGNORE)
   return { ...check, over }
 }

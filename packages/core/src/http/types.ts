@@ -44,9 +44,11 @@ export interface RateLimitCheck {
    * Admitted by the `shed` option's shedder: its `done`, to call once when the request is over
    * (the lifecycle that releases leases calls it), with the response's final status
    * (`undefined` when the client went away first): a 429 or 503 from a limiter further on ends
-   * it without teaching the adaptive limit.
+   * it without teaching the adaptive limit, as does `ran: false` (the request never reached its
+   * handler: a `maxDelay` wait given up). The time it waited on purpose (`delayMs`) is not
+   * service time: it is taken off the sample.
    */
-  readonly over?: ((status?: number) => void) | undefined
+  readonly over?: ((status?: number, ran?: boolean) => void) | undefined
 }
 
 /**

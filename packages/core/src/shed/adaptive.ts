@@ -24,6 +24,13 @@ export interface AdaptiveState {
 /** Published on `limiter:adaptive` when an adaptive limit updates, or starts or ends a probe. */
 export type AdaptiveEvent = AdaptiveState
 
+// A done's `waitedMs`: a positive finite number, else 0 (done runs in finally blocks: it never
+// throws).
+function waitedOf(options: DoneOptions | undefined): number {
+  const ms = options?.waitedMs
+  return typeof ms === 'number' && Number.isFinite(ms) && ms > 0 ? ms : 0
+}
+
 /** How an admitted request ends: see {@link AdaptiveLease.done}. */
 export interface DoneOptions {
   /**
@@ -33,6 +40,12 @@ export interface DoneOptions {
    * `onIgnore`). It still leaves in-flight.
    */
   readonly ignore?: boolean
+  /**
+   * Of its round trip, the ms it waited on purpose before its work began (a rate limiter's
+   * `maxDelay` slot): not service time, so taken off the sample (default 0; anything but a
+   * positive finite number counts as 0).
+   */
+  readonly waitedMs?: number
 }
 
 /**
@@ -136,8 +149,11 @@ class Adaptive implements AdaptiveLimit {
             probe.tagged--
             probe.pending--
           }
-        } else if (probe === undefined) this.#sample(this.#now() - now)
-        else if (tagged) this.#probeSample(probe, this.#now() - now)
+          return
+        }
+        const rttMs = Math.max(0, this.#now() - now - waitedOf(options))
+        if (probe === undefined) this.#sample(rttMs)
+        else if (tagged) this.#probeSample(probe, rttMs)
       },
     }
   }

@@ -9,8 +9,9 @@ export const IGNORE: DoneOptions = Object.freeze({ ignore: true })
  * How an admission whose response closed with `status` ends: a 429 (a rate limit further on)
  * or a 503 (a fleet reserve, a shedder, or a handler saying it is overloaded) is a refusal
  * answered in microseconds, and ends ignored; any other status, or none (the client left),
- * is a sample.
+ * is a sample, less `waitedMs` the request waited on purpose before it ran (`maxDelay`).
  */
-export function doneOptionsOf(status: number | undefined): DoneOptions | undefined {
-  return status === 429 || status === 503 ? IGNORE : undefined
+export function doneOptionsOf(status: number | undefined, waitedMs = 0): DoneOptions | undefined {
+  if (status === 429 || status === 503) return IGNORE
+  return waitedMs > 0 ? { waitedMs } : undefined
 }

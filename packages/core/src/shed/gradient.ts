@@ -1,5 +1,6 @@
 // The adaptive limit's options and its update rule: a pure function of one window of samples.
 import { type Duration, parseDuration } from '../common/duration.js'
+import { LimiterTypeError } from '../common/errors.js'
 import { knownOptions, type ScopeHints } from '../common/option-names.js'
 import { numberIn } from './number-option.js'
 
@@ -77,6 +78,14 @@ const ADAPTIVE_HINTS: ScopeHints = new Map([
   ['rttTolerance', 'tolerance'],
 ])
 
+// `adaptive.name`: a non-empty string, as a shedder's `name` is (default 'adaptive').
+function nameOf(name: unknown): string {
+  if (name === undefined) return 'adaptive'
+  if (typeof name !== 'string' || name === '')
+    throw new LimiterTypeError('adaptive.name', name, 'a non-empty string')
+  return name
+}
+
 /** Checks `options` (unknown names too) and fills in the defaults. */
 export function settingsOf(given: AdaptiveOptions): Settings & { readonly initial: number } {
   const options = knownOptions(given, ADAPTIVE_OPTIONS, 'adaptive.', ADAPTIVE_HINTS)
@@ -84,7 +93,7 @@ export function settingsOf(given: AdaptiveOptions): Settings & { readonly initia
   const min = numberIn(options.min, 'adaptive.min', 4, 1, big, true)
   const max = numberIn(options.max, 'adaptive.max', Math.max(1000, min), min, big, true)
   return {
-    name: options.name ?? 'adaptive',
+    name: nameOf(options.name),
     min,
     max,
     initial: numberIn(

@@ -131,6 +131,9 @@ class ProcessShedder implements Shedder {
 
   admit(priority?: Priority): ShedAdmitted | ShedRefused {
     const rank = priorityRank(priority)
+    // a closed shedder sheds nothing: its adaptive limit is not asked either (before, it still
+    // refused past that limit, an in-flight count nothing would lower again)
+    if (this.#closed) return this.#enter(undefined)
     this.#ladder.see(rank)
     const shadow = this.#mode === 'shadow'
     const laddered = this.#ladder.sheds(rank)
