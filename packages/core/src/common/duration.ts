@@ -85,8 +85,9 @@ const warned = new Set<string>()
  * here, where rate-limiter-flexible and @nestjs/throttler before v5 count seconds (and
  * @fastify/under-pressure its `retryAfter`), so `60` is likely meant as `'60s'`. Strings
  * (`'500ms'`) say their unit and never warn. A number warns when it looks like seconds: under
- * 1000, or a whole number of minutes as seconds that is no whole second as ms (3600, 86400). `what` names the option (`window`, `retryAfter`)
- * or the call (`limiter.block`); `peer` says who counts it in seconds.
+ * 1000, or a whole number of minutes as seconds that is no whole second as ms (3600, 86400).
+ * `what` names the option (`window`, `retryAfter`) or the call (`limiter.block`); `peer` says
+ * who counts it in seconds.
  */
 export function warnBareMilliseconds(
   value: unknown,
