@@ -45,8 +45,9 @@ export async function keyOfLabel(
   return { key: typed }
 }
 
-// A key the summaries hold as its digest (core's boundedKey: over 200 bytes), not the key.
-const isDigest = (key: string): boolean => key.charCodeAt(0) === 0
+// A key the summaries hold as its digest (over 200 bytes: recorder's keptKey), not the key.
+const isDigest = (key: string): boolean =>
+  key.length === 46 && key.charCodeAt(0) === 0 && /^%[Hh][\w-]{43}$/.test(key.slice(1))
 
 async function keysLabelled(
   recorder: Recorder,

@@ -158,6 +158,12 @@ interface Recording {
 
 // One decision into a limiter's recordings. A peek is not traffic (the page's own, or an app's);
 // an allowed decision goes to the tally; a refusal is charged to the policies that refused it.
+// A refused key as the summaries keep it: at most ~200 bytes, whatever a client sends. A longer
+// one is its digest (core's boundedKey: what RedisStore names it by); any other, itself.
+function keptKey(key: string): string {
+  return key.length * 3 <= 200 || Buffer.byteLength(key) <= 200 ? key : boundedKey(key)
+}
+
 function record(
   { records, tally }: Recording,
   key: string,
@@ -180,8 +186,7 @@ function record(
   records.forEach((record, i) => {
     if (decision.policies[i]?.allowed !== false) return
     record.count(shadow ? SHADOW : REFUSED, atMs)
-    // at most ~200 bytes a key, whatever a client sends: a longer one is held as its digest
-    record.refusedKey(boundedKey(key), atMs)
+    record.refusedKey(keptKey(key), atMs)
   })
 }
 
