@@ -1,4 +1,5 @@
 // The raw key behind a label the page shows (`k:3f9a0c12…`), for the look-up and the actions.
+import { isKeyDigest } from '@limiter/core/http'
 import { isHashLabel, type ResolvedOptions } from './options.js'
 import type { Recorder } from './recorder.js'
 import type { SummarySource } from './state.js'
@@ -26,7 +27,7 @@ export async function keyOfLabel(
   if (mask === undefined) return { key: typed }
   const found = await keysLabelled(recorder, mask, source, typed, nowMs, listed)
   const shown = JSON.stringify(typed)
-  if (found.length === 1 && isDigest(found[0] as string))
+  if (found.length === 1 && isKeyDigest(found[0] as string))
     return {
       status: 404,
       error: `The label ${shown} is a key longer than 200 bytes, which the summaries keep only as its digest. Nothing was done; use the raw key.`,
@@ -44,10 +45,6 @@ export async function keyOfLabel(
     }
   return { key: typed }
 }
-
-// A key the summaries hold as its digest (over 200 bytes: recorder's keptKey), not the key.
-const isDigest = (key: string): boolean =>
-  key.length === 46 && key.charCodeAt(0) === 0 && /^%[Hh][\w-]{43}$/.test(key.slice(1))
 
 async function keysLabelled(
   recorder: Recorder,

@@ -15,7 +15,7 @@ import {
   type Limiter,
   observeDecisions,
 } from '@limiter/core'
-import { boundedKey } from '@limiter/core/http'
+import { boundedKey, isKeyDigest } from '@limiter/core/http'
 import { SpaceSaving } from './space-saving.js'
 
 export const SECONDS = 900
@@ -159,9 +159,11 @@ interface Recording {
 // One decision into a limiter's recordings. A peek is not traffic (the page's own, or an app's);
 // an allowed decision goes to the tally; a refusal is charged to the policies that refused it.
 // A refused key as the summaries keep it: at most ~200 bytes, whatever a client sends. A longer
-// one is its digest (core's boundedKey: what RedisStore names it by); any other, itself.
+// one is its digest (core's boundedKey: what RedisStore names it by); any other, itself (not
+// escaped, as boundedKey escapes one that starts with NUL).
 function keptKey(key: string): string {
-  return key.length * 3 <= 200 || Buffer.byteLength(key) <= 200 ? key : boundedKey(key)
+  const held = boundedKey(key)
+  return held === key || isKeyDigest(held) ? held : key
 }
 
 function record(

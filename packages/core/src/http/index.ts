@@ -2,7 +2,7 @@
 // the request check, headers, the limited response, refunds, route scopes), for the bundled
 // adapters and for any other framework's.
 
-export { boundedKey } from '../stores/bounded-key.js'
+export { boundedKey, isKeyDigest } from '../stores/bounded-key.js'
 export {
   beginCheck,
   checkRequest,

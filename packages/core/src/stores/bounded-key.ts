@@ -24,3 +24,11 @@ function rareKey(key: string): string {
   // encodeTag hashes every key over the bound (escaping only makes a key longer): `%H...`.
   return MARK + encodeTag(key)
 }
+
+/**
+ * Whether `held`, a key as {@link boundedKey} holds it, is a long key's digest rather than the
+ * key itself (a key kept whole, or escaped, is not).
+ */
+export function isKeyDigest(held: string): boolean {
+  return held.length === 46 && held.charCodeAt(0) === 0 && /^%[Hh][\w-]{43}$/.test(held.slice(1))
+}
