@@ -22,6 +22,8 @@ export interface ClientKeyHarness {
   trustingAll(): Promise<ClientKeyApp>
   /** What the warning names as the setting to use instead (a fragment of its message). */
   hint: string
+  /** Other settings of the framework's that any address passes (a function, a `/0` subnet). */
+  trustingAllAlso?: readonly (readonly [string, () => Promise<ClientKeyApp>])[]
 }
 
 const PORTS: readonly (readonly [string, string, string, string])[] = [
@@ -53,9 +55,13 @@ export function clientKeyContract(harness: ClientKeyHarness): void {
       }),
   )
 
-  it('a setting that trusts every hop is pointed out once, naming the one to use', async () => {
+  const trustingAll: readonly (readonly [string, () => Promise<ClientKeyApp>])[] = [
+    ['its trust-every-hop setting', harness.trustingAll],
+    ...(harness.trustingAllAlso ?? []),
+  ]
+  it.each(trustingAll)('%s is pointed out once, naming the setting to use', async (_, open) => {
     const warnings = await warningsDuring(() =>
-      withApp(harness.trustingAll, async (app) => {
+      withApp(open, async (app) => {
         expect(await app.status('203.0.113.1')).toBe(200)
         expect(await app.status('203.0.113.2')).toBe(200)
       }),

@@ -24,6 +24,9 @@ describe.each(EXPRESS)('$version', ({ express }) => {
   clientKeyContract({
     behindOne: async () => appWith(express, 1),
     trustingAll: async () => appWith(express, true),
+    trustingAllAlso: [
+      ['a function that trusts any address', async () => appWith(express, () => true)],
+    ],
     hint: "`app.set('trust proxy', 1)`",
   })
 
@@ -49,6 +52,8 @@ describe.each(EXPRESS)('$version', ({ express }) => {
     ['warnings: false', true, { warnings: false }],
     ['a key of its own', true, { key: () => 'tenant:1' }],
     ['addresses', 'loopback', {}],
+    ['a function trusting the proxy in front', (_ip: string, hop: number) => hop < 1, {}],
+    ['a function trusting loopback', (ip: string) => /^(::ffff:)?127\./.test(ip), {}],
   ])('no trust-proxy warning with %s', async (_name, trust, options) => {
     const warnings = await warningsDuring(async () => {
       const { status } = appWith(express, trust, options)

@@ -8,9 +8,9 @@ import { rateLimit } from '../src/index.js'
 import { countingStore, FASTIFY, type Factory } from './helpers.js'
 
 // The plugin registered at the root, or inside an encapsulated plugin of the app.
-async function appWith(fastify: Factory, trustProxy: boolean | string, nested = false) {
+async function appWith(fastify: Factory, trustProxy: unknown, nested = false) {
   const store = countingStore()
-  const app = fastify({ trustProxy })
+  const app = fastify({ trustProxy } as never)
   const routes = async (scope: typeof app) => {
     await scope.register(rateLimit, { limit: 1, window: '1m', store })
     scope.get('/', async () => 'ok')
@@ -26,6 +26,7 @@ describe.each(FASTIFY)('$version', ({ fastify }) => {
   clientKeyContract({
     behindOne: () => appWith(fastify, '127.0.0.1'),
     trustingAll: () => appWith(fastify, true),
+    trustingAllAlso: [['a function that trusts any address', () => appWith(fastify, () => true)]],
     hint: "trustProxy: '10.0.0.0/8'",
   })
 

@@ -27,13 +27,13 @@ const PICKS =
 // in front, or their addresses (Fastify 5 takes a hop count as trusting no proxy at all).
 const ADVICE = {
   express:
-    "`app.set('trust proxy', true)` trusts every hop, so " +
+    "The app's `'trust proxy'` setting trusts every hop (`true`, or a function that any address passes), so " +
     `${PICKS} Set the number of proxies in front instead (\`app.set('trust proxy', 1)\` behind one), or their addresses.`,
   koa:
     '`app.proxy = true` with `app.maxIpsCount` 0 (its default) reads every hop, so ' +
     `${PICKS} Also set \`app.maxIpsCount\` to the number of proxies in front (\`app.maxIpsCount = 1\` behind one).`,
   fastify:
-    '`trustProxy: true` trusts every hop, so ' +
+    '`trustProxy` trusts every hop (`true`, or a function that any address passes), so ' +
     `${PICKS} Set \`trustProxy\` to your proxies' addresses instead (\`Fastify({ trustProxy: '10.0.0.0/8' })\`).`,
   fetch:
     '`trustProxy: true` reads every hop, so ' +
@@ -58,17 +58,51 @@ function fastifyTrustProxy(server: unknown): unknown {
   return undefined
 }
 
+// Addresses no proxy of anyone's has (the documentation ranges), at hops from the socket's own
+// to one no chain is that long: a setting that trusts each of them of a family trusts any client.
+const STRANGERS = [
+  [
+    ['198.51.100.7', 0],
+    ['203.0.113.9', 1],
+    ['192.0.2.33', 40],
+  ],
+  [
+    ['2001:db8::7', 0],
+    ['2001:db8:ffff::9', 1],
+    ['2001:db8:1::33', 40],
+  ],
+] as const
+
+// Whether a trust function (Express's compiled 'trust proxy fn', a Fastify `trustProxy`
+// function) trusts any address at any hop. A function that throws trusts nobody here.
+function trustsStrangers(trust: unknown): boolean {
+  if (typeof trust !== 'function') return false
+  try {
+    return STRANGERS.some((family) =>
+      family.every(([address, hop]) => Boolean(trust(address, hop))),
+    )
+  } catch {
+    return false
+  }
+}
+
 // Whether the app's setting trusts every hop of X-Forwarded-For.
 function trustsEveryHop(framework: 'express' | 'koa' | 'fastify', app: unknown): boolean {
   // (an Express app is a function)
   if (app === null || (typeof app !== 'object' && typeof app !== 'function')) return false
-  if (framework === 'fastify') return fastifyTrustProxy(app) === true
+  if (framework === 'fastify') {
+    const setting = fastifyTrustProxy(app)
+    return setting === true || trustsStrangers(setting)
+  }
   if (framework === 'koa') {
     const { proxy, maxIpsCount } = app as { proxy?: unknown; maxIpsCount?: unknown }
     return proxy === true && !(typeof maxIpsCount === 'number' && maxIpsCount > 0)
   }
+  // Express compiles every form of the setting (true, a hop count, subnets, a function) into
+  // one function of (address, hop); its subnets cannot be /0
   const { get } = app as { get?: unknown }
-  return typeof get === 'function' && get.call(app, 'trust proxy') === true
+  if (typeof get !== 'function') return false
+  return get.call(app, 'trust proxy') === true || trustsStrangers(get.call(app, 'trust proxy fn'))
 }
 
 const onVercel = (): boolean =>
