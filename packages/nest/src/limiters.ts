@@ -40,6 +40,34 @@ const SPEC = {
     return server === undefined ? undefined : { framework: 'fastify' as const, app: server }
   },
 }
+/** The warning's code: `--disable-warning=LIMITER_NEST_LIMITS_REPLACED` silences it. */
+export const LIMITS_REPLACED = 'LIMITER_NEST_LIMITS_REPLACED'
+
+const namesOf = (limits: unknown): string[] =>
+  Array.isArray(limits)
+    ? limits.flatMap((p: unknown) => {
+        const name = (p as { name?: unknown } | null)?.name
+        return typeof name === 'string' ? [name] : []
+      })
+    : []
+
+/**
+ * Warns when a decorator's `limits` name some of forRoot's named policies but not all of them:
+ * `@nestjs/throttler`'s `@Throttle({ short })` overrides `short` and keeps the other throttlers,
+ * where a handler's `limits` here replace forRoot's whole set.
+ */
+function warnDroppedLimits(scope: string, base: unknown, own: unknown): void {
+  if (own === base) return
+  const kept = namesOf(own)
+  const dropped = namesOf(base).filter((name) => !kept.includes(name))
+  if (dropped.length === 0 || !namesOf(base).some((name) => kept.includes(name))) return
+  const list = dropped.map((name) => JSON.stringify(name)).join(', ')
+  process.emitWarning(
+    `LimiterModule: @RateLimit of ${scope} names some of forRoot's limits but not ${list}. A handler's \`limits\` replace forRoot's whole set (@nestjs/throttler's @Throttle overrides the throttlers it names and keeps the others), so ${list} no longer ${dropped.length === 1 ? 'applies' : 'apply'} to it. List every policy the handler keeps in its \`limits\`. Silence it with --disable-warning=${LIMITS_REPLACED}.`,
+    { type: 'LimiterWarning', code: LIMITS_REPLACED },
+  )
+}
+
 const resolve = (options: RateLimitOptions<RequestLike, OnLimited>): Resolved =>
   resolveRateLimitOptions(options, SPEC)
 
@@ -109,7 +137,9 @@ export class LimiterRegistry {
       let options: Options = this.#defaults
       if (shared !== undefined) options = withDefaults(options, shared, 'RateLimit')
       if (own !== undefined) options = withDefaults(options, own, 'RateLimit')
-      return { rl: resolve(options as RateLimitOptions<RequestLike, OnLimited>), scope }
+      const rl = resolve(options as RateLimitOptions<RequestLike, OnLimited>)
+      warnDroppedLimits(scope, this.#defaults.limits, options.limits)
+      return { rl, scope }
     } catch (error) {
       if (error instanceof Error) error.message += ` (@RateLimit of ${scope})`
       throw error

@@ -1,5 +1,7 @@
 // A handler with a limit but no LimiterGuard to run it is unlimited: the module says so at start-up
-// (LIMITER_NO_GUARD), and stays quiet for every way of binding the guard.
+// (LIMITER_NO_GUARD), and stays quiet for every way of binding the guard. A handler's `limits`
+// that override some of forRoot's named policies drop the others: said at start-up too
+// (LIMITER_NEST_LIMITS_REPLACED), as @nestjs/throttler's @Throttle keeps them.
 import 'reflect-metadata'
 import {
   Controller,
@@ -87,7 +89,10 @@ afterEach(async () => {
 })
 
 // Starts the app; returns it and the warnings its start-up gave.
-async function start(setup: Setup): Promise<{ app: INestApplication; warnings: Warning[] }> {
+async function start(
+  setup: Setup,
+  code = 'LIMITER_NO_GUARD',
+): Promise<{ app: INestApplication; warnings: Warning[] }> {
   let app: INestApplication | undefined
   const warnings = await warningsDuring(async () => {
     const moduleRef = await Test.createTestingModule({
@@ -101,7 +106,7 @@ async function start(setup: Setup): Promise<{ app: INestApplication; warnings: W
   })
   if (app === undefined) throw new Error('no app')
   apps.push(app)
-  return { app, warnings: warnings.filter((w) => w.code === 'LIMITER_NO_GUARD') }
+  return { app, warnings: warnings.filter((w) => w.code === code) }
 }
 
 // The statuses of `count` POSTs to `path`.
@@ -178,5 +183,66 @@ describe('no warning', () => {
   it('without limited handlers', async () => {
     const { warnings } = await start({ controllers: [Plain] })
     expect(warnings).toEqual([])
+  })
+})
+
+const TIERS: LimiterModuleOptions = {
+  limits: [
+    { name: 'short', limit: 3, window: '1s' },
+    { name: 'long', limit: 5, window: '1m' },
+  ],
+}
+
+@Controller('tiers')
+class Tiers {
+  // a throttler user's override of `short`: `long` is gone for this handler
+  @Post('short')
+  @RateLimit({ limits: [{ name: 'short', limit: 10, window: '1s' }] })
+  short() {
+    return 'short'
+  }
+
+  // every policy kept
+  @Post('both')
+  @RateLimit({
+    limits: [
+      { name: 'short', limit: 10, window: '1s' },
+      { name: 'long', limit: 5, window: '1m' },
+    ],
+  })
+  both() {
+    return 'both'
+  }
+
+  // a set of its own: nothing of forRoot's named
+  @Post('own')
+  @RateLimit({ limits: [{ name: 'uploads', limit: 2, window: '1m' }] })
+  own() {
+    return 'own'
+  }
+
+  @Post('plain')
+  @RateLimit({ limit: 2, window: '1m' })
+  plain() {
+    return 'plain'
+  }
+}
+
+describe("a handler's limits naming some of forRoot's", () => {
+  it('warns at start-up, naming the handler and the policies it dropped', async () => {
+    const { app, warnings } = await start(
+      {
+        controllers: [Tiers],
+        options: TIERS,
+        providers: [{ provide: APP_GUARD, useClass: LimiterGuard }],
+      },
+      'LIMITER_NEST_LIMITS_REPLACED',
+    )
+    expect(warnings).toHaveLength(1)
+    expect(warnings[0]?.name).toBe('LimiterWarning')
+    expect(warnings[0]?.message).toContain('@RateLimit of Tiers.short')
+    expect(warnings[0]?.message).toContain('but not "long"')
+    // what it says: the handler's set replaced forRoot's, `long` (5 a minute) does not apply
+    expect(await statuses(app, '/tiers/short', 6)).toEqual([201, 201, 201, 201, 201, 201])
   })
 })
