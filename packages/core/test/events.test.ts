@@ -1,7 +1,7 @@
 // The events a limiter publishes on node:diagnostics_channel, and shadow mode, through the public
 // API: on MemoryStore, on a real Redis, and with a store that fails and recovers.
 import { subscribe, unsubscribe } from 'node:diagnostics_channel'
-import { afterEach, describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it, vi } from 'vitest'
 import {
   BLOCK_CHANNEL,
   type BlockEvent,
@@ -209,6 +209,38 @@ describe('limiter:failure and limiter:circuit', () => {
     await limiter.consume('k') // the probe fails
     expect(circuits.filter((e) => e.limiter === limiter).map((e) => e.state)).toEqual(['open'])
   })
+})
+
+describe('the circuit breaker and the wall clock', () => {
+  // Regression: the cool-down was timed on Date.now, so a clock stepped back (NTP, a VM resumed)
+  // kept the circuit open for the size of the step, every decision from the failure mode.
+  it.each([-3_600_000, 3_600_000])(
+    'a clock stepped %d ms waits the cool-down, no more',
+    async (step) => {
+      const store = flakyStore()
+      const limiter = createLimiter({
+        limit: 5,
+        window: '1m',
+        store,
+        onError: () => {},
+        circuitBreaker: { failureThreshold: 2, coolDown: 50 },
+      })
+      await limiter.consume('k')
+      await limiter.consume('k')
+      expect((await limiter.consume('k')).source).toBe('fail-open') // open: the store is skipped
+      const wall = Date.now.bind(Date)
+      const stepped = vi.spyOn(Date, 'now').mockImplementation(() => wall() + step)
+      try {
+        store.down = false
+        // a clock stepped forward must not close it early either
+        if (step > 0) expect((await limiter.consume('k')).source).toBe('fail-open')
+        await new Promise((r) => setTimeout(r, 80))
+        expect((await limiter.consume('k')).source).toBe('store')
+      } finally {
+        stepped.mockRestore()
+      }
+    },
+  )
 })
 
 describe('limiter:block', () => {

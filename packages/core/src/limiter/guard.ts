@@ -1,5 +1,5 @@
 // The guard around every remote store call: a deadline and a circuit breaker.
-import { monotonicMs, nowMs } from '../common/clock.js'
+import { monotonicMs } from '../common/clock.js'
 import { LimiterError } from '../common/errors.js'
 import type { StoreSink as Sink, StoreCall } from '../stores/store.js'
 
@@ -58,6 +58,7 @@ export interface Handlers<T> {
 // The circuit of one failure domain; only domains with failures since their last success have one.
 interface Circuit {
   failures: number
+  /** Monotonic ms (performance.now): a wall clock stepped back would hold the circuit open. */
   openUntilMs: number
   probing: boolean
 }
@@ -183,7 +184,7 @@ function createCircuits(breaker: BreakerOptions, listener: CircuitListener | und
       circuit.probing = false
       circuit.failures++
       if (circuit.failures >= failureThreshold) {
-        circuit.openUntilMs = nowMs() + breaker.coolDownMs
+        circuit.openUntilMs = monotonicMs() + breaker.coolDownMs
         // a failed probe keeps it open: only the first failure past the threshold opens it
         if (circuit.failures === failureThreshold) listener?.(domain, 'open')
       }
@@ -196,7 +197,7 @@ function createCircuits(breaker: BreakerOptions, listener: CircuitListener | und
     admits(domain: string): boolean {
       const circuit = circuits.get(domain)
       if (circuit === undefined || circuit.failures < failureThreshold) return true
-      if (circuit.probing || nowMs() < circuit.openUntilMs) return false
+      if (circuit.probing || monotonicMs() < circuit.openUntilMs) return false
       circuit.probing = true
       return true
     },
