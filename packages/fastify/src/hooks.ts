@@ -86,7 +86,9 @@ async function respond(
 ): Promise<void> {
   if (rl.onLimited !== undefined) {
     await rl.onLimited(request, reply, check.decision)
-    return
+    // An onLimited that only looks (logs, counts: @fastify/rate-limit's onExceeded is such a
+    // notification) must not let the request through: the default answer goes instead.
+    if (reply.sent) return
   }
   send(reply, await limitedResponse(rl, request, check))
 }

@@ -67,6 +67,33 @@ describe.each(FASTIFY)('$version', ({ fastify }) => {
       expect(res.statusCode).toBe(429)
       expect(res.body).toBe('later')
     })
+    // Regression: an onLimited that only noted the refusal (as @fastify/rate-limit's onExceeded
+    // does, the name the migration hint points to) let every limited request reach the handler.
+    it.each([
+      ['a sync', (notes: string[]) => (_request: unknown, _reply: unknown) => void notes.push('x')],
+      ['an async', (notes: string[]) => async () => void notes.push('x')],
+    ])('%s onLimited that sends nothing gets the default 429, on routes too', async (_, make) => {
+      const notes: string[] = []
+      const app = await appWith({ limit: 1, window: '1m', onLimited: make(notes) as never })
+      let ran = 0
+      app.get(
+        '/route',
+        { config: { rateLimit: { limit: 1, window: '1m', onLimited: make(notes) as never } } },
+        async () => {
+          ran++
+          return 'ok'
+        },
+      )
+      expect((await app.inject('/')).statusCode).toBe(200)
+      const refused = await app.inject('/')
+      expect(refused.statusCode).toBe(429)
+      expect(refused.headers['content-type']).toMatch(/^application\/problem\+json/)
+      expect(refused.headers['retry-after']).toBeDefined()
+      expect((await app.inject('/route')).statusCode).toBe(200)
+      expect((await app.inject('/route')).statusCode).toBe(429)
+      expect(ran).toBe(1)
+      expect(notes).toHaveLength(2)
+    })
   })
 
   describe('options', () => {
