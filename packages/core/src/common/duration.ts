@@ -47,16 +47,37 @@ export function parseDuration(value: unknown, option: string, maxMs?: number): n
   return atMost(ms, value, option, maxMs)
 }
 
+// `ms`-package words (@fastify/rate-limit's `timeWindow: '1 minute'`) and the suffix they become.
+const WORDS: ReadonlyArray<readonly [RegExp, string]> = [
+  [/^(ms|msecs?|milliseconds?)$/, 'ms'],
+  [/^(s|secs?|seconds?)$/, 's'],
+  [/^(m|mins?|minutes?)$/, 'm'],
+  [/^(h|hrs?|hours?)$/, 'h'],
+  [/^(d|days?)$/, 'd'],
+]
+
+/** A duration in words (`'1 minute'`, `'2 hours'`) as written here (`'1m'`, `'2h'`), if it is one. */
+export function spokenDuration(value: string): string | undefined {
+  const match = /^\s*(\d+(?:\.\d+)?)\s*([a-z]+)\s*$/i.exec(value)
+  if (match === null) return undefined
+  const word = (match[2] as string).toLowerCase()
+  const suffix = WORDS.find(([pattern]) => pattern.test(word))?.[1]
+  return suffix === undefined ? undefined : `${match[1]}${suffix}`
+}
+
 // A duration's milliseconds as written (any number; a string by its unit), not yet checked.
 function givenMs(value: unknown, option: string): number {
   if (typeof value === 'number') return value
   if (typeof value === 'string') {
     const match = PATTERN.exec(value)
     if (!match) {
+      const spoken = spokenDuration(value)
       throw new LimiterTypeError(
         option,
         value,
-        "a number of milliseconds or a string such as '500ms', '10s', '15m', '1h', '1d'",
+        spoken === undefined || PATTERN.exec(spoken) === null
+          ? "a number of milliseconds or a string such as '500ms', '10s', '15m', '1h', '1d'"
+          : `a number of milliseconds or a string such as '500ms', '10s', '15m', '1h', '1d' (did you mean '${spoken}'?)`,
       )
     }
     return Number(match[1]) * (UNIT_MS[match[2] as string] as number)

@@ -30,6 +30,8 @@ describe('a misspelt option gets a suggestion', () => {
     ['errorMessage', 'message'],
     ['disableHeader', 'headers'],
     ['db', 'redis'],
+    ['groupId', 'name'],
+    ['addHeadersOnExceeding', 'headers'],
   ])('%s -> %s', (typo, meant) => {
     expect(() => resolve({ limit: 5, window: '1m', [typo]: 1 })).toThrow(
       `is not an option (did you mean \`${meant}\`?`,
@@ -45,8 +47,25 @@ describe('a misspelt option gets a suggestion', () => {
     ['maxConcurrent', /`maxConcurrent`: .*algorithm: 'concurrency'/],
     ['minTime', /`minTime`: .*limit: 1, window: <minTime>, burst: 1/],
     ['limiter', /`limiter`: .*algorithm: 'sliding-window', limit: 10, window: '10s'/],
+    // @fastify/rate-limit's (before: no hint; `onExceeded` said `onLimited`, which answers, where
+    // onExceeded only notifies)
+    ['onExceeded', /`onExceeded`: .*is a notification; `onLimited` answers .*`limiter:decision`/],
+    ['onExceeding', /`onExceeding`: .*`limiter:decision` diagnostics channel/],
+    ['ban', /`ban`: .*`limiter\.block\(key, duration\)`/],
+    ['continueExceeding', /`continueExceeding`: .*`limiter\.penalize\(key\)`/],
+    ['exponentialBackoff', /`exponentialBackoff`: .*`limiter\.penalize\(key, cost\)`/],
+    ['cache', /`cache`: .*`store: new MemoryStore\(\{ maxKeys \}\)`/],
   ])('a peer option that is several here says which: %s', (name, message) => {
     expect(() => createLimiter({ limit: 5, window: '1m', [name]: 1 } as never)).toThrow(message)
+  })
+
+  it.each([
+    ['1 minute', "'1m'"],
+    ['2 hours', "'2h'"],
+    ['1.5 mins', "'1.5m'"],
+    ['30 seconds', "'30s'"],
+  ])('a window in words (%s) is refused, suggesting %s', (window, meant) => {
+    expect(() => createLimiter({ limit: 5, window } as never)).toThrow(`(did you mean ${meant}?)`)
   })
 
   it('createLimiter refuses unknown names too', () => {

@@ -1,5 +1,5 @@
 // Option names: unknown ones are refused with a suggestion, and options are read as own properties.
-import { wholeUnit } from './duration.js'
+import { spokenDuration, wholeUnit } from './duration.js'
 import { LimiterRangeError, LimiterTypeError } from './errors.js'
 
 // Names users bring from other rate limiters, and what they are called here.
@@ -16,12 +16,13 @@ const PEER_NAMES: ReadonlyMap<string, string> = new Map([
   ['nameSpace', 'prefix'],
   ['handler', 'onLimited'],
   ['onLimitReached', 'onLimited'],
-  ['onExceeded', 'onLimited'],
   ['errorResponseBuilder', 'message'],
   ['standardHeaders', 'headers'],
   ['legacyHeaders', 'headers'],
   ['enableDraftSpec', 'headers'],
   ['addHeaders', 'headers'],
+  ['addHeadersOnExceeding', 'headers'],
+  ['groupId', 'name'],
   ['client', 'redis'],
   ['storeClient', 'redis'],
   ['status', 'statusCode'],
@@ -51,15 +52,6 @@ const PEER_NAMES: ReadonlyMap<string, string> = new Map([
   ['namespace', 'prefix'],
 ])
 
-// `ms`-package words (@fastify/rate-limit's `timeWindow: '1 minute'`) and the suffix they become.
-const WORDS: ReadonlyArray<readonly [RegExp, string]> = [
-  [/^(ms|msecs?|milliseconds?)$/, 'ms'],
-  [/^(s|secs?|seconds?)$/, 's'],
-  [/^(m|mins?|minutes?)$/, 'm'],
-  [/^(h|hrs?|hours?)$/, 'h'],
-  [/^(d|days?)$/, 'd'],
-]
-
 /** `ms` milliseconds as a duration string in its largest whole unit: `'1m'`, `'90s'`, `'60ms'`. */
 function msString(ms: number): string {
   const unit = wholeUnit(ms)
@@ -74,12 +66,9 @@ function converted(value: unknown, unitMs: number): string | undefined {
     return unitMs === 1000 ? `'${value}s'` : msString(ms)
   }
   if (typeof value !== 'string') return undefined
-  const match = /^\s*(\d+(?:\.\d+)?)\s*([a-z]*)\s*$/i.exec(value)
-  if (match === null) return undefined
-  if (match[2] === '') return converted(Number(match[1]), unitMs)
-  const word = (match[2] as string).toLowerCase()
-  const suffix = WORDS.find(([pattern]) => pattern.test(word))?.[1]
-  return suffix === undefined ? undefined : `'${match[1]}${suffix}'`
+  if (/^\s*\d+(?:\.\d+)?\s*$/.test(value)) return converted(Number(value), unitMs)
+  const written = spokenDuration(value)
+  return written === undefined ? undefined : `'${written}'`
 }
 
 const as = (option: string, value: unknown, unitMs: number, example: string): string =>
@@ -118,7 +107,31 @@ const PEER_DURATIONS: ReadonlyMap<string, (value: unknown) => string> = new Map(
 // Peer names with no option here, and what to do instead (express-rate-limit, hono-rate-limiter).
 const WHERE_DECISION =
   "the decision is always at `rateLimit`: `req.rateLimit` (Express, Fastify), `ctx.state.rateLimit` (Koa), `c.get('rateLimit')` (Hono)"
+const OBSERVE =
+  "to watch decisions without answering, subscribe to the `limiter:decision` diagnostics channel (core's Events)"
 const PEER_NOTES: ReadonlyMap<string, string> = new Map([
+  // @fastify/rate-limit
+  [
+    'onExceeded',
+    `@fastify/rate-limit's \`onExceeded\` is a notification; \`onLimited\` answers the refused request (one that sends nothing gets the default 429): ${OBSERVE}`,
+  ],
+  ['onExceeding', `there is no such option: ${OBSERVE}`],
+  [
+    'ban',
+    "@fastify/rate-limit's `ban` (403 after so many refusals) is `limiter.block(key, duration)`, called where you decide a client has earned it (`onLimited`, say); `deny` refuses a list with 403",
+  ],
+  [
+    'continueExceeding',
+    "@fastify/rate-limit's `continueExceeding` makes each refused request extend the wait: call `limiter.penalize(key)` from `onLimited`, or `limiter.block(key, duration)`",
+  ],
+  [
+    'exponentialBackoff',
+    'there is no backoff option: `limiter.penalize(key, cost)` from `onLimited` makes each refusal cost more, `limiter.block(key, duration)` blocks for a time you choose',
+  ],
+  [
+    'cache',
+    "@fastify/rate-limit's `cache` bounds its in-memory keys: `store: new MemoryStore({ maxKeys })`",
+  ],
   ['requestPropertyName', `there is no such option: ${WHERE_DECISION}`],
   ['requestStorePropertyName', `there is no such option: ${WHERE_DECISION}`],
   // Bottleneck and @upstash/ratelimit: one of their options is several here
