@@ -250,6 +250,45 @@ describe('a concurrency lease ends with the response body', () => {
     expect((await limit.handle(new Request(url), ok, ip)).status).toBe(200)
   })
 
+  // Regression (found from outside, on next start): these failed after the handler, outside the
+  // lease's settling, and held the slot until its window: one buggy branch, then 429s for all.
+  it.each([
+    ['undefined', () => undefined],
+    ['a plain object', () => ({ status: 200 })],
+    ['a string', () => 'ok'],
+  ])('released when the handler returns %s, with an error naming the handler', async (_, value) => {
+    const limit = leased()
+    const failed = limit.handle(new Request(url), async () => value() as never, ip)
+    await expect(failed).rejects.toThrow(/`handler`: expected a Response/)
+    await sleep(5)
+    expect((await limit.handle(new Request(url), ok, ip)).status).toBe(200)
+  })
+
+  it.each([
+    [
+      'already read',
+      async () => {
+        const res = new Response('x')
+        await res.text()
+        return res
+      },
+    ],
+    [
+      'locked by another reader',
+      async () => {
+        const res = new Response('x')
+        res.body?.getReader()
+        return res
+      },
+    ],
+  ])('released when the body is %s', async (_, handler) => {
+    const limit = leased()
+    const res = await limit.handle(new Request(url), handler, ip).catch(() => undefined)
+    await res?.text().catch(() => undefined)
+    await sleep(5)
+    expect((await limit.handle(new Request(url), ok, ip)).status).toBe(200)
+  })
+
   it('released at once for a HEAD request, whose body no host sends', async () => {
     const limit = leased()
     const { body } = held()
@@ -480,6 +519,21 @@ describe('fetchKit with one call object for every request (a middleware host)', 
     expect(second.answers).toEqual(['built', 'refusal'])
     expect(second.res.status).toBe(429)
     expect(second.res.headers.get('retry-after')).toBe('60')
+  })
+
+  it('a decided callback that throws gives back what the admission took', async () => {
+    const kit = fetchKit<Ctx>({ algorithm: 'concurrency', limit: 1, window: '1m' }, host)
+    const call = {
+      decided: () => {
+        throw new Error('report failed')
+      },
+      response: (c: Ctx) => c.res,
+    }
+    const first = ctx()
+    await expect(kit.handle(first, async () => {}, call)).rejects.toThrow('report failed')
+    await sleep(5)
+    const answered = await kit.handle(ctx(), async () => {}, { response: (c: Ctx) => c.res })
+    expect(answered.status).toBe(200)
   })
 
   it("answers onLimited's response as 'other'", async () => {

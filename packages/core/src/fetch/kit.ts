@@ -30,7 +30,14 @@ import {
   type WaitUntil,
   waitOut,
 } from './lifecycle.js'
-import { decorate, type PrepareHeader, prepareHeaders, type Respond, refusal } from './response.js'
+import {
+  decorate,
+  isResponse,
+  type PrepareHeader,
+  prepareHeaders,
+  type Respond,
+  refusal,
+} from './response.js'
 
 /** Full control of a limited response: return it; the rate-limit headers are added to it. */
 export type FetchOnLimited<Req> = (req: Req, decision: Decision) => Awaitable<Response>
@@ -268,7 +275,13 @@ function checked<Req>(
 ): Promise<unknown> {
   if (check === undefined) return next()
   if (check.denied) return Promise.resolve(refused(call, req, check.response, []))
-  call.decided?.(check.decision, req)
+  try {
+    call.decided?.(check.decision, req)
+  } catch (error) {
+    // the request goes no further: what its admission took comes back
+    if (check.decision.allowed) keepAlive(giveBackReservation(check), waitUntilOf(call, req))
+    return Promise.reject(error)
+  }
   const { decision } = check
   // a shadow limiter's refusal goes on: it was decided and counted, not enforced
   if (!decision.allowed && !check.shadow) return refuse(rl, host, req, check, call)
@@ -302,7 +315,12 @@ function waitUntilOf<Req>(call: FetchCall<Req>, req: Req): WaitUntil | undefined
 
 // The handler's response once `next` is over: what it resolved to, or where the call reads it.
 function responseOf<Req>(call: FetchCall<Req>, req: Req, value: unknown): Response {
-  return call.response === undefined ? (value as Response) : call.response(req)
+  if (call.response !== undefined) return call.response(req)
+  // a handler that returns no Response is a failed one (the host answers 500): it must not hold
+  // what the request owes, nor fail further on with an error that does not name it
+  if (!isResponse(value))
+    throw new LimiterTypeError('handler', value, 'a Response (or a promise of one)')
+  return value
 }
 
 // The handler, its response decorated. (The request's `signal` is read only when something is
@@ -349,9 +367,10 @@ async function admitted<Req>(
   }
   settleOnAbort(request.signal, gone)
   call.ended?.(req, gone)
-  let res: Response
+  let decorated: Response
   try {
-    res = responseOf(call, req, await next())
+    const res = responseOf(call, req, await next())
+    decorated = decorate(request, res, check.headers, check, prepared)
   } catch (error) {
     // the host answers a failed handler with 500
     settle(500)
@@ -359,7 +378,6 @@ async function admitted<Req>(
   } finally {
     handler.running = false
   }
-  const decorated = decorate(request, res, check.headers, check, prepared)
   if (handler.left) {
     settle(undefined)
     return out(call, req, decorated, 'handler')
@@ -399,7 +417,7 @@ async function limitedBy<Req>(
   check: RateLimitCheck,
 ): Promise<Response> {
   const res = await onLimited(req, check.decision)
-  if (!(res instanceof Response))
+  if (!isResponse(res))
     throw new LimiterTypeError('onLimited', res, 'a Response (or a promise of one)')
   return decorate(host.request(req), res, check.headers, check)
 }

@@ -50,8 +50,9 @@ export function settleWithBody(res: Response, settle: Settle): Response {
   let reader: ReadableStreamDefaultReader<Uint8Array> | undefined
   const body = new ReadableStream<Uint8Array>({
     async pull(controller) {
-      reader ??= source.getReader()
       try {
+        // a body already read or locked by another reader fails here: the request is over
+        reader ??= source.getReader()
         const chunk = await reader.read()
         if (chunk.done) {
           controller.close()

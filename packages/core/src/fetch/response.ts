@@ -32,6 +32,17 @@ function setAll(headers: Headers, pairs: readonly HeaderPair[]): void {
 }
 
 /**
+ * Whether `value` is a Fetch `Response`: this realm's, or a host's own class that stands in for it
+ * (@hono/node-server's lightweight responses), read by its shape.
+ */
+export function isResponse(value: unknown): value is Response {
+  if (value instanceof Response) return true
+  if (value === null || typeof value !== 'object') return false
+  const { status, headers } = value as { status?: unknown; headers?: unknown }
+  return typeof status === 'number' && headers instanceof Headers && 'body' in value
+}
+
+/**
  * A copy of `res` that can be changed: same status, status text, headers and body (the body is
  * handed over, not read). `undefined` when no copy can be made (a status outside 200 to 599,
  * such as 101 for a WebSocket upgrade, or a body already read).
