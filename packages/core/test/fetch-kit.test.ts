@@ -530,9 +530,13 @@ describe('fetchKit with one call object for every request (a middleware host)', 
       response: (c: Ctx) => c.res,
     }
     const first = ctx()
-    await expect(kit.handle(first, async () => {}, call)).rejects.toThrow('report failed')
+    await expect(kit.handle(first, (async () => {}) as never, call)).rejects.toThrow(
+      'report failed',
+    )
     await sleep(5)
-    const answered = await kit.handle(ctx(), async () => {}, { response: (c: Ctx) => c.res })
+    const answered = await kit.handle(ctx(), (async () => {}) as never, {
+      response: (c: Ctx) => c.res,
+    })
     expect(answered.status).toBe(200)
   })
 
