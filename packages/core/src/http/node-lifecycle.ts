@@ -5,8 +5,9 @@
 // closes, but a pipelined response queued behind another on a connection that dies hears neither:
 // only its socket's `close` tells. And a client gone does not mean its handler stopped: by
 // default a request is over only once its handler has ended the response (`res.end`, wrapped on
-// that response, or `res.destroy`) or said so ({@link handlerDone}: Koa, whose `respond` skips `res.end` for a
-// client gone), and the response finished or the client left.
+// that response, or `res.destroy`, or a stream piped into it taken off once its client left) or
+// said so ({@link handlerDone}: Koa, whose `respond` skips `res.end` for a client gone), and the
+// response finished or the client left.
 
 /** The part of a Node socket the lifecycle watches. */
 export interface SocketLike {
@@ -26,8 +27,8 @@ export interface LifecycleTarget {
   readonly req?: { readonly socket?: SocketLike | null } | undefined
   end?: unknown
   destroy?: unknown
-  once(event: 'finish' | 'close', listener: () => void): unknown
-  removeListener?(event: 'finish' | 'close', listener: () => void): unknown
+  once(event: 'finish' | 'close' | 'unpipe', listener: () => void): unknown
+  removeListener?(event: 'finish' | 'close' | 'unpipe', listener: () => void): unknown
 }
 
 /** Called once with the final status, or `undefined` when the client left first. */
@@ -142,6 +143,7 @@ export function settleWhenOver(res: LifecycleTarget, settle: Settle, hold: boole
     over = true
     res.removeListener?.('finish', onFinish)
     res.removeListener?.('close', onClose)
+    res.removeListener?.('unpipe', onUnpipe)
     unwatch?.()
     if (wait) doneSignals.delete(res)
     settle(status)
@@ -157,6 +159,12 @@ export function settleWhenOver(res: LifecycleTarget, settle: Settle, hold: boole
     ended = true
     if (gone || clientGone(res)) done(undefined)
   }
+  // A stream piped into the response and taken off it once its client left is the handler's
+  // work ending: Nest's StreamableFile destroys its source then, and ends nothing.
+  const onUnpipe = (): void => {
+    if (gone || clientGone(res)) handlerEnded()
+    else res.once('unpipe', onUnpipe)
+  }
   // `finish` itself says the response finished: light-my-request (Fastify's inject) emits it
   // while `writableFinished` is still false.
   res.once('finish', onFinish)
@@ -170,6 +178,7 @@ export function settleWhenOver(res: LifecycleTarget, settle: Settle, hold: boole
     // client left mid-stream): Node itself never calls it when a client leaves. Without this,
     // what such a request holds stayed held (a shedder's admission for good)
     wrapEnding(res, 'destroy', handlerEnded)
+    res.once('unpipe', onUnpipe)
     doneSignals.set(res, handlerEnded)
   }
   if (clientGone(res)) left()
