@@ -151,6 +151,10 @@ function flakyStore(): Store & { down: boolean } {
     },
     refund: (call: StoreCall) => memory.refund(call),
     reset: (call: StoreCall) => memory.reset(call),
+    penalize(call: StoreCall): Promise<StoreDecision | StoreDecision[]> {
+      if (store.down) return Promise.reject(new Error('connection refused'))
+      return memory.penalize(call)
+    },
   }
   return store
 }
@@ -209,6 +213,51 @@ describe('limiter:failure and limiter:circuit', () => {
     await limiter.consume('k') // the probe fails
     expect(circuits.filter((e) => e.limiter === limiter).map((e) => e.state)).toEqual(['open'])
   })
+})
+
+describe('failures and the hooks around them', () => {
+  // Regression: only a synchronous throw was caught; an async hook's rejection crashed the host
+  it('an async onError that rejects is no unhandled rejection', async () => {
+    const unhandled: unknown[] = []
+    const note = (reason: unknown) => unhandled.push(reason)
+    process.on('unhandledRejection', note)
+    try {
+      const limiter = createLimiter({
+        limit: 5,
+        window: '1m',
+        store: flakyStore(),
+        onError: async () => {
+          throw new Error('log shipper down')
+        },
+      })
+      expect((await limiter.consume('k')).source).toBe('fail-open')
+      await new Promise((r) => setTimeout(r, 20))
+      expect(unhandled).toEqual([])
+    } finally {
+      process.off('unhandledRejection', note)
+    }
+  })
+
+  // Regression: a penalty failureMode answered was published, and the inspector listed it
+  it.each(['open', 'closed'] as const)(
+    'a penalize the store never took publishes no block event (failureMode %s)',
+    async (failureMode) => {
+      const events = collect<BlockEvent>(BLOCK_CHANNEL)
+      const store = flakyStore()
+      const limiter = createLimiter({
+        limit: 2,
+        window: '1m',
+        store,
+        failureMode,
+        onError: () => {},
+      })
+      const failed = await limiter.penalize('p', 3)
+      expect(failed.source).toBe(`fail-${failureMode}`)
+      store.down = false
+      await limiter.penalize('q', 3)
+      expect(events.filter((e) => e.limiter === limiter).map((e) => e.key)).toEqual(['q'])
+    },
+  )
 })
 
 describe('the circuit breaker and the wall clock', () => {

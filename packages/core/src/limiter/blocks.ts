@@ -4,7 +4,7 @@
 import { monotonicMs } from '../common/clock.js'
 import { type Duration, parseDuration, warnBareMilliseconds } from '../common/duration.js'
 import { LimiterError, LimiterRangeError } from '../common/errors.js'
-import type { Decision } from '../decision/decision.js'
+import { type Decision, isUncounted } from '../decision/decision.js'
 import { blockChannel, publishBlock } from '../observability/events.js'
 import type { MemoryStore } from '../stores/memory-store.js'
 import {
@@ -69,7 +69,9 @@ export function blockerOf(
       const decided = path.penalize(key, cost)
       if (!blockChannel.hasSubscribers) return decided
       return decided.then((decision) => {
-        publishBlock(limiter(), key, decision.retryAfterMs, cost, decision)
+        // a penalty the store never took (failureMode answered) is not one
+        if (!isUncounted(decision))
+          publishBlock(limiter(), key, decision.retryAfterMs, cost, decision)
         return decision
       })
     },

@@ -97,7 +97,10 @@ function failureReporter(settings: LimiterSettings, limiterOf: () => Limiter): R
     if (error.code === 'ERR_LIMITER_CIRCUIT_OPEN') return
     const limiter = limiterOf()
     try {
-      onError(error, { key, limiter, failureMode, operation })
+      const returned: unknown = onError(error, { key, limiter, failureMode, operation })
+      // an async hook (shipping the error to a log service) that rejects must not crash either
+      if (typeof (returned as PromiseLike<unknown> | undefined)?.then === 'function')
+        Promise.resolve(returned).catch(() => {})
     } catch {
       // A throwing hook must not turn a decision into a crash.
     }
