@@ -151,6 +151,10 @@ function flakyStore(): Store & { down: boolean } {
     },
     refund: (call: StoreCall) => memory.refund(call),
     reset: (call: StoreCall) => memory.reset(call),
+    release(call: StoreCall): Promise<void> {
+      if (store.down) return Promise.reject(new Error('connection refused'))
+      return memory.release(call)
+    },
     penalize(call: StoreCall): Promise<StoreDecision | StoreDecision[]> {
       if (store.down) return Promise.reject(new Error('connection refused'))
       return memory.penalize(call)
@@ -236,6 +240,33 @@ describe('failures and the hooks around them', () => {
     } finally {
       process.off('unhandledRejection', note)
     }
+  })
+
+  // Regression: give-backs skipped the store while the circuit was open, silently, so a blip
+  // that opened it held every lease taken before it for the lease's window
+  it('a release while the circuit is open still reaches the store', async () => {
+    const store = flakyStore()
+    store.down = false
+    const errors: string[] = []
+    const limiter = createLimiter({
+      algorithm: 'concurrency',
+      limit: 1,
+      window: '1m',
+      store,
+      onError: (error, { operation }) => errors.push(`${operation} ${error.code}`),
+      circuitBreaker: { failureThreshold: 2, coolDown: 50 },
+    })
+    const lease = await limiter.consume('job')
+    expect(lease.source).toBe('store')
+    store.down = true
+    await limiter.consume('a')
+    await limiter.consume('b') // the circuit opens
+    store.down = false
+    await limiter.release('job', lease)
+    await new Promise((r) => setTimeout(r, 80))
+    const again = await limiter.consume('job')
+    expect([again.source, again.allowed]).toEqual(['store', true])
+    expect(errors).toEqual(['decide ERR_LIMITER_STORE', 'decide ERR_LIMITER_STORE'])
   })
 
   // Regression: a penalty failureMode answered was published, and the inspector listed it

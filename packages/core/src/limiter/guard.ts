@@ -46,6 +46,12 @@ export interface Handlers<T> {
     delayMs: number,
     sentAtMs: number,
   ): T
+  /**
+   * Sent even while the circuit is open (give-backs: refund, release, reset). Skipping them
+   * would hold a lease, or a count, for its window after a blip that opened the circuit; they
+   * still have the deadline, and their success closes the circuit.
+   */
+  readonly pastOpenCircuit?: boolean
   /** The result for a failure: the store's error, the deadline, or an open circuit. */
   error(call: StoreCall, error: unknown): T | PromiseLike<T>
   /**
@@ -292,7 +298,7 @@ export function createGuard(
   return {
     isOpen: circuits.isOpen,
     run<T>(call: StoreCall, domain: string, sentAtMs: number, handlers: Handlers<T>): Promise<T> {
-      if (!circuits.admits(domain)) {
+      if (handlers.pastOpenCircuit !== true && !circuits.admits(domain)) {
         return Promise.resolve(
           handlers.error(
             call,

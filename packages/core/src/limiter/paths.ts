@@ -422,6 +422,7 @@ function remoteHandlers(
           : (c, sink) => submitting[SUBMIT](c, 'r', sink),
       value: () => undefined,
       error: reported('refund'),
+      pastOpenCircuit: true,
     },
     release: {
       submit:
@@ -430,11 +431,13 @@ function remoteHandlers(
           : (c, sink) => submitting[SUBMIT](c, 'l', sink),
       value: () => undefined,
       error: reported('release'),
+      pastOpenCircuit: true,
     },
     reset: {
       submit: bridge((c) => store.reset(c)),
       value: () => undefined,
       error: reported('reset'),
+      pastOpenCircuit: true,
     },
   }
 }
