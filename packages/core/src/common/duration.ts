@@ -97,11 +97,14 @@ function atMost(ms: number, value: unknown, option: string, maxMs: number | unde
   return ms
 }
 
-// The bare-number durations already warned about, by what they were for: one warning each.
+// The bare-number durations already warned about, by what they were for and their value: one
+// warning each (a migration copies several tiers, `duration: 1`, `60`, `86400`, and each is
+// wrong), at most WARNED_MAX in a process (block durations may be computed per request).
 const warned = new Set<string>()
+const WARNED_MAX = 64
 
 /**
- * Warns once per process (code `LIMITER_SMALL_WINDOW`) when `value`, a `window`, a block's
+ * Warns once per process and value (code `LIMITER_SMALL_WINDOW`) when `value`, a `window`, a block's
  * duration or a concurrency policy's `retryAfter`, is a bare number below 1000: milliseconds
  * here, where rate-limiter-flexible and @nestjs/throttler before v5 count seconds (and
  * @fastify/under-pressure its `retryAfter`), so `60` is likely meant as `'60s'`. Strings
@@ -115,8 +118,10 @@ export function warnBareMilliseconds(
   what: string,
   peer = 'rate-limiter-flexible counts seconds',
 ): void {
-  if (typeof value !== 'number' || !secondsLike(value) || warned.has(what)) return
-  warned.add(what)
+  if (typeof value !== 'number' || !secondsLike(value)) return
+  const seen = `${what}=${value}`
+  if (warned.has(seen) || warned.size >= WARNED_MAX) return
+  warned.add(seen)
   const shown = what.startsWith('limiter.') ? `${what}(key, ${value})` : `${what}: ${value}`
   const unit = value < 1000 ? undefined : wholeUnit(value * 1000)
   const meant = unit === undefined ? `${value}s` : `${unit.count}${unit.suffix}`

@@ -186,13 +186,26 @@ describe('a bare-number window or block under a second warns once', () => {
     const warnings = await warningsOf(() => {
       createLimiter({ limit: 5, window: 60 })
       createLimiter({ limit: 5, window: 60 })
-      resolve({ limit: 5, window: 999 })
     })
     expect(warnings.map((w) => w.code)).toEqual(['LIMITER_SMALL_WINDOW'])
     expect(warnings[0]?.name).toBe('LimiterWarning')
     expect(warnings[0]?.message).toContain(
       "window: 60 is 60 ms; if you meant 60 seconds write '60s'",
     )
+  })
+
+  // Regression: one warning per process hid the rest of a migration's tiers (rate-limiter-
+  // flexible's duration: 1, 60, 86400 as window: only 1 was named; 86400 stayed 86.4 s)
+  it('each value warns once: every tier of a migration is named', async () => {
+    resetDurationWarnings()
+    const warnings = await warningsOf(() => {
+      for (const window of [1, 60, 86400, 60]) createLimiter({ limit: 5, window })
+    })
+    expect(warnings.map((w) => w.message.slice(0, w.message.indexOf(' is ')))).toEqual([
+      'window: 1',
+      'window: 60',
+      'window: 86400',
+    ])
   })
 
   it("window: 3600 or 86400 (an hour, a day, in seconds) warns, suggesting '1h', '1d'", async () => {
