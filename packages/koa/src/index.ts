@@ -123,7 +123,9 @@ export function rateLimit<StateT = DefaultState, ContextT = DefaultContext>(
       // A sane default should the handler set no status: Koa would otherwise answer 404.
       ctx.status = rl.statusCode
       await rl.onLimited(ctx, check.decision)
-      return
+      // one that only looked (logged, counted: koa-ratelimit's notifications) gets the default
+      // body, `message` included
+      if (ctx.body != null || ctx.respond === false || ctx.res.headersSent) return
     }
     send(ctx, await limitedResponse(rl, ctx, check))
   }

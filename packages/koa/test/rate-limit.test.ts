@@ -71,6 +71,25 @@ describe.each(KOA)('$version', ({ Koa }) => {
     expect([waited.status, waited.text]).toEqual([429, 'waited'])
   })
 
+  // Regression: a notification-style onLimited (koa-ratelimit's) dropped `message` for Koa's
+  // bare "Too Many Requests"
+  it('an onLimited that sets no body gets the default one, message included', async () => {
+    const seen: number[] = []
+    const app = appWith({
+      limit: 1,
+      window: '1m',
+      message: 'Sometimes You Just Have to Slow Down.',
+      onLimited: (_ctx, decision) => {
+        seen.push(decision.retryAfterMs)
+      },
+    })
+    await request(app).get('/')
+    const refused = await request(app).get('/')
+    expect([refused.status, refused.text]).toEqual([429, 'Sometimes You Just Have to Slow Down.'])
+    expect(refused.headers['retry-after']).toMatch(/^\d+$/)
+    expect(seen).toHaveLength(1)
+  })
+
   it('a key callback sees the context and counts per key', async () => {
     const app = appWith({ limit: 1, window: '1m', key: (ctx) => `user:${ctx.get('x-user')}` })
     expect((await request(app).get('/').set('x-user', 'a')).status).toBe(200)

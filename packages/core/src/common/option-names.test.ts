@@ -55,6 +55,20 @@ describe('a misspelt option gets a suggestion', () => {
     ['continueExceeding', /`continueExceeding`: .*`limiter\.penalize\(key\)`/],
     ['exponentialBackoff', /`exponentialBackoff`: .*`limiter\.penalize\(key, cost\)`/],
     ['cache', /`cache`: .*`store: new MemoryStore\(\{ maxKeys \}\)`/],
+    // express-rate-limit's, koa-ratelimit's, rate-limiter-flexible's, @nestjs/throttler's (before:
+    // `handler` and `onLimitReached` said only `onLimited`; the others nothing)
+    ['handler', /`handler`: .*called with the Decision where it had its options/],
+    ['onLimitReached', /`onLimitReached`: .*is a notification; `onLimited` answers/],
+    ['requestWasSuccessful', /`requestWasSuccessful`: .*below 400 counts as a success/],
+    ['validate', /`validate`: is not an option \(there is no such option/],
+    ['throw', /`throw`: .*`ctx\.throw\(429\)`/],
+    ['total', /`total`: .*`headers: 'legacy'`/],
+    ['inMemoryBlockOnConsumed', /`inMemoryBlockOnConsumed`: .*`blockedCache`/],
+    ['storeType', /`storeType`: .*`redis` takes an ioredis client/],
+    ['throttlers', /`throttlers`: .*`limits: \[\{ name, limit, window \}\]`/],
+    ['default', /`default`: .*`\{ limit, window \}` here/],
+    ['ignoreUserAgents', /`ignoreUserAgents`: .*user-agent/],
+    ['generateKey', /`generateKey`: .*is `key` here/],
   ])('a peer option that is several here says which: %s', (name, message) => {
     expect(() => createLimiter({ limit: 5, window: '1m', [name]: 1 } as never)).toThrow(message)
   })

@@ -14,8 +14,6 @@ const PEER_NAMES: ReadonlyMap<string, string> = new Map([
   ['keyGenerator', 'key'],
   ['keyPrefix', 'prefix'],
   ['nameSpace', 'prefix'],
-  ['handler', 'onLimited'],
-  ['onLimitReached', 'onLimited'],
   ['errorResponseBuilder', 'message'],
   ['standardHeaders', 'headers'],
   ['legacyHeaders', 'headers'],
@@ -110,6 +108,67 @@ const WHERE_DECISION =
 const OBSERVE =
   "to watch decisions without answering, subscribe to the `limiter:decision` diagnostics channel (core's Events)"
 const PEER_NOTES: ReadonlyMap<string, string> = new Map([
+  // express-rate-limit
+  [
+    'handler',
+    "express-rate-limit's `handler(req, res, next, options)` is `onLimited` here, called with the Decision where it had its options (`options.statusCode` and `options.message` do not exist: the status and headers are already set, send the body, or use `statusCode` and `message`)",
+  ],
+  [
+    'onLimitReached',
+    `express-rate-limit 6's \`onLimitReached\` is a notification; \`onLimited\` answers the refused request: ${OBSERVE}`,
+  ],
+  [
+    'requestWasSuccessful',
+    "express-rate-limit's `requestWasSuccessful` is the response status here: below 400 counts as a success for `skipSuccessfulRequests` / `skipFailedRequests`",
+  ],
+  [
+    'validate',
+    'there is no such option: options are checked as the limiter is built, and the first requests warn of likely mistakes (`warnings: false` silences those)',
+  ],
+  // koa-ratelimit
+  [
+    'throw',
+    "koa-ratelimit's `throw`: the middleware answers the refusal itself; an `onLimited` that calls `ctx.throw(429)` goes through your error handling instead",
+  ],
+  ...(['remaining', 'reset', 'total'] as const).map(
+    (name) =>
+      [
+        name,
+        "koa-ratelimit's header names are fixed here: `headers: 'legacy'` sends X-RateLimit-Limit, -Remaining and -Reset; the IETF sets are `'draft-10'` (the default), `'draft-7'`, `'draft-6'`",
+      ] as const,
+  ),
+  // rate-limiter-flexible
+  ...(['inMemoryBlockOnConsumed', 'inMemoryBlockDuration'] as const).map(
+    (name) =>
+      [
+        name,
+        "rate-limiter-flexible's in-memory block is on by default here: a refused key is answered from memory, without a round trip, for up to `blockedCache.maxMs` (`blockedCache`)",
+      ] as const,
+  ),
+  ...(['useRedisPackage', 'storeType'] as const).map(
+    (name) =>
+      [
+        name,
+        'there is no such option: `redis` takes an ioredis client (or Cluster) or a node-redis 4 to 6 client as it is',
+      ] as const,
+  ),
+  // @nestjs/throttler
+  [
+    'throttlers',
+    "@nestjs/throttler's throttlers are `limits: [{ name, limit, window }]` here, decided all or nothing",
+  ],
+  [
+    'default',
+    "@nestjs/throttler's `{ default: { limit, ttl } }` is `{ limit, window }` here; several named throttlers are `limits: [{ name, limit, window }]`",
+  ],
+  [
+    'ignoreUserAgents',
+    "there is no such option: `skip: (req) => /bot/i.test(req.headers['user-agent'] ?? '')`",
+  ],
+  [
+    'generateKey',
+    "@nestjs/throttler's `generateKey` is `key` here (the limiter's name, and a handler's route, are added to it)",
+  ],
   // @fastify/rate-limit
   [
     'onExceeded',
