@@ -1,5 +1,6 @@
 // LimiterGuard: runs core's request check for the handler's limiter and maps the outcome to Nest:
 // true, a wait for a reserved slot, or a RateLimitException for Nest's exception layer.
+import { LimiterTypeError } from '@limiter/core'
 import {
   type CheckResult,
   type CloseTarget,
@@ -82,6 +83,7 @@ export class LimiterGuard implements CanActivate {
   readonly #reflector: Reflector
 
   constructor(limiters: LimiterRegistry, reflector: Reflector) {
+    throttlerHooks(new.target)
     this.#limiters = limiters
     this.#reflector = reflector
   }
@@ -106,6 +108,35 @@ export class LimiterGuard implements CanActivate {
         throw error
       },
     ) as boolean | Promise<boolean>
+  }
+}
+
+// @nestjs/throttler's ThrottlerGuard hooks, which a subclass overrides, and the option that does
+// the same here. LimiterGuard calls none of them: a migrated subclass would key, skip and answer
+// as if it were not there, so it fails as Nest builds it instead.
+const THROTTLER_HOOKS: Readonly<Record<string, string>> = {
+  getTracker: '`key: (req) => ...`',
+  generateKey: '`key: (req) => ...`',
+  shouldSkip: '`skip: (req) => ...` (or @SkipRateLimit())',
+  handleRequest: 'the options of forRoot and @RateLimit',
+  throwThrottlingException: '`onLimited` (or an exception filter for RateLimitException)',
+  getErrorMessage: '`message`',
+  getRequestResponse: 'nothing: the guard reads HTTP requests of both platforms itself',
+}
+
+function throttlerHooks(guard: { readonly prototype: object; readonly name: string }): void {
+  for (
+    let p = guard.prototype;
+    p !== null && p !== LimiterGuard.prototype;
+    p = Object.getPrototypeOf(p)
+  ) {
+    const hook = Object.getOwnPropertyNames(p).find((name) => Object.hasOwn(THROTTLER_HOOKS, name))
+    if (hook !== undefined)
+      throw new LimiterTypeError(
+        `${guard.name}.${hook}`,
+        (p as Record<string, unknown>)[hook],
+        `no override (a @nestjs/throttler ThrottlerGuard hook, which LimiterGuard never calls: use ${THROTTLER_HOOKS[hook]} instead)`,
+      )
   }
 }
 

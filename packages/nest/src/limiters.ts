@@ -1,6 +1,6 @@
 // Which limiter a handler runs: forRoot's defaults under the class's and the handler's
 // @RateLimit, built once per (controller, handler) and shared by every instance of the guard.
-import { closeLimiters, MemoryStore } from '@limiter/core'
+import { closeLimiters, LimiterTypeError, MemoryStore } from '@limiter/core'
 import {
   optionsObject,
   type PartialOptions,
@@ -85,6 +85,12 @@ export class LimiterRegistry {
   readonly #checked = new WeakSet<object>()
 
   constructor(given: unknown) {
+    if (Array.isArray(given))
+      throw new LimiterTypeError(
+        'LimiterModule options',
+        given,
+        "an object: @nestjs/throttler's list of throttlers is `forRoot({ limits: [{ name, limit, window }] })` here",
+      )
     const options = optionsObject('LimiterModule options', given ?? {}) as Options
     const own = options.store === undefined && options.redis === undefined
     this.#ownStore = own ? new MemoryStore() : undefined

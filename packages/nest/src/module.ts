@@ -1,4 +1,6 @@
 // LimiterModule: forRoot / forRootAsync provide the options, the limiters and the guard, app-wide.
+import { LimiterTypeError } from '@limiter/core'
+import { optionsObject } from '@limiter/core/http'
 import {
   type DynamicModule,
   type FactoryProvider,
@@ -34,6 +36,31 @@ export interface LimiterModuleAsyncOptions<Req = RequestLike> {
   readonly useFactory: (
     ...args: never[]
   ) => LimiterModuleOptions<Req> | Promise<LimiterModuleOptions<Req>>
+}
+
+const ASYNC_OPTIONS = new Set(['imports', 'inject', 'useFactory'])
+
+// forRootAsync's options: `useFactory` (with `inject`, `imports`), and nothing else said silently.
+function asyncFactory(options: unknown): (...args: unknown[]) => unknown {
+  const given = optionsObject('LimiterModule.forRootAsync options', options) as {
+    useFactory?: unknown
+  }
+  for (const name of Object.keys(given))
+    if (!ASYNC_OPTIONS.has(name))
+      throw new LimiterTypeError(
+        `LimiterModule.forRootAsync ${name}`,
+        (given as Record<string, unknown>)[name],
+        name === 'isGlobal'
+          ? 'nothing: the module is global already'
+          : 'not an option: forRootAsync takes `useFactory` (with `inject` and `imports`)',
+      )
+  if (typeof given.useFactory !== 'function')
+    throw new LimiterTypeError(
+      'LimiterModule.forRootAsync useFactory',
+      given.useFactory,
+      'a function that returns the options (useClass and useExisting are not supported)',
+    )
+  return given.useFactory as (...args: unknown[]) => unknown
 }
 
 const registry: FactoryProvider = {
@@ -110,9 +137,20 @@ export class LimiterModule implements OnModuleInit, OnApplicationBootstrap {
   }
 
   static forRootAsync<Req = RequestLike>(options: LimiterModuleAsyncOptions<Req>): DynamicModule {
+    const make = asyncFactory(options)
     const factory: FactoryProvider = {
       provide: LIMITER_OPTIONS,
-      useFactory: options.useFactory as (...args: unknown[]) => unknown,
+      // a factory that returns nothing (a missing `return`) would start the app unlimited
+      useFactory: async (...args: unknown[]) => {
+        const given = await make(...args)
+        if (given === undefined || given === null)
+          throw new LimiterTypeError(
+            'LimiterModule.forRootAsync useFactory',
+            given,
+            'an object of options (a missing `return`?)',
+          )
+        return given
+      },
       inject: options.inject ?? [],
     }
     return LimiterModule.#module([factory], options.imports ?? [])

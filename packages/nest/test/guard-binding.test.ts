@@ -246,3 +246,33 @@ describe("a handler's limits naming some of forRoot's", () => {
     expect(await statuses(app, '/tiers/short', 6)).toEqual([201, 201, 201, 201, 201, 201])
   })
 })
+
+// Regression: a ThrottlerGuard subclass migrated onto LimiterGuard kept its hooks, which nothing
+// calls: every user shared the IP key and admins were limited, silently
+describe('a LimiterGuard subclass with @nestjs/throttler hooks', () => {
+  class UserGuard extends LimiterGuard {
+    protected async getTracker(req: { headers: Record<string, string> }): Promise<string> {
+      return req.headers['x-user'] ?? ''
+    }
+  }
+
+  it('fails the start, naming the hook and the option to use', async () => {
+    await expect(
+      start({
+        controllers: [Login],
+        providers: [{ provide: APP_GUARD, useClass: UserGuard }],
+      }),
+    ).rejects.toThrow(
+      /`UserGuard\.getTracker`: expected no override .*use `key: \(req\) => \.\.\.` instead/,
+    )
+  })
+
+  it('a subclass without them is a LimiterGuard', async () => {
+    class Quiet extends LimiterGuard {}
+    const { app } = await start({
+      controllers: [Login],
+      providers: [{ provide: APP_GUARD, useClass: Quiet }],
+    })
+    expect(await statuses(app, '/login', 6)).toEqual(LIMITED)
+  })
+})

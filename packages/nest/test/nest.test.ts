@@ -271,6 +271,37 @@ describe.each(PLATFORMS)('nest on $platform', (platform: Platform) => {
     await app.close()
   })
 
+  // Regression: a factory missing its `return` started the app unlimited, silently; throttler's
+  // shapes failed with no word of what to write instead
+  it.each<[string, () => unknown, RegExp]>([
+    [
+      'a factory that returns nothing',
+      () => LimiterModule.forRootAsync({ useFactory: async () => undefined as never }),
+      /`LimiterModule\.forRootAsync useFactory`: expected an object of options \(a missing `return`\?\)/,
+    ],
+    [
+      "@nestjs/throttler's list of throttlers",
+      () => LimiterModule.forRoot([{ ttl: 60000, limit: 10 }] as never),
+      /forRoot\(\{ limits: \[\{ name, limit, window \}\] \}\)/,
+    ],
+    [
+      'useClass instead of useFactory',
+      () => LimiterModule.forRootAsync({ useClass: class {} } as never),
+      /`LimiterModule\.forRootAsync useClass`: .*forRootAsync takes `useFactory`/,
+    ],
+  ])('%s fails the start, saying what to write', async (_, module, message) => {
+    const start = async () => {
+      const moduleRef = await Test.createTestingModule({
+        imports: [module() as never],
+        controllers: [],
+      }).compile()
+      const app = moduleRef.createNestApplication(platform.adapter(), { logger: false })
+      await app.init()
+      await app.close()
+    }
+    await expect(start()).rejects.toThrow(message)
+  })
+
   describe('the limited response', () => {
     it('a filter of yours catches RateLimitException and reshapes it; the headers stay', async () => {
       @Catch(RateLimitException)
