@@ -1,5 +1,5 @@
 // @limiter/fastify: a Fastify 4/5 plugin (app-wide through fastify-plugin) over @limiter/core's HTTP glue.
-import type { Decision } from '@limiter/core'
+import { type Decision, LimiterError } from '@limiter/core'
 import {
   type RateLimitOptions as CoreOptions,
   probeOf,
@@ -90,7 +90,7 @@ const scopes = new WeakMap<object, string>()
 function scopeOf(config: { readonly url?: string; readonly method?: string }): string {
   let scope = scopes.get(config)
   if (scope === undefined) {
-    scope = config.url === undefined ? '' : routeScope(config.method ?? 'GET', config.url)
+    scope = config.url === undefined ? '' : routeScope(config.method ?? 'GET', config.url, config)
     scopes.set(config, scope)
   }
   return scope
@@ -98,6 +98,11 @@ function scopeOf(config: { readonly url?: string; readonly method?: string }): s
 
 // Async, so that an invalid option rejects `register` instead of escaping avvio as an exception.
 const plugin: FastifyPluginAsync<RateLimitPluginOptions> = async (app, options) => {
+  if (app.hasDecorator('rateLimit'))
+    throw new LimiterError(
+      'ERR_LIMITER_OPTION',
+      "@limiter/fastify is registered already, in this app or a parent scope (Fastify's own error would be FST_ERR_DEC_ALREADY_PRESENT): register it once, at the root. To give a scope a limit of its own, add a named hook there, `scope.addHook('onRequest', scope.rateLimit({ limit, window, name: 'api' }))`, or give its routes `config.rateLimit`.",
+    )
   const settings = pluginSettings<FastifyRequest, OnLimited>(options)
   // Invalid options throw here, so `register` (and `ready()`/`listen()`) fails naming the option.
   let globalRl: Resolved | undefined

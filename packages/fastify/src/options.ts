@@ -68,6 +68,26 @@ export function routeSettings<Req, OnLimited>(
  * The route scope: the route's declared method(s) and pattern, e.g. `GET /users/:id` (`HEAD` counts
  * as `GET`), `GET,POST /x`, or the bare pattern for an every-method route (see `declaredRouteKey`).
  */
-export function routeScope(method: string | readonly string[], url: string): string {
-  return declaredRouteKey(typeof method === 'string' ? [method] : method, url)
+export function routeScope(
+  method: string | readonly string[],
+  url: string,
+  config?: unknown,
+): string {
+  const declared = (config as Partial<Record<symbol, string | readonly string[]>> | undefined)?.[
+    DECLARED
+  ]
+  const methods = declared ?? method
+  return declaredRouteKey(typeof methods === 'string' ? [methods] : methods, url)
+}
+
+/**
+ * Where `onRoute` keeps the methods a route was declared with, on its config: Fastify copies the
+ * config into the HEAD twin of a GET route, whose own method is `'HEAD'`, so a twin of
+ * `GET,POST /x` counts as `GET,POST /x`, not as `GET /x` (a budget of its own).
+ */
+export const DECLARED: unique symbol = Symbol.for('@limiter/fastify declared methods') as never
+
+/** Marks `config` (a route's, in `onRoute`) with its declared methods, unless a twin's copy has them. */
+export function markDeclared(config: Record<PropertyKey, unknown>, method: unknown): void {
+  if (config[DECLARED] === undefined) config[DECLARED] = method
 }

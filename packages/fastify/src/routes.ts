@@ -4,7 +4,13 @@
 import type { RateLimitOptions } from '@limiter/core/http'
 import type { FastifyInstance, FastifyRequest, onRequestHookHandler, RouteOptions } from 'fastify'
 import { type CallbackHook, callbackHook } from './hooks.js'
-import { type LimitHook, type PluginSettings, routeScope, routeSettings } from './options.js'
+import {
+  type LimitHook,
+  markDeclared,
+  type PluginSettings,
+  routeScope,
+  routeSettings,
+} from './options.js'
 import type { OnLimited, Resolved } from './types.js'
 
 type Resolve = (options: RateLimitOptions<FastifyRequest, OnLimited>) => Resolved
@@ -64,7 +70,7 @@ function routeHook(
     return globalRl === undefined
       ? undefined
       : { hook: settings.hook, run: callbackHook(globalRl, '', settings.hook) }
-  const scope = routeScope(route.method, route.url)
+  const scope = routeScope(route.method, route.url, route.config)
   try {
     const { hook, options } = routeSettings<FastifyRequest, OnLimited>(settings, own)
     return { hook, run: callbackHook(resolve(options), scope, hook) }
@@ -88,9 +94,19 @@ export function addRouteHooks(
   // Per plugin instance: another instance's routes are not this one's.
   const seen = Symbol('@limiter/fastify route seen')
 
+  // The methods of the GET routes seen, by URL: a HEAD twin of a route declared without a config
+  // has none to carry them (one entry per route, declared once)
+  const gets = new Map<string, unknown>()
   app.addHook('onRoute', (route: RouteOptions) => {
     const config = (route.config ?? {}) as Record<PropertyKey, unknown>
     config[seen] = true
+    const { method, url } = route
+    if (method === 'HEAD') markDeclared(config, gets.get(url) ?? method)
+    else {
+      if (method === 'GET' || (Array.isArray(method) && method.includes('GET')))
+        gets.set(url, method)
+      markDeclared(config, method)
+    }
     ;(route as { config: unknown }).config = config
     const found = routeHook(settings, globalRl, resolve, route, false)
     if (found === undefined) return
@@ -129,7 +145,7 @@ export function addRouteHooks(
           new Error(
             `its \`hook: '${found.hook}'\` cannot run from the plugin's '${settings.hook}' hook`,
           ),
-          routeScope(method, url),
+          routeScope(method, url, config),
           true,
         )
       return found.run

@@ -280,6 +280,56 @@ describe.each(FASTIFY)('$version', ({ fastify }) => {
     })
   })
 
+  // Regression: the HEAD twin of a route declared for GET and POST had a scope of its own
+  // (`GET /x`, not `GET,POST /x`): a second budget, the GET handler running twice as often
+  describe('the HEAD twin of a route declared for several methods shares its counter', () => {
+    it.each(['config.rateLimit', 'app.rateLimit()'])('with %s', async (how) => {
+      const store = countingStore()
+      const app = await registered(fastify, { global: false, limit: 3, window: '1m', store })
+      const limit = { limit: 3, window: '1m' }
+      app.route({
+        method: ['GET', 'POST'],
+        url: '/multi',
+        ...(how === 'config.rateLimit'
+          ? { config: { rateLimit: limit } }
+          : { preHandler: app.rateLimit(limit) }),
+        handler: async () => 'x',
+      })
+      const statuses: number[] = []
+      for (const method of ['GET', 'POST', 'HEAD', 'HEAD'] as const)
+        statuses.push((await app.inject({ method, url: '/multi' })).statusCode)
+      expect(statuses).toEqual([200, 200, 200, 429])
+      expect(new Set(store.keys)).toEqual(new Set(['GET,POST /multi#127.0.0.1']))
+    })
+  })
+
+  // Regression: a second registration in a child scope failed with Fastify's bare
+  // FST_ERR_DEC_ALREADY_PRESENT, naming neither the plugin nor the way to a scope's own limit
+  it('a second registration in a child scope fails, saying what to do instead', async () => {
+    const app = await registered(fastify, { limit: 5, window: '1m' })
+    app.register(async (child) => {
+      await child.register(rateLimit, { limit: 2, window: '1m' })
+    })
+    await expect(app.ready()).rejects.toThrow(/registered already.*scope\.rateLimit/)
+  })
+
+  it("what it says works: a child scope's named hook limits its routes together", async () => {
+    const store = countingStore()
+    const app = await registered(fastify, { limit: 5, window: '1m', store })
+    await app.register(
+      async (child) => {
+        child.addHook('onRequest', child.rateLimit({ limit: 2, window: '1m', name: 'api' }))
+        child.get('/a', async () => 'a')
+        child.get('/b', async () => 'b')
+      },
+      { prefix: '/api' },
+    )
+    const statuses: number[] = []
+    for (const url of ['/api/a', '/api/b', '/api/a'])
+      statuses.push((await app.inject(url)).statusCode)
+    expect(statuses).toEqual([200, 200, 429])
+  })
+
   describe('client IP and trustProxy', () => {
     const ipApp = async (trustProxy: boolean) => {
       const app = fastify({ trustProxy })
