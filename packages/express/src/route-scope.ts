@@ -31,11 +31,34 @@ function methodPart(route: RouteLike, self: unknown): string | undefined {
  *   the methods the route runs the limiter for, never the request's (see `declaredMethods`):
  *   `POST /login`, `GET,POST /x`, `/api` for `app.all('/api', ...)`;
  * - anywhere else (`app.use`, `router.use`, a limiter wrapped in a function of its own): its
- *   mount path (`''` at the root). Express leaves `req.route` set after a route calls `next()`,
+ *   mount path (`''` at the root), its parameters and wildcard as written, not as matched. Express leaves `req.route` set after a route calls `next()`,
  *   so a later `app.use` limiter must not take that route's pattern, or a client could pick
  *   among pass-through routes for fresh budgets.
  * The method part is worked out once per route (again should the route gain handlers).
  */
+// `base` (a mount path as matched) with each of `params`' values put back as its parameter:
+// `/users/42` with { id: '42' } is `/users/:id`, Express 4's `/api/*` matched as `/api/x/y` with
+// { 0: 'x/y' } is `/api/*`, Express 5's `/api/*splat` with { splat: ['x', 'y'] } is `/api/:splat`.
+// Values are decoded, so the path is too (a client cannot escape its budget by encoding).
+function unfilled(base: string, params: Readonly<Record<string, unknown>>): string {
+  let path = base
+  try {
+    path = decodeURIComponent(base)
+  } catch {
+    // Express answers 400 to a path it cannot decode before any middleware runs
+  }
+  let out = ''
+  let at = 0
+  for (const [name, value] of Object.entries(params)) {
+    const text = Array.isArray(value) ? value.join('/') : String(value)
+    const found = text === '' ? -1 : path.indexOf(text, at)
+    if (found < 0) continue
+    out += `${path.slice(at, found)}${/^\d+$/.test(name) ? '*' : `:${name}`}`
+    at = found + text.length
+  }
+  return out + path.slice(at)
+}
+
 export function routeScopes(): (req: Request, self: unknown) => string {
   const parts = new WeakMap<
     object,
@@ -45,8 +68,14 @@ export function routeScopes(): (req: Request, self: unknown) => string {
     const route = req.route as RouteLike | undefined
     // baseUrl is the matched text, not the pattern: Express matches it case-insensitively by
     // default, so '/API' must not open fresh counters next to '/api'.
+    if (route?.path === undefined) {
+      // mounted with parameters or a wildcard (`app.use('/api/*', limiter)`): the pattern, not
+      // each value, or a client would pick a fresh budget per URL
+      const params = req.params as Readonly<Record<string, unknown>> | undefined
+      for (const _ in params) return unfilled(req.baseUrl, params as never).toLowerCase()
+      return req.baseUrl.toLowerCase()
+    }
     const base = req.baseUrl.toLowerCase()
-    if (route?.path === undefined) return base
     const layers = Array.isArray(route.stack) ? route.stack.length : 0
     let entry = parts.get(route)
     if (entry?.layers !== layers) {

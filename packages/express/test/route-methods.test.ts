@@ -29,7 +29,7 @@ const ok: RequestHandler = (_req, res) => {
   res.send('ok')
 }
 
-describe.each(EXPRESS)('$version', ({ express }) => {
+describe.each(EXPRESS)('$version', ({ express, version }) => {
   it('app.all: a client cycling every method gets the limit once in all, on the bare pattern', async () => {
     const store = countingStore()
     const app = express()
@@ -65,6 +65,27 @@ describe.each(EXPRESS)('$version', ({ express }) => {
     const methods = ['GET', 'POST', 'PUT', 'HEAD', 'GET', 'POST', 'PUT', 'HEAD']
     expect(await cycle(app, methods, () => '/docs')).toEqual({ 200: 3, 429: 5 })
     expect(new Set(store.keys)).toEqual(new Set(['/docs#127.0.0.1']))
+  })
+
+  // Regression (found from outside): the scope was the mount path as matched, so a limiter
+  // mounted at a wildcard or a parameter gave every URL under it a budget of its own
+  it.each([
+    [
+      'a wildcard',
+      (v: string) => (v === 'express 4' ? '/api/*' : '/api/*splat'),
+      (i: number) => `/api/x${i}/y`,
+    ],
+    ['a parameter', () => '/users/:id', (i: number) => `/users/${i}/posts`],
+    ['a parameter, percent-encoded', () => '/users/:id', (i: number) => `/users/%4${i % 10}/posts`],
+  ])('a limiter mounted at %s keeps one budget for every value', async (_, mount, path) => {
+    const store = countingStore()
+    const app = express()
+    app.use(mount(version), rateLimit({ limit: 2, window: '1m', store }))
+    app.use(ok)
+    const statuses: number[] = []
+    for (let i = 1; i <= 5; i++) statuses.push((await request(app).get(path(i))).status)
+    expect(statuses).toEqual([200, 200, 429, 429, 429])
+    expect(new Set(store.keys).size).toBe(1)
   })
 
   it('a limiter wrapped in a function of its own counts by its mount path: one budget', async () => {
