@@ -183,6 +183,28 @@ describe('limiter.decisions from hand-made messages', () => {
     await sdk.shutdown()
   })
 
+  // Regression (found from outside): tallies folded idle series, but the SDK keeps every set it
+  // has observed, and past 2,000 over the process's life it dropped the new ones: 15,000
+  // decisions of 5,000 short-lived names exported 5,997, and a later limiter none at all.
+  it('past MAX_TALLIES sets over the process life, every decision still adds up', async () => {
+    const sdk = metricsSdk()
+    start(sdk, (l) => l.name.startsWith('churn-') || l.name === 'late')
+    const store = new MemoryStore()
+    const allowed = decision([policy('p', true, 1)])
+    const names = 2.5 * MAX_TALLIES
+    for (let i = 0; i < names; i++) {
+      const churn = createLimiter({ name: `churn-${i}`, limit: 10, window: '1m', store })
+      for (let k = 0; k < 3; k++) publish(churn, allowed)
+      if (i % 250 === 0) await sdk.points('limiter.decisions')
+    }
+    const late = createLimiter({ name: 'late', limit: 10, window: '1m', store })
+    for (let k = 0; k < 10; k++) publish(late, allowed)
+    const points = await sdk.points('limiter.decisions')
+    expect(points.length).toBeLessThanOrEqual(MAX_TALLIES + 1)
+    expect(points.reduce((sum, p) => sum + p.value, 0)).toBe(3 * names + 10)
+    await sdk.shutdown()
+  })
+
   it('maps failure modes and shadow to results, and skips peeks', async () => {
     const sdk = metricsSdk()
     start(sdk)

@@ -66,22 +66,19 @@ export function policyIndex(limiter: Limiter, decision: Decision): number {
 export interface Tally {
   readonly attributes: Attributes
   value: number
-  /**
-   * The `other` series this tally was folded into (see {@link Tallies}): whoever holds it
-   * counts there from now on.
-   */
-  into?: Tally
 }
 
 /**
- * The most attribute sets one instrument keeps apart, as a `limits` function keeps at most
- * `MAX_LIMIT_SETS` limiters (per-customer limits make a limiter name per customer; the SDK
- * exports at most 2,000 attribute sets per instrument anyway).
+ * The most attribute sets one instrument is given over the process's life. The SDK keeps every
+ * set it has observed for as long as the process runs (a cumulative series never ends) and
+ * exports at most 2,000 per instrument: past those, it counts new ones in an overflow series it
+ * miscounts. Limiter names come and go (a `limits` function makes one per plan chosen), so the
+ * bound is on sets ever made, not on those alive.
  */
 export const MAX_TALLIES = 1000
 
-// What the attributes of a tally that falls out become: the `other` series of its instrument,
-// the limiter's name and policy replaced, the rest kept (results still add up by result).
+// What the attributes past the bound become: the `other` series of its instrument, the
+// limiter's name and policy replaced, the rest kept (results still add up by result).
 const OTHER = 'other'
 function otherOf(attributes: Attributes): Attributes {
   const out: Attributes = { ...attributes, 'otel.metric.overflow': true }
@@ -90,34 +87,15 @@ function otherOf(attributes: Attributes): Attributes {
   return out
 }
 
-interface Kept extends Tally {
-  // the value last seen, and the pass (collection or eviction) it last moved in
-  seenValue: number
-  movedAt: number
-}
-
 /**
- * The tallies of one instrument, by attribute set, each made once. At most {@link MAX_TALLIES}
- * are kept: past that, the idlest tenth (the longest without a change, then the oldest) is
- * folded into the `other` series. A folded tally's count so far is not moved: the SDK keeps the
- * last value it observed for an attribute set (or the series ends), and moving it would count it
- * twice there, and show in `other` as a burst of decisions that never happened. What its holder
- * counts from then on goes to `other`, so totals keep adding up. A limiter made again (a limit
- * set chosen anew) gets a series of its own again.
+ * The tallies of one instrument, by attribute set, each made once and kept: at most
+ * {@link MAX_TALLIES}. A set made after those counts in the `other` series of its kind, so totals
+ * keep adding up and nothing reaches the SDK's own overflow. A limiter made again (a limit set
+ * chosen anew) finds its series again.
  */
 export class Tallies {
-  readonly #byKey = new Map<string, Kept>()
+  readonly #byKey = new Map<string, Tally>()
   readonly #others = new Map<string, Tally>()
-  readonly #upDown: boolean
-  #pass = 0
-
-  /**
-   * `upDown`: an up-down counter's tallies (open circuits) fold only at zero, since a tally that
-   * falls out while up would stay up in the SDK while `other` is taken down.
-   */
-  constructor(upDown = false) {
-    this.#upDown = upDown
-  }
 
   /** How many attribute sets are kept apart (the `other` series not counted). */
   get size(): number {
@@ -127,42 +105,17 @@ export class Tallies {
   /** The tally of the attributes `make()` returns, which `key` identifies. */
   get(key: string, make: () => Attributes): Tally {
     let tally = this.#byKey.get(key)
-    if (tally === undefined) {
-      if (this.#byKey.size >= MAX_TALLIES) this.#foldIdlest()
-      const attributes = Object.freeze(make())
-      tally = { attributes, value: 0, seenValue: 0, movedAt: this.#pass }
-      this.#byKey.set(key, tally)
-    }
+    if (tally !== undefined) return tally
+    if (this.#byKey.size >= MAX_TALLIES) return this.#other(make())
+    tally = { attributes: Object.freeze(make()), value: 0 }
+    this.#byKey.set(key, tally)
     return tally
   }
 
   /** Reports every tally to the SDK (an observable instrument's callback). */
   readonly observe = (result: ObservableResult): void => {
-    this.#mark()
     for (const tally of this.#byKey.values()) result.observe(tally.value, tally.attributes)
     for (const tally of this.#others.values()) result.observe(tally.value, tally.attributes)
-  }
-
-  // A pass: every tally whose value changed since the last one is marked as moved in it.
-  #mark(): void {
-    const pass = ++this.#pass
-    for (const tally of this.#byKey.values()) {
-      if (tally.value === tally.seenValue) continue
-      tally.seenValue = tally.value
-      tally.movedAt = pass
-    }
-  }
-
-  #foldIdlest(): void {
-    this.#mark()
-    // Map order is creation order, and the sort is stable: the oldest of the idlest go first
-    const idlest = [...this.#byKey]
-      .filter(([, t]) => !this.#upDown || t.value === 0)
-      .sort(([, a], [, b]) => a.movedAt - b.movedAt)
-    for (const [key, tally] of idlest.slice(0, Math.ceil(MAX_TALLIES / 10))) {
-      this.#byKey.delete(key)
-      tally.into = this.#other(tally.attributes)
-    }
   }
 
   #other(attributes: Attributes): Tally {
@@ -177,11 +130,29 @@ export class Tallies {
   }
 }
 
+/**
+ * The attribute sets of a synchronous instrument (the store-duration histogram), bound as
+ * {@link Tallies} are: at most {@link MAX_TALLIES} made, later ones as `other`.
+ */
+export class AttributeSets {
+  readonly #byKey = new Map<string, Attributes>()
+
+  get(key: string, make: () => Attributes): Attributes {
+    let attributes = this.#byKey.get(key)
+    if (attributes !== undefined) return attributes
+    if (this.#byKey.size >= MAX_TALLIES) return Object.freeze(otherOf(make()))
+    attributes = Object.freeze(make())
+    this.#byKey.set(key, attributes)
+    return attributes
+  }
+}
+
 /** The bridge's tallies, one set per instrument. */
 export interface BridgeTallies {
   readonly decisions: Tallies
   readonly failures: Tallies
   readonly circuits: Tallies
+  readonly durations: AttributeSets
 }
 
 /** One limiter's tallies and attribute sets, looked up as its events need them. */
@@ -208,10 +179,6 @@ export class LimiterTallies {
       ((policy * RESULTS.length + result) * STORES.length + storeIndex(store)) * 2 +
       (shadow ? 1 : 0)
     let tally = this.#decisions[i]
-    if (tally?.into !== undefined) {
-      tally = tally.into
-      this.#decisions[i] = tally
-    }
     if (tally === undefined) {
       const name = this.#limiter.name
       const policyName = this.#limiter.policies[policy]?.name ?? name
@@ -236,7 +203,11 @@ export class LimiterTallies {
     const s = storeIndex(store)
     let attributes = this.#durations[s]
     if (attributes === undefined) {
-      attributes = Object.freeze({ 'limiter.name': this.#limiter.name, 'limiter.store': store })
+      const name = this.#limiter.name
+      attributes = this.#tallies.durations.get(JSON.stringify([name, store]), () => ({
+        'limiter.name': name,
+        'limiter.store': store,
+      }))
       this.#durations[s] = attributes
     }
     return attributes
@@ -245,10 +216,6 @@ export class LimiterTallies {
   /** For `limiter.store.failures`: name and `error.type` (the error's code). */
   failure(code: string): Tally {
     let tally = this.#failures.get(code)
-    if (tally?.into !== undefined) {
-      tally = tally.into
-      this.#failures.set(code, tally)
-    }
     if (tally === undefined) {
       const name = this.#limiter.name
       tally = this.#tallies.failures.get(JSON.stringify([name, code]), () => ({
@@ -263,7 +230,6 @@ export class LimiterTallies {
   /** For `limiter.circuits.open`: name. */
   circuit(): Tally {
     const name = this.#limiter.name
-    this.#circuit = this.#circuit?.into ?? this.#circuit
     this.#circuit ??= this.#tallies.circuits.get(name, () => ({ 'limiter.name': name }))
     return this.#circuit
   }

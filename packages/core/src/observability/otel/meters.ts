@@ -1,6 +1,6 @@
 // The instruments and tallies of each meter, shared by every bridge on it.
 import type { Meter } from '@opentelemetry/api'
-import { type BridgeTallies, Tallies } from './attributes.js'
+import { AttributeSets, type BridgeTallies, Tallies } from './attributes.js'
 import { type Instruments, instrumentsOn } from './instruments.js'
 
 // One set of instruments and tallies per meter, shared by every bridge on it: the counts add up
@@ -16,7 +16,8 @@ export function sharedBy(meter: Meter): { instruments: Instruments; tallies: Bri
     const tallies: BridgeTallies = {
       decisions: new Tallies(),
       failures: new Tallies(),
-      circuits: new Tallies(true),
+      circuits: new Tallies(),
+      durations: new AttributeSets(),
     }
     instruments.decisions.addCallback(tallies.decisions.observe)
     instruments.storeFailures.addCallback(tallies.failures.observe)
