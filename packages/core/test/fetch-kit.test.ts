@@ -316,6 +316,32 @@ describe('a concurrency lease ends with the response body', () => {
 })
 
 describe('maxDelay waits', () => {
+  // Regression (found from outside): the headers were formatted as the slot was reserved and
+  // sent after the wait, so a waited admission's reset was over by the wait (2 s, not 1 s here)
+  it.each([
+    ['draft-10', (h: Headers) => [/;t=(\d+)$/.exec(h.get('ratelimit') ?? '')?.[1]]],
+    [
+      ['draft-7', 'draft-6'],
+      (h: Headers) => [
+        /reset=(\d+)$/.exec(h.get('ratelimit') ?? '')?.[1],
+        h.get('ratelimit-reset') ?? undefined,
+      ],
+    ],
+  ] as const)('a waited admission counts its %s reset from its answer', async (headers, resets) => {
+    const limit = createFetchLimiter({
+      limit: 1,
+      window: '1s',
+      burst: 1,
+      maxDelay: '5s',
+      headers: headers as never,
+    })
+    const ip = from('1.2.3.4')
+    const first = await limit.handle(new Request(url), ok, ip)
+    const waited = await limit.handle(new Request(url), ok, ip)
+    expect(resets(first.headers)).toEqual(resets(first.headers).map(() => '1'))
+    expect(resets(waited.headers)).toEqual(resets(first.headers).map(() => '1'))
+  })
+
   it('a wait ends when the request signal aborts, and the slot comes back', async () => {
     const store = new MemoryStore()
     const options = { algorithm: 'gcra', limit: 1, window: '1s', maxDelay: '5s', store } as const

@@ -149,10 +149,14 @@ export function retryAfterSeconds(decision: Pick<Decision, 'retryAfterMs'>): num
 
 /**
  * The seconds a header reports as reset (`t`, `reset`): until the quota is full again when
- * allowed; on a denial, the same instant as `Retry-After`, so the two never disagree.
+ * allowed; on a denial, the same instant as `Retry-After`, so the two never disagree. An
+ * admission that waits `waitedMs` for its reserved slot (`maxDelay`) is answered that much
+ * later, and its reset is counted from then.
  */
-export function resetSeconds(decision: Timing): number {
-  return decision.allowed ? ceilSeconds(decision.resetMs) : retryAfterSeconds(decision)
+export function resetSeconds(decision: Timing, waitedMs = 0): number {
+  return decision.allowed
+    ? ceilSeconds(Math.max(0, decision.resetMs - waitedMs))
+    : retryAfterSeconds(decision)
 }
 
 /**
@@ -162,10 +166,12 @@ export function resetSeconds(decision: Timing): number {
 export function draft10Headers(policy: HeaderPolicy, decision: Decision): HeaderPair[] {
   const { members } = policy
   let rateLimit: string
-  if (members === undefined) rateLimit = quotaItem(policy, decision)
+  if (members === undefined) rateLimit = quotaItem(policy, decision, decision.delayMs)
   else {
     const entries = decision.policies
-    rateLimit = members.map((m, i) => quotaItem(m, entries[i] ?? decision)).join(', ')
+    rateLimit = members
+      .map((m, i) => quotaItem(m, entries[i] ?? decision, decision.delayMs))
+      .join(', ')
   }
   return [
     ['RateLimit-Policy', policy.policyMember],
@@ -173,10 +179,14 @@ export function draft10Headers(policy: HeaderPolicy, decision: Decision): Header
   ]
 }
 
-function quotaItem(policy: HeaderPolicy, d: Timing & Pick<Decision, 'remaining'>): string {
+function quotaItem(
+  policy: HeaderPolicy,
+  d: Timing & Pick<Decision, 'remaining'>,
+  waitedMs: number,
+): string {
   // a slot frees when a request ends, at no time anybody knows: no `t`
   if (policy.concurrent === true) return `${policy.nameItem};r=${sfInteger(d.remaining)}`
-  return `${policy.nameItem};r=${sfInteger(d.remaining)};t=${sfInteger(resetSeconds(d))}`
+  return `${policy.nameItem};r=${sfInteger(d.remaining)};t=${sfInteger(resetSeconds(d, waitedMs))}`
 }
 
 /** IETF draft-7: `RateLimit-Policy: 100;w=60` and `RateLimit: limit=100, remaining=42, reset=17`. */
@@ -189,7 +199,9 @@ export function draft7Headers(given: HeaderPolicy, decision: Decision): HeaderPa
     ['RateLimit-Policy', policy.quotaPolicy],
     [
       'RateLimit',
-      policy.concurrent === true ? quota : `${quota}, reset=${sfInteger(resetSeconds(decision))}`,
+      policy.concurrent === true
+        ? quota
+        : `${quota}, reset=${sfInteger(resetSeconds(decision, decision.delayMs))}`,
     ],
   ]
 }
@@ -202,7 +214,8 @@ export function draft6Headers(given: HeaderPolicy, decision: Decision): HeaderPa
     ['RateLimit-Limit', sfInteger(policy.limit)],
     ['RateLimit-Remaining', sfInteger(decision.remaining)],
   ]
-  if (policy.concurrent !== true) pairs.push(['RateLimit-Reset', sfInteger(resetSeconds(decision))])
+  if (policy.concurrent !== true)
+    pairs.push(['RateLimit-Reset', sfInteger(resetSeconds(decision, decision.delayMs))])
   return pairs
 }
 
