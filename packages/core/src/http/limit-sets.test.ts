@@ -74,6 +74,46 @@ describe('limits chosen per request', () => {
     expect((setFor({ plan: 'free' }) as LimitSet).limiter.policy.limit).toBe(100)
   })
 
+  // Regression (found from outside): tiers sharing a sliding-log or sliding-window name with
+  // different windows let one request under the short window erase the long one's count (199
+  // admitted in about a minute against 100 an hour, on both stores)
+  it.each(['sliding-log', 'sliding-window', 'fixed-window'] as const)(
+    "a tier that gives a shared %s policy another window fails; gcra's may differ",
+    (algorithm) => {
+      type Plan = { plan: 'anonymous' | 'signed-in' }
+      const tiers = (counting: boolean) =>
+        limitsPerRequest(
+          (req: Plan) => ({
+            name: 'api',
+            algorithm: counting ? algorithm : ('gcra' as const),
+            ...(req.plan === 'signed-in'
+              ? { limit: 100, window: '1h' }
+              : { limit: 10, window: '1m' }),
+          }),
+          { store: new MemoryStore() },
+        )
+      const setFor = tiers(true)
+      expect((setFor({ plan: 'signed-in' }) as LimitSet).limiter.policy.limit).toBe(100)
+      let error: unknown
+      try {
+        setFor({ plan: 'anonymous' })
+      } catch (thrown) {
+        error = thrown
+      }
+      expect((error as LimiterError).code).toBe('ERR_LIMITER_CONFLICT')
+      expect((error as LimiterError).message).toMatch(
+        new RegExp(
+          `'${algorithm}' policy "api" has a window of 60000 ms, .* where its window is 3600000 ms`,
+        ),
+      )
+      // the first tier is unaffected
+      expect((setFor({ plan: 'signed-in' }) as LimitSet).limiter.policy.limit).toBe(100)
+      const gcra = tiers(false)
+      gcra({ plan: 'signed-in' })
+      expect((gcra({ plan: 'anonymous' }) as LimitSet).limiter.policy.limit).toBe(10)
+    },
+  )
+
   it('refuses more than 8 policies before reading them', () => {
     let reads = 0
     const spec = { limit: 1, window: '1m' }

@@ -134,24 +134,50 @@ function built(
       error,
     )
   }
+  const windowed = owners.windowConflictOf(limiter, text)
+  if (windowed !== undefined) throw windowed
   owners.record(limiter, text)
   return limitSet(limiter)
 }
+
+// The algorithms whose state is one window's count: a request under another window reads it as
+// its own (a sliding window drops what is older than its window, a fixed window restarts), so
+// tiers cannot give one name two windows on them. The GCRA family keeps a time any rate reads.
+const COUNTING: ReadonlySet<Algorithm> = new Set(['fixed-window', 'sliding-window', 'sliding-log'])
 
 /**
  * The set of policies that first gave each policy name its algorithm, to name both sets when
  * another one gives that name another algorithm (at most {@link MAX_LIMIT_SETS} names).
  */
 class PolicyOwners {
-  readonly #owners = new Map<string, { algorithm: Algorithm; specs: string }>()
+  readonly #owners = new Map<string, { algorithm: Algorithm; windowMs: number; specs: string }>()
 
   record(limiter: Limiter, specs: string): void {
     for (const p of limiter.policies) {
       if (this.#owners.has(p.name)) continue
       if (this.#owners.size >= MAX_LIMIT_SETS)
         this.#owners.delete(this.#owners.keys().next().value as string)
-      this.#owners.set(p.name, { algorithm: p.algorithm, specs })
+      this.#owners.set(p.name, { algorithm: p.algorithm, windowMs: p.windowMs, specs })
     }
+  }
+
+  /**
+   * The conflict error when `limiter` (built from `text`) gives a counting policy's name another
+   * window than the set that holds it (one request under the shorter window would drop the
+   * longer one's count: 199 a minute passed a 100-an-hour tier).
+   */
+  windowConflictOf(limiter: Limiter, text: string): LimiterError | undefined {
+    for (const p of limiter.policies) {
+      const owner = this.#owners.get(p.name)
+      if (owner === undefined || owner.specs === text || !COUNTING.has(p.algorithm)) continue
+      if (owner.algorithm !== p.algorithm || owner.windowMs === p.windowMs) continue
+      return misbehaved(
+        'limits',
+        `returned ${text}, whose '${p.algorithm}' policy ${JSON.stringify(p.name)} has a window of ${p.windowMs} ms, but it returned ${owner.specs} before, where its window is ${owner.windowMs} ms: tiers that share a policy name share its counters, and a '${p.algorithm}' count is one window's (a request under the shorter window would drop the longer one's count); tiers differ by \`limit\`: give one of them another \`name\`, or the same \`window\``,
+        'ERR_LIMITER_CONFLICT',
+      )
+    }
+    return undefined
   }
 
   // The conflict error naming both sets, when the set that holds the name is known.
