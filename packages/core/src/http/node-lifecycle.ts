@@ -34,6 +34,9 @@ export interface LifecycleTarget {
 /** Called once with the final status, or `undefined` when the client left first. */
 export type Settle = (status: number | undefined) => void
 
+// The status a response the server destroyed under a connected client ends with: it failed.
+const SERVER_FAILED = 500
+
 // The connection of a response: its own socket, or its request's while it waits in a pipeline.
 function socketOf(res: LifecycleTarget): SocketLike | undefined {
   return res.socket ?? res.req?.socket ?? undefined
@@ -137,6 +140,9 @@ export function settleWhenOver(res: LifecycleTarget, settle: Settle, hold: boole
   let ended = !wait
   let gone = false
   let over = false
+  // the handler destroyed the response while its client was still there: a server failure
+  // (a stream that errored, Koa 3's pipeline), which a status-less end would call an abort
+  let failed = false
   let unwatch: (() => void) | undefined
   const done = (status: number | undefined): void => {
     if (over) return
@@ -150,14 +156,14 @@ export function settleWhenOver(res: LifecycleTarget, settle: Settle, hold: boole
   }
   const left = (): void => {
     gone = true
-    if (ended) done(undefined)
+    if (ended) done(failed ? SERVER_FAILED : undefined)
   }
   const onFinish = (): void => done(res.statusCode)
   const onClose = (): void => (res.writableFinished ? done(res.statusCode) : left())
   const handlerEnded = (): void => {
     if (ended) return
     ended = true
-    if (gone || clientGone(res)) done(undefined)
+    if (gone || clientGone(res)) done(failed ? SERVER_FAILED : undefined)
   }
   // A stream piped into the response and taken off it once its client left is the handler's
   // work ending: Nest's StreamableFile destroys its source then, and ends nothing.
@@ -177,7 +183,9 @@ export function settleWhenOver(res: LifecycleTarget, settle: Settle, hold: boole
     // a handler may end the response by destroying it (`res.destroy()`, or `pipeline` when its
     // client left mid-stream): Node itself never calls it when a client leaves. Without this,
     // what such a request holds stayed held (a shedder's admission for good)
-    wrapEnding(res, 'destroy', handlerEnded)
+    wrapEnding(res, 'destroy', handlerEnded, () => {
+      if (!gone && !clientGone(res) && !res.writableFinished) failed = true
+    })
     res.once('unpipe', onUnpipe)
     doneSignals.set(res, handlerEnded)
   }
@@ -185,10 +193,16 @@ export function settleWhenOver(res: LifecycleTarget, settle: Settle, hold: boole
 }
 
 // Wraps `end` or `destroy` on this response only: the handler ending the response ends its work.
-function wrapEnding(res: LifecycleTarget, name: 'end' | 'destroy', ended: () => void): void {
+function wrapEnding(
+  res: LifecycleTarget,
+  name: 'end' | 'destroy',
+  ended: () => void,
+  before?: () => void,
+): void {
   const method = res[name]
   if (typeof method !== 'function') return
   res[name] = function (this: unknown, ...args: unknown[]) {
+    before?.()
     const result = method.apply(this, args)
     ended()
     return result
