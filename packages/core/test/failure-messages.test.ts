@@ -49,6 +49,19 @@ describe('a refused connection', () => {
     expect(last?.failureMode).toBe('open')
   })
 
+  // Regression (found from outside): a failed reset said only the client's error, no address
+  it('a failed reset names host:port too', async () => {
+    const port = await freePort()
+    const { seen, limiter } = await failureFrom(
+      new Redis(port, '127.0.0.1', { maxRetriesPerRequest: 0 }),
+    )
+    const before = seen.length
+    await limiter.reset('alice')
+    const reset = seen.slice(before).at(-1)
+    expect(reset?.error.address).toBe(`127.0.0.1:${port}`)
+    expect(reset?.error.message).toContain(`Redis at 127.0.0.1:${port}`)
+  })
+
   it.each([
     ['open', 'failing open'],
     ['closed', 'failing closed'],

@@ -315,7 +315,13 @@ export class RedisStore implements Store {
     if (packed !== undefined)
       keys.push(baseKey(packed, tag), `${baseKey(packed, tag)}${BLOCK_SUFFIX}`)
     this.#sendQueued()
-    await this.#driver.del(keys)
+    try {
+      await this.#driver.del(keys)
+    } catch (error) {
+      // named as every other call's failure is: `Redis at host:port`, with `error.address`
+      const message = error instanceof Error ? error.message : String(error)
+      throw this.#failure(`failed: ${message}`, error)
+    }
   }
 
   // A reset or a block goes after the decisions this turn asked for before it (they wait in
