@@ -10,7 +10,7 @@ import {
 import { ipKey, rateLimit } from '../src/index.js'
 import { countingStore, KOA, settle } from './helpers.js'
 
-describe.each(KOA)('$version', ({ Koa }) => {
+describe.each(KOA)('$version', ({ Koa, version }) => {
   describe('refunds', () => {
     it('a handler that throws counts as failed: refunded once under skipFailedRequests', async () => {
       const store = countingStore()
@@ -27,29 +27,33 @@ describe.each(KOA)('$version', ({ Koa }) => {
 
     // Regression (found from outside): a body stream that fails after the headers went out makes
     // Koa 3 destroy the response; that was taken for the client leaving, and not refunded
-    it('a body stream that fails is refunded under skipFailedRequests', async () => {
-      const { Readable } = await import('node:stream')
-      const store = countingStore()
-      const app = new Koa()
-      app.on('error', () => {})
-      app.use(rateLimit({ limit: 1, window: '1m', store, skipFailedRequests: true }))
-      app.use((ctx) => {
-        let sent = false
-        ctx.body = new Readable({
-          read() {
-            if (sent) this.destroy(new Error('disk gone'))
-            else this.push('partial')
-            sent = true
-          },
+    // (Koa 2 leaves such a response open for good: nothing to settle there)
+    it.runIf(version === 'koa 3')(
+      'a body stream that fails is refunded under skipFailedRequests',
+      async () => {
+        const { Readable } = await import('node:stream')
+        const store = countingStore()
+        const app = new Koa()
+        app.on('error', () => {})
+        app.use(rateLimit({ limit: 1, window: '1m', store, skipFailedRequests: true }))
+        app.use((ctx) => {
+          let sent = false
+          ctx.body = new Readable({
+            read() {
+              if (sent) this.destroy(new Error('disk gone'))
+              else this.push('partial')
+              sent = true
+            },
+          })
         })
-      })
-      for (let i = 0; i < 3; i++)
-        await request(app.callback())
-          .get('/')
-          .catch(() => undefined)
-      await settle()
-      expect(store.refunds).toBe(3)
-    })
+        for (let i = 0; i < 3; i++)
+          await request(app.callback())
+            .get('/')
+            .catch(() => undefined)
+        await settle()
+        expect(store.refunds).toBe(3)
+      },
+    )
 
     it('an unmatched route (Koa 404) is refunded under skipFailedRequests', async () => {
       const store = countingStore()
