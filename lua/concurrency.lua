@@ -45,6 +45,8 @@ do
   -- Returns how many were not there yet (all, unless the lease is held already).
   local function take(key, lease, expires_ms, last_ms, replace)
     if replace then redis.call('DEL', key) end
+    -- the ZADD is the first write (a decision writes nothing): Redis checks `maxmemory` only up
+    -- to a script's first write, so under OOM the admission fails rather than grows the key
     local members = members_of(lease)
     local args = {}
     local added = 0
@@ -56,6 +58,8 @@ do
         args = {}
       end
     end
+    -- the slots that expired go now (the decision counted around them)
+    redis.call('ZREMRANGEBYSCORE', key, '-inf', now_ms)
     redis.call('PEXPIREAT', key, int(last_ms + offset_ms))
     return added
   end
@@ -93,12 +97,14 @@ do
       if ticket ~= '' then release(key, ticket) end
       return 0, 0, 0, 0, -1
     end
-    -- the slots still held: expired ones go first
-    local held = 0
+    -- the slots still held, read without writing (expired ones are dropped as a lease is taken):
+    -- `gone` of the set's first members expired
+    local held, gone = 0, 0
     local replace = false
-    local dropped = redis.pcall('ZREMRANGEBYSCORE', key, '-inf', now_ms)
-    if type(dropped) == 'number' then
-      held = redis.call('ZCARD', key)
+    local live = redis.pcall('ZCOUNT', key, '(' .. now_ms, '+inf')
+    if type(live) == 'number' then
+      held = live
+      gone = redis.call('ZCARD', key) - held
     else
       replace = true -- another type: empty, replaced by the next admission
     end
@@ -114,14 +120,16 @@ do
       -- after losing its reply, as ioredis does when it reconnects). Its slots are in `held`:
       -- it is admitted on them, not refused for them (taking them again adds nothing)
       local id = match(ticket, '^%d+:(.+)$')
-      if id and redis.call('ZSCORE', key, id) then allowed = true end
+      local score = id and redis.call('ZSCORE', key, id)
+      if score and tonumber(score) > now_ms then allowed = true end
     end
     if not allowed then
       -- the slot whose expiry makes room for `need`: the (held + need - ceiling)-th earliest
       -- (none when the class's ceiling is below `need`: expiries alone never make room)
       local retry_after_ms = retry_ms
       if held + need - ceiling <= held then
-        local at = redis.call('ZRANGE', key, held + need - ceiling - 1, held + need - ceiling - 1, 'WITHSCORES')
+        local at = redis.call('ZRANGE', key, gone + held + need - ceiling - 1,
+          gone + held + need - ceiling - 1, 'WITHSCORES')
         retry_after_ms = min(retry_ms, tonumber(at[2]) - now_ms)
       end
       local reset_ms = 0

@@ -1,0 +1,67 @@
+// A Redis at its `maxmemory` with `noeviction`: a decision that would grow it fails (and follows
+// failureMode) for every algorithm alike. Regression (found from outside): a concurrency policy's
+// script wrote first (it dropped expired slots), and Redis checks memory only up to a script's
+// first write, so its leases went on growing Redis past the limit (+600 KB on a 1 MB limit for
+// 2,000 keys a client chose), where the other algorithms failed as they should.
+import { Redis } from 'ioredis'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { type RedisProcess, startRedis } from '../../../test-support/redis.js'
+import { createLimiter, type LimiterOptions, RedisStore } from '../src/index.js'
+
+let server: RedisProcess
+let client: Redis
+
+beforeAll(async () => {
+  server = await startRedis(['--maxmemory-policy', 'noeviction'])
+  client = new Redis(server.port, '127.0.0.1', { maxRetriesPerRequest: 1 })
+})
+afterAll(async () => {
+  client.disconnect()
+  await server.stop()
+})
+
+const usedMemory = async (): Promise<number> =>
+  Number(/used_memory:(\d+)/.exec(await client.info('memory'))?.[1])
+
+// Fills Redis, then sets maxmemory at what it holds: the next write that grows it is refused.
+async function full(): Promise<void> {
+  await client.config('SET', 'maxmemory', '0')
+  await client.flushall()
+  const filler = 'x'.repeat(10_000)
+  for (let i = 0; i < 100; i++) await client.set(`filler:${i}`, filler)
+  await client.config('SET', 'maxmemory', String(await usedMemory()))
+}
+
+describe('a Redis at maxmemory (noeviction)', () => {
+  it.each<[string, Partial<LimiterOptions>]>([
+    ['concurrency', { algorithm: 'concurrency', limit: 5, window: '1m' }],
+    [
+      'gcra and concurrency together',
+      {
+        limits: [
+          { name: 'rate', limit: 100, window: '1m' },
+          { name: 'slots', algorithm: 'concurrency', limit: 5, window: '1m' },
+        ],
+      },
+    ],
+    ['gcra', { limit: 5, window: '1m' }],
+    ['sliding-log', { algorithm: 'sliding-log', limit: 5, window: '1m' }],
+  ])('%s: decisions that would grow it fail closed, and it stays put', async (_, policy) => {
+    await full()
+    const limiter = createLimiter({
+      ...policy,
+      name: `oom-${_}`,
+      store: new RedisStore({ client }),
+      failureMode: 'closed',
+      onError: () => {},
+      circuitBreaker: false,
+    } as LimiterOptions)
+    const sources = new Set<string>()
+    for (let i = 0; i < 300; i++) sources.add((await limiter.consume(`client-${i}`)).source)
+    expect([...sources]).toEqual(['fail-closed'])
+    // no key a client chose was written (Redis's own memory, its script cache, may move)
+    expect(await client.dbsize()).toBe(100)
+    await client.config('SET', 'maxmemory', '0')
+    await limiter.close()
+  })
+})
