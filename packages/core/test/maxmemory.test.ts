@@ -23,13 +23,14 @@ afterAll(async () => {
 const usedMemory = async (): Promise<number> =>
   Number(/used_memory:(\d+)/.exec(await client.info('memory'))?.[1])
 
-// Fills Redis, then sets maxmemory at what it holds: the next write that grows it is refused.
+// Fills Redis, then sets maxmemory well under what it holds (its own buffers come and go): every
+// write that would grow it is refused.
 async function full(): Promise<void> {
   await client.config('SET', 'maxmemory', '0')
   await client.flushall()
   const filler = 'x'.repeat(10_000)
   for (let i = 0; i < 100; i++) await client.set(`filler:${i}`, filler)
-  await client.config('SET', 'maxmemory', String(await usedMemory()))
+  await client.config('SET', 'maxmemory', String((await usedMemory()) - 500_000))
 }
 
 describe('a Redis at maxmemory (noeviction)', () => {
@@ -46,6 +47,8 @@ describe('a Redis at maxmemory (noeviction)', () => {
     ],
     ['gcra', { limit: 5, window: '1m' }],
     ['sliding-log', { algorithm: 'sliding-log', limit: 5, window: '1m' }],
+    ['fixed-window', { algorithm: 'fixed-window', limit: 5, window: '1m' }],
+    ['sliding-window', { algorithm: 'sliding-window', limit: 5, window: '1m' }],
   ])('%s: decisions that would grow it fail closed, and it stays put', async (_, policy) => {
     await full()
     const limiter = createLimiter({
