@@ -81,6 +81,21 @@ describe('a client never connected', () => {
     const [warning] = await warned(1)
     expect(warning?.message).toMatch(/not connected.*quit\(\)/)
   })
+
+  // Regression (found from outside): a client quit or disconnected just before the store was
+  // built still said `ready`, and no second look came
+  it.each(['quit', 'disconnect'] as const)(
+    'ioredis: a client %s() just before the store is built is warned about',
+    async (how) => {
+      capture = captureWarnings()
+      const client = new Redis(redis.server.port, '127.0.0.1')
+      await client.ping()
+      void client[how]()
+      new RedisStore({ client })
+      const [warning] = await warned(1)
+      expect(warning?.message).toMatch(/not connected.*quit\(\)/)
+    },
+  )
 })
 
 describe('a client connected, connecting, or connected during start-up', () => {

@@ -31,9 +31,11 @@ type EvalshaBuffer = (
 export function ioredisDriver(client: RedisClientLike): RedisDriver {
   const c = client as IoredisLike
   const address = clientAddress(client)
-  // ioredis connects by itself (with `lazyConnect`, at the first command): only a client already
-  // quit (`end`) never will.
-  watchConnected(client, () => c.status === 'end', address, QUIT)
+  // ioredis connects by itself (with `lazyConnect`, at the first command): only a client quit
+  // never will: `end`, or closing (`quit()` or `disconnect()` called, its status not `end` yet)
+  const quitting = () =>
+    c.status === 'end' || (client as { manuallyClosing?: unknown }).manuallyClosing === true
+  watchConnected(client, quitting, address, QUIT)
   const lastError = watchErrors(client)
   const cluster = c.isCluster === true
   const masterOf = (slot: number): string | undefined => {
