@@ -80,6 +80,27 @@ function routeHook(
 }
 
 /**
+ * Marks each route's config as seen by this plugin instance (`seen`), and with the methods it was
+ * declared for (see `markDeclared`). A HEAD twin of a route declared without a config has none to
+ * carry them: the GET routes' methods are kept by URL for it (one entry per route, declared once).
+ */
+function routeMarker(seen: symbol): (route: RouteOptions) => void {
+  const gets = new Map<string, unknown>()
+  return (route) => {
+    const config = (route.config ?? {}) as Record<PropertyKey, unknown>
+    config[seen] = true
+    const { method, url } = route
+    if (method === 'HEAD') markDeclared(config, gets.get(url) ?? method)
+    else {
+      if (method === 'GET' || (Array.isArray(method) && method.includes('GET')))
+        gets.set(url, method)
+      markDeclared(config, method)
+    }
+    ;(route as { config: unknown }).config = config
+  }
+}
+
+/**
  * Adds the plugin's route hooks to `app`: `onRoute` attaches each route's limiter as it is
  * declared (validating `config.rateLimit` there), and marks the route; a root-level hook in the
  * plugin's phase limits the routes declared before the plugin loaded, which `onRoute` never saw,
@@ -94,20 +115,9 @@ export function addRouteHooks(
   // Per plugin instance: another instance's routes are not this one's.
   const seen = Symbol('@limiter/fastify route seen')
 
-  // The methods of the GET routes seen, by URL: a HEAD twin of a route declared without a config
-  // has none to carry them (one entry per route, declared once)
-  const gets = new Map<string, unknown>()
+  const marked = routeMarker(seen)
   app.addHook('onRoute', (route: RouteOptions) => {
-    const config = (route.config ?? {}) as Record<PropertyKey, unknown>
-    config[seen] = true
-    const { method, url } = route
-    if (method === 'HEAD') markDeclared(config, gets.get(url) ?? method)
-    else {
-      if (method === 'GET' || (Array.isArray(method) && method.includes('GET')))
-        gets.set(url, method)
-      markDeclared(config, method)
-    }
-    ;(route as { config: unknown }).config = config
+    marked(route)
     const found = routeHook(settings, globalRl, resolve, route, false)
     if (found === undefined) return
     // A new array: Fastify copies the caller's options for the HEAD twin of a GET route.
