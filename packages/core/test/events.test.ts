@@ -163,19 +163,23 @@ function flakyStore(): Store & { down: boolean } {
   return store
 }
 
+// A limiter on `store` whose circuit opens after two failures and probes again after 50 ms.
+const breakerOn = (store: Store) =>
+  createLimiter({
+    limit: 5,
+    window: '1m',
+    store,
+    onError: () => {},
+    circuitBreaker: { failureThreshold: 2, coolDown: 50 },
+  })
+
 describe('limiter:failure and limiter:circuit', () => {
   it('publishes each store failure, and the circuit opening and closing', async () => {
     const failures = collect<FailureEvent>(FAILURE_CHANNEL)
     const circuits = collect<CircuitEvent>(CIRCUIT_CHANNEL)
     const decisions = collect<DecisionEvent>(DECISION_CHANNEL)
     const store = flakyStore()
-    const limiter = createLimiter({
-      limit: 5,
-      window: '1m',
-      store,
-      onError: () => {},
-      circuitBreaker: { failureThreshold: 2, coolDown: 50 },
-    })
+    const limiter = breakerOn(store)
     for (let i = 0; i < 4; i++) await limiter.consume('k')
     // two failures open the circuit; the next two calls skip the store (not failures)
     const mine = failures.filter((e) => e.limiter === limiter)
@@ -298,13 +302,7 @@ describe('the circuit breaker and the wall clock', () => {
     'a clock stepped %d ms waits the cool-down, no more',
     async (step) => {
       const store = flakyStore()
-      const limiter = createLimiter({
-        limit: 5,
-        window: '1m',
-        store,
-        onError: () => {},
-        circuitBreaker: { failureThreshold: 2, coolDown: 50 },
-      })
+      const limiter = breakerOn(store)
       await limiter.consume('k')
       await limiter.consume('k')
       expect((await limiter.consume('k')).source).toBe('fail-open') // open: the store is skipped
