@@ -41,6 +41,20 @@ do
     return out
   end
 
+  -- How many of `members` are stored with an expiry already past (read only, and only when the
+  -- key holds expired slots at all).
+  local function stale_of(key, members)
+    if redis.call('ZCOUNT', key, '-inf', now_ms) == 0 then return 0 end
+    local stale = 0
+    for from = 1, #members, CHUNK do
+      local scores = redis.call('ZMSCORE', key, unpack(members, from, min(from + CHUNK - 1, #members)))
+      for i = 1, #scores do
+        if scores[i] and tonumber(scores[i]) <= now_ms then stale = stale + 1 end
+      end
+    end
+    return stale
+  end
+
   -- Adds the lease's members, expiring at `expires_ms`, and makes the key live until `last_ms`.
   -- Returns how many were not there yet (all, unless the lease is held already).
   local function take(key, lease, expires_ms, last_ms, replace)
@@ -48,8 +62,10 @@ do
     -- the ZADD is the first write (a decision writes nothing): Redis checks `maxmemory` only up
     -- to a script's first write, so under OOM the admission fails rather than grows the key
     local members = members_of(lease)
+    -- slots of this lease that expired but are still stored (a call re-sent after its lease
+    -- expired): the ZADD renews them without counting them as added
+    local added = stale_of(key, members)
     local args = {}
-    local added = 0
     for i = 1, #members do
       args[#args + 1] = expires_ms
       args[#args + 1] = members[i]

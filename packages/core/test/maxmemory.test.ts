@@ -67,4 +67,40 @@ describe('a Redis at maxmemory (noeviction)', () => {
     await client.config('SET', 'maxmemory', '0')
     await limiter.close()
   })
+
+  // Regression (found from outside): give-backs rode in the same script call as decisions, so a
+  // release first in a call let the consumes after it write past the limit, and a consume's
+  // refused write failed the release beside it (its lease held for the window)
+  it('a release in the same turn as consumes frees its slot, and they still fail', async () => {
+    await client.config('SET', 'maxmemory', '0')
+    await client.flushall()
+    const limiter = createLimiter({
+      algorithm: 'concurrency',
+      limit: 5,
+      window: '1m',
+      name: 'oom-mixed',
+      store: new RedisStore({ client }),
+      failureMode: 'closed',
+      onError: () => {},
+      circuitBreaker: false,
+    })
+    const held = await limiter.consume('held')
+    expect(held.source).toBe('store')
+    const keys = await client.dbsize()
+    const filler = 'x'.repeat(10_000)
+    for (let i = 0; i < 100; i++) await client.set(`filler:${i}`, filler)
+    await client.config('SET', 'maxmemory', String((await usedMemory()) - 500_000))
+    const turn = [
+      limiter.release('held', held),
+      ...Array.from({ length: 100 }, (_, i) => limiter.consume(`mixed-${i}`)),
+    ]
+    const [, ...decisions] = await Promise.all(turn)
+    expect(new Set(decisions.map((d) => (d as { source: string }).source))).toEqual(
+      new Set(['fail-closed']),
+    )
+    // the lease is gone (its key with it), and nothing was written for the new keys
+    expect(await client.dbsize()).toBe(keys - 1 + 100)
+    await client.config('SET', 'maxmemory', '0')
+    await limiter.close()
+  })
 })

@@ -166,4 +166,28 @@ describe('the concurrency script and its TypeScript twin on a lease sent twice',
     expect((await both(1, '1:late', NOW_MS + 6))[0]).toBe(others.length + cost < policy.limit)
     await redis.client.del(key)
   })
+
+  // Regression (found from outside): once a decision stopped dropping expired slots first, a
+  // lease re-sent after it expired was renewed by the ZADD without being counted: 2 remaining
+  // where the twin said 1 (cost 1) or 0 (cost 2)
+  it.each([1, 2])(
+    'of cost %d re-sent after it expired: counted as the twin counts it',
+    async (cost) => {
+      const key = `expired${unique++}`
+      let state = undefined as ReturnType<typeof concurrency.check>['state']
+      const both = async (lease: string, now: number) => {
+        const outcome = concurrency.check(state, now, policy, cost, undefined, lease)
+        if (outcome.state !== undefined) state = outcome.state
+        const lua = await byScript(key, cost, lease, now)
+        expect([outcome.allowed, outcome.remaining], `${lease} at ${now}`).toEqual(lua)
+        return lua
+      }
+      await both(`${cost}:mine`, NOW_MS)
+      expect(await both(`${cost}:mine`, NOW_MS + policy.windowMs + 50)).toEqual([
+        true,
+        policy.limit - cost,
+      ])
+      await redis.client.del(key)
+    },
+  )
 })

@@ -347,7 +347,10 @@ export class RedisStore implements Store {
       return
     }
     // One script call carries one policy (or one set of policies): its numbers travel once.
-    let group = groupOf(call)
+    // Give-backs travel apart from decisions: Redis checks `maxmemory` only up to a script's
+    // first write, so a release first in a call let its consumes grow a Redis at its limit, and
+    // a consume's refused write failed the releases beside it
+    let group = op === 'r' || op === 'l' ? `${groupOf(call)}|give` : groupOf(call)
     if (this.#cluster) group = `${group}:${this.#slotOf(call.key)}`
     let batch = this.#queue.get(group)
     if (batch === undefined) {
