@@ -73,7 +73,7 @@ function proceed(
     return
   }
   respond(rl, request, reply, check).then(
-    () => settled(undefined, reply.sent),
+    () => settled(undefined, true),
     (error: unknown) => settled(error, false),
   )
 }
@@ -84,13 +84,34 @@ async function respond(
   reply: FastifyReply,
   check: RateLimitCheck,
 ): Promise<void> {
-  if (rl.onLimited !== undefined) {
-    await rl.onLimited(request, reply, check.decision)
-    // An onLimited that only looks (logs, counts: @fastify/rate-limit's onExceeded is such a
-    // notification) must not let the request through: the default answer goes instead.
-    if (reply.sent) return
-  }
+  if (rl.onLimited !== undefined && (await sentBy(rl.onLimited, request, reply, check))) return
+  // (an onLimited that only looked, logging or counting as @fastify/rate-limit's onExceeded
+  // notification does, must not let the request through: the default answer goes instead)
   send(reply, await limitedResponse(rl, request, check))
+}
+
+// Whether `onLimited` sent the reply, or started to: `reply.sent` stays false while an async
+// onSend hook of the app runs, so the calls to `send` are watched while it runs.
+async function sentBy(
+  onLimited: NonNullable<Resolved['onLimited']>,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  check: RateLimitCheck,
+): Promise<boolean> {
+  const send = reply.send
+  const own = Object.hasOwn(reply, 'send')
+  let called = false
+  reply.send = function (this: FastifyReply, ...args: Parameters<FastifyReply['send']>) {
+    called = true
+    return send.apply(this, args)
+  }
+  try {
+    await onLimited(request, reply, check.decision)
+  } finally {
+    if (own) reply.send = send
+    else delete (reply as { send?: unknown }).send
+  }
+  return called || reply.sent
 }
 
 function send(reply: FastifyReply, response: LimitedResponse): void {

@@ -81,9 +81,9 @@ export function routeScope(
 }
 
 /**
- * Where `onRoute` keeps the methods a route was declared with, on its config: Fastify copies the
- * config into the HEAD twin of a GET route, whose own method is `'HEAD'`, so a twin of
- * `GET,POST /x` counts as `GET,POST /x`, not as `GET /x` (a budget of its own).
+ * Where `onRoute` keeps the methods a route was declared with, on its config: the HEAD twin of a
+ * GET route has `'HEAD'` as its own method, and its config says `GET,POST` for a twin of
+ * `GET,POST /x`, so it counts as `GET,POST /x`, not as `GET /x` (a budget of its own).
  */
 export const DECLARED: unique symbol = Symbol.for('@limiter/fastify declared methods') as never
 

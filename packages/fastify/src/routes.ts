@@ -80,14 +80,15 @@ function routeHook(
 }
 
 /**
- * Marks each route's config as seen by this plugin instance (`seen`), and with the methods it was
- * declared for (see `markDeclared`). A HEAD twin of a route declared without a config has none to
- * carry them: the GET routes' methods are kept by URL for it (one entry per route, declared once).
+ * Marks each route's config (a copy of its own) as seen by this plugin instance (`seen`), and
+ * with the methods it was declared for (see `markDeclared`). A HEAD twin gets its GET route's
+ * methods from the GET routes' kept by URL (one entry per route, declared once).
  */
 function routeMarker(seen: symbol): (route: RouteOptions) => void {
   const gets = new Map<string, unknown>()
   return (route) => {
-    const config = (route.config ?? {}) as Record<PropertyKey, unknown>
+    // a copy: one config object may serve several routes (of other methods), each marked apart
+    const config = { ...(route.config as object | undefined) } as Record<PropertyKey, unknown>
     config[seen] = true
     const { method, url } = route
     if (method === 'HEAD') markDeclared(config, gets.get(url) ?? method)

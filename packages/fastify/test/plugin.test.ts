@@ -96,6 +96,36 @@ describe.each(FASTIFY)('$version', ({ fastify }) => {
     })
   })
 
+  // Regression (found from outside): `reply.sent` stays false while an async onSend hook of the
+  // app runs, so a refused request reached its handler after the 429 (Fastify 5), or the process
+  // died on a second send (Fastify 4, and a synchronous onLimited on 5)
+  describe('with an async onSend hook in the app', () => {
+    it.each([
+      ['the default 429', undefined],
+      [
+        'an onLimited that sends',
+        ((_request: unknown, reply: { code(n: number): { send(b: unknown): unknown } }) =>
+          void reply.code(429).send({ slow: true })) as never,
+      ],
+    ])('%s: one answer, and the handler never runs', async (_, onLimited) => {
+      const app = await appWith({ limit: 1, window: '1m', ...(onLimited ? { onLimited } : {}) })
+      app.addHook('onSend', async (_request, _reply, payload) => {
+        await new Promise((r) => setImmediate(r))
+        return payload
+      })
+      let ran = 0
+      app.post('/act', async () => {
+        ran++
+        return 'done'
+      })
+      const statuses: number[] = []
+      for (let i = 0; i < 4; i++)
+        statuses.push((await app.inject({ method: 'POST', url: '/act' })).statusCode)
+      expect(statuses).toEqual([200, 429, 429, 429])
+      expect(ran).toBe(1)
+    })
+  })
+
   describe('options', () => {
     it('errors reach a custom error handler', async () => {
       const app = fastify()

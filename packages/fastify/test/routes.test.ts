@@ -330,6 +330,21 @@ describe.each(FASTIFY)('$version', ({ fastify }) => {
     expect(statuses).toEqual([200, 200, 429])
   })
 
+  // Regression (found from outside): the declared methods were written on the route's config
+  // object itself, so one object shared by GET and POST routes gave both the GET scope
+  it('one config object shared by routes of other methods keeps their budgets apart', async () => {
+    const store = countingStore()
+    const app = await registered(fastify, { global: false, store })
+    const config = { rateLimit: { limit: 2, window: '1m' } }
+    app.get('/a', { config }, async () => 'a')
+    app.post('/a', { config }, async () => 'a')
+    const statuses: number[] = []
+    for (const method of ['GET', 'GET', 'POST', 'POST', 'POST'] as const)
+      statuses.push((await app.inject({ method, url: '/a' })).statusCode)
+    expect(statuses).toEqual([200, 200, 200, 200, 429])
+    expect(new Set(store.keys)).toEqual(new Set(['GET /a#127.0.0.1', 'POST /a#127.0.0.1']))
+  })
+
   describe('client IP and trustProxy', () => {
     const ipApp = async (trustProxy: boolean) => {
       const app = fastify({ trustProxy })
