@@ -39,7 +39,9 @@ function methodPart(route: RouteLike, self: unknown): string | undefined {
 // `base` (a mount path as matched) with each of `params`' values put back as its parameter:
 // `/users/42` with { id: '42' } is `/users/:id`, Express 4's `/api/*` matched as `/api/x/y` with
 // { 0: 'x/y' } is `/api/*`, Express 5's `/api/*splat` with { splat: ['x', 'y'] } is `/api/:splat`.
-// Values are decoded, so the path is too (a client cannot escape its budget by encoding).
+// A value takes whole segments, the right-most it equals (parameters follow the literal part of
+// a mount path), wildcards (several segments) first; one that fills part of a segment (`/api*`),
+// that segment's end. Values are decoded, so the path is too (encoding opens no budgets).
 function unfilled(base: string, params: Readonly<Record<string, unknown>>): string {
   let path = base
   try {
@@ -47,16 +49,40 @@ function unfilled(base: string, params: Readonly<Record<string, unknown>>): stri
   } catch {
     // Express answers 400 to a path it cannot decode before any middleware runs
   }
-  let out = ''
-  let at = 0
-  for (const [name, value] of Object.entries(params)) {
-    const text = Array.isArray(value) ? value.join('/') : String(value)
-    const found = text === '' ? -1 : path.indexOf(text, at)
-    if (found < 0) continue
-    out += `${path.slice(at, found)}${/^\d+$/.test(name) ? '*' : `:${name}`}`
-    at = found + text.length
+  const segments: (string | null)[] = path.split('/')
+  const taken = segments.map(() => false)
+  const values = Object.entries(params)
+    .map(([name, value]) => {
+      const text = Array.isArray(value) ? value.join('/') : String(value)
+      return { mark: /^\d+$/.test(name) ? '*' : `:${name}`, parts: text.split('/') }
+    })
+    .filter(({ parts }) => parts.join('') !== '')
+    .sort((a, b) => b.parts.length - a.parts.length)
+  for (const { mark, parts } of values) putBack(segments, taken, parts, mark)
+  return segments.filter((segment) => segment !== null).join('/')
+}
+
+// Puts `mark` where `parts` fill the right-most untaken run of segments (or end one segment).
+function putBack(segments: (string | null)[], taken: boolean[], parts: string[], mark: string) {
+  for (let at = segments.length - parts.length; at >= 1; at--) {
+    if (!parts.every((part, i) => !taken[at + i] && segments[at + i] === part)) continue
+    segments[at] = mark
+    taken[at] = true
+    for (let i = 1; i < parts.length; i++) {
+      segments[at + i] = null
+      taken[at + i] = true
+    }
+    return
   }
-  return out + path.slice(at)
+  if (parts.length !== 1) return
+  const part = parts[0] as string
+  for (let at = segments.length - 1; at >= 1; at--) {
+    const segment = segments[at]
+    if (taken[at] || segment == null || !segment.endsWith(part)) continue
+    segments[at] = `${segment.slice(0, segment.length - part.length)}${mark}`
+    taken[at] = true
+    return
+  }
 }
 
 export function routeScopes(): (req: Request, self: unknown) => string {

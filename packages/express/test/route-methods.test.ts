@@ -77,6 +77,23 @@ describe.each(EXPRESS)('$version', ({ express, version }) => {
     ],
     ['a parameter', () => '/users/:id', (i: number) => `/users/${i}/posts`],
     ['a parameter, percent-encoded', () => '/users/:id', (i: number) => `/users/%4${i % 10}/posts`],
+    // (found from outside against the first version: values that are part of the literal path,
+    // and a parameter before a wildcard, which Express 4 lists after it)
+    [
+      'a parameter, valued like the path',
+      () => '/users/:id',
+      (i: number) => `/users/${'users'.slice(0, i)}/x`,
+    ],
+    [
+      'a parameter, valued as a segment of it',
+      () => '/api/v1/:id',
+      (i: number) => `/api/v1/${['a', 'api', 'v', 'v1', '1'][i - 1]}/x`,
+    ],
+    [
+      'a parameter before a wildcard',
+      (v: string) => (v === 'express 4' ? '/:tenant/*' : '/:tenant/*rest'),
+      (i: number) => `/t${i}/x/y`,
+    ],
   ])('a limiter mounted at %s keeps one budget for every value', async (_, mount, path) => {
     const store = countingStore()
     const app = express()
