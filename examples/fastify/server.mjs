@@ -15,7 +15,11 @@ const app = Fastify({ trustProxy: process.env.TRUST_PROXY === '1' })
 // Global: 100 requests per minute per client IP. The plugin's options (here `redis`) are also the
 // defaults of every per-route limiter. Without `redis`, all of the plugin's limiters share one
 // in-process MemoryStore. Await it: routes declared before the plugin has loaded are not limited.
-await app.register(rateLimit, { limit: 100, window: '1m', ...(redis ? { redis } : {}) })
+await app.register(rateLimit, {
+  limit: 100,
+  window: '1m',
+  ...(redis ? { redis, prefix: 'example-fastify:' } : {}),
+})
 
 // Exempt: load balancers may poll freely.
 app.get('/health', { config: { rateLimit: false } }, async () => ({ ok: true }))

@@ -11,7 +11,7 @@ const port = Number(process.env.PORT ?? 3000)
 const redis = process.env.REDIS_URL ? new Redis(process.env.REDIS_URL) : undefined
 // `redis` is shorthand for `store: new RedisStore({ client: redis })`; without it each limiter
 // keeps its counters in its own in-process MemoryStore.
-const store = redis === undefined ? {} : { redis }
+const store = redis === undefined ? {} : { redis, prefix: 'example-koa:' }
 
 const app = new Koa()
 // Behind a proxy or load balancer, trust it so ctx.ip is the client's address, taking only as

@@ -11,7 +11,10 @@ describe("hono-rate-limiter's options", () => {
     [{ windowMs: 15 * 60 * 1000, limit: 1 }, "did you mean `window`? express-rate-limit's"],
     [{ ...base, keyGenerator: () => 'k' }, 'did you mean `key`?'],
     [{ ...base, standardHeaders: 'draft-6' }, 'did you mean `headers`?'],
-    [{ ...base, handler: () => new Response('x') }, 'did you mean `onLimited`?'],
+    [
+      { ...base, handler: () => new Response('x') },
+      "hono-rate-limiter's `handler` is `onLimited` here",
+    ],
     [{ ...base, requestPropertyName: 'rl' }, "`c.get('rateLimit')` (Hono)"],
     [{ ...base, requestStorePropertyName: 'rls' }, "`c.get('rateLimit')` (Hono)"],
     [{ window: '1m', limit: () => 5 }, 'is `limits: (req) => ({ limit: n, window:'],

@@ -57,7 +57,7 @@ describe('a misspelt option gets a suggestion', () => {
     ['cache', /`cache`: .*`store: new MemoryStore\(\{ maxKeys \}\)`/],
     // express-rate-limit's, koa-ratelimit's, rate-limiter-flexible's, @nestjs/throttler's (before:
     // `handler` and `onLimitReached` said only `onLimited`; the others nothing)
-    ['handler', /`handler`: .*called with the Decision where it had its options/],
+    ['handler', /`handler`: .*is `onLimited` here, called with the Decision where they pass/],
     ['onLimitReached', /`onLimitReached`: .*is a notification; `onLimited` answers/],
     ['requestWasSuccessful', /`requestWasSuccessful`: .*below 400 counts as a success/],
     ['validate', /`validate`: is not an option \(there is no such option/],

@@ -111,7 +111,7 @@ const PEER_NOTES: ReadonlyMap<string, string> = new Map([
   // express-rate-limit
   [
     'handler',
-    "express-rate-limit's `handler(req, res, next, options)` is `onLimited` here, called with the Decision where it had its options (`options.statusCode` and `options.message` do not exist: the status and headers are already set, send the body, or use `statusCode` and `message`)",
+    "express-rate-limit's and hono-rate-limiter's `handler` is `onLimited` here, called with the Decision where they pass their options (`options.statusCode` and `options.message` do not exist: the status and headers are already set; send the body, or use `statusCode` and `message`)",
   ],
   [
     'onLimitReached',
