@@ -41,10 +41,9 @@ do
     return out
   end
 
-  -- How many of `members` are stored with an expiry already past (read only, and only when the
-  -- key holds expired slots at all).
+  -- How many of `members` are stored with an expiry already past (read only; called only when
+  -- the key holds expired slots at all).
   local function stale_of(key, members)
-    if redis.call('ZCOUNT', key, '-inf', now_ms) == 0 then return 0 end
     local stale = 0
     for from = 1, #members, CHUNK do
       local scores = redis.call('ZMSCORE', key, unpack(members, from, min(from + CHUNK - 1, #members)))
@@ -57,14 +56,16 @@ do
 
   -- Adds the lease's members, expiring at `expires_ms`, and makes the key live until `last_ms`.
   -- Returns how many were not there yet (all, unless the lease is held already).
-  local function take(key, lease, expires_ms, last_ms, replace)
+  -- `gone`: how many expired slots the key still stores (the decision counted around them).
+  local function take(key, lease, expires_ms, last_ms, replace, gone)
     if replace then redis.call('DEL', key) end
     -- the ZADD is the first write (a decision writes nothing): Redis checks `maxmemory` only up
     -- to a script's first write, so under OOM the admission fails rather than grows the key
     local members = members_of(lease)
     -- slots of this lease that expired but are still stored (a call re-sent after its lease
     -- expired): the ZADD renews them without counting them as added
-    local added = stale_of(key, members)
+    local added = 0
+    if gone > 0 then added = stale_of(key, members) end
     local args = {}
     for i = 1, #members do
       args[#args + 1] = expires_ms
@@ -75,7 +76,7 @@ do
       end
     end
     -- the slots that expired go now (the decision counted around them)
-    redis.call('ZREMRANGEBYSCORE', key, '-inf', now_ms)
+    if gone > 0 then redis.call('ZREMRANGEBYSCORE', key, '-inf', now_ms) end
     redis.call('PEXPIREAT', key, int(last_ms + offset_ms))
     return added
   end
@@ -91,14 +92,14 @@ do
   function concurrency.finish() end
 
   local pending_key, pending_lease, pending_expires, pending_last, pending_replace
-  local pending_held, pending_limit
+  local pending_held, pending_limit, pending_gone
 
   -- Takes the lease a check left pending. Returns the admission's remaining and reset_ms as
   -- written (a lease held already adds nothing), no delay, and 1: the lease was taken.
   function concurrency.commit(slot)
     local last_ms = pending_last[slot]
     local added = take(pending_key[slot], pending_lease[slot], pending_expires[slot], last_ms,
-      pending_replace[slot])
+      pending_replace[slot], pending_gone[slot])
     return pending_limit[slot] - pending_held[slot] - added, last_ms - now_ms, 0, 1
   end
 
@@ -162,15 +163,15 @@ do
       if op == 'k' then
         if not pending_key then
           pending_key, pending_lease, pending_expires, pending_last, pending_replace = {}, {}, {}, {}, {}
-          pending_held, pending_limit = {}, {}
+          pending_held, pending_limit, pending_gone = {}, {}, {}
         end
         pending_key[slot], pending_lease[slot], pending_expires[slot] = key, ticket, expires_ms
         pending_last[slot], pending_replace[slot] = last_ms, replace
-        pending_held[slot], pending_limit[slot] = held, limit
+        pending_held[slot], pending_limit[slot], pending_gone[slot] = held, limit, gone
         pending = true
         held = held + need
       else
-        held = held + take(key, ticket, expires_ms, last_ms, replace)
+        held = held + take(key, ticket, expires_ms, last_ms, replace, gone)
       end
       taken = 1
     end

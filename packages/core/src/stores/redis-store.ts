@@ -1,6 +1,7 @@
 // RedisStore: decisions on an ioredis or node-redis client (standalone or Cluster), batched per tick.
 import { reservationTicket } from '../algorithms/gcra.js'
 import { logTicket } from '../algorithms/sliding-log.js'
+import { monotonicMs } from '../common/clock.js'
 import { LimiterError, LimiterRangeError, LimiterTypeError } from '../common/errors.js'
 import { knownOptions, NO_HINTS, type ScopeHints, STORE_HINTS } from '../common/option-names.js'
 import type { PolicySet } from '../policies/limits.js'
@@ -220,6 +221,12 @@ export class RedisStore implements Store {
   #scheduled = false
   /** Decisions sent to Redis and not answered yet. */
   #out = 0
+  // Until when (monotonic ms) give-backs travel in script calls of their own: for a while after
+  // a call failed for `maxmemory`. Redis checks memory only up to a script's first write, so a
+  // release first in a call let its consumes grow a Redis at its limit, and a consume's refused
+  // write failed the releases beside it. Apart, releases free memory and consumes fail (followed
+  // by failureMode). Mixed, as usual, they cost one call where apart they cost two.
+  #oomUntil = 0
   #lastKey = ''
   #lastTag = ''
   #lastSlot = -1
@@ -347,10 +354,11 @@ export class RedisStore implements Store {
       return
     }
     // One script call carries one policy (or one set of policies): its numbers travel once.
-    // Give-backs travel apart from decisions: Redis checks `maxmemory` only up to a script's
-    // first write, so a release first in a call let its consumes grow a Redis at its limit, and
-    // a consume's refused write failed the releases beside it
-    let group = op === 'r' || op === 'l' ? `${groupOf(call)}|give` : groupOf(call)
+    // While Redis is out of memory, give-backs travel apart from decisions (see #oom)
+    let group =
+      (op === 'r' || op === 'l') && this.#oomUntil > 0 && this.#apart()
+        ? `${groupOf(call)}|give`
+        : groupOf(call)
     if (this.#cluster) group = `${group}:${this.#slotOf(call.key)}`
     let batch = this.#queue.get(group)
     if (batch === undefined) {
@@ -413,6 +421,13 @@ export class RedisStore implements Store {
     }
   }
 
+  // Whether give-backs travel apart now (the window after an out-of-memory failure).
+  #apart(): boolean {
+    if (monotonicMs() < this.#oomUntil) return true
+    this.#oomUntil = 0
+    return false
+  }
+
   // Sends the batch as one script call: KEYS, the time, then the script's own ARGV.
   #send(script: LuaScript, batch: Batch): void {
     const first = batch.calls[0] as StoreCall
@@ -438,6 +453,7 @@ export class RedisStore implements Store {
     }
     const fail = (error: unknown): void => {
       this.#out -= sent
+      if (isOutOfMemory(error)) this.#oomUntil = monotonicMs() + OOM_APART_MS
       const old = tooOld(error)
       const reason =
         old instanceof LimiterError
@@ -454,6 +470,14 @@ export class RedisStore implements Store {
       this.#driver.eval(script.source, keys, args).then(deliver, fail)
     })
   }
+}
+
+/** How long give-backs travel apart after an out-of-memory failure (see RedisStore's #oomUntil). */
+const OOM_APART_MS = 10_000
+
+// Whether Redis refused a call for `maxmemory` (`OOM command not allowed ...`).
+function isOutOfMemory(error: unknown): boolean {
+  return error instanceof Error && error.message.startsWith('OOM ')
 }
 
 // ARGV[1], the batch's time: '' (Redis TIME) or a test's clock, after a 'u' when the script's plain
