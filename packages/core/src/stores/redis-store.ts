@@ -354,7 +354,7 @@ export class RedisStore implements Store {
       return
     }
     // One script call carries one policy (or one set of policies): its numbers travel once.
-    // While Redis is out of memory, give-backs travel apart from decisions (see #oom)
+    // While Redis is out of memory, give-backs travel apart from decisions (see #oomUntil)
     let group =
       (op === 'r' || op === 'l') && this.#oomUntil > 0 && this.#apart()
         ? `${groupOf(call)}|give`
