@@ -23,15 +23,31 @@ afterAll(async () => {
 const usedMemory = async (): Promise<number> =>
   Number(/used_memory:(\d+)/.exec(await client.info('memory'))?.[1])
 
-// Fills Redis, then sets maxmemory well under what it holds (its own buffers come and go): every
-// write that would grow it is refused.
-async function full(): Promise<void> {
+// Empties the server this file started (startRedis, on a free port of its own: never a shared
+// Redis), with no memory limit.
+async function empty(): Promise<void> {
   await client.config('SET', 'maxmemory', '0')
   await client.flushall()
+}
+
+// Fills Redis, then sets maxmemory well under what it holds (its own buffers come and go): every
+// write that would grow it is refused.
+async function fillUp(): Promise<void> {
   const filler = 'x'.repeat(10_000)
   for (let i = 0; i < 100; i++) await client.set(`filler:${i}`, filler)
   await client.config('SET', 'maxmemory', String((await usedMemory()) - 500_000))
 }
+
+// A limiter on this Redis that fails closed on every failure (no breaker to skip calls).
+const oomLimiter = (name: string, policy: Partial<LimiterOptions>) =>
+  createLimiter({
+    ...policy,
+    name,
+    store: new RedisStore({ client }),
+    failureMode: 'closed',
+    onError: () => {},
+    circuitBreaker: false,
+  } as LimiterOptions)
 
 describe('a Redis at maxmemory (noeviction)', () => {
   it.each<[string, Partial<LimiterOptions>]>([
@@ -50,15 +66,9 @@ describe('a Redis at maxmemory (noeviction)', () => {
     ['fixed-window', { algorithm: 'fixed-window', limit: 5, window: '1m' }],
     ['sliding-window', { algorithm: 'sliding-window', limit: 5, window: '1m' }],
   ])('%s: decisions that would grow it fail closed, and it stays put', async (_, policy) => {
-    await full()
-    const limiter = createLimiter({
-      ...policy,
-      name: `oom-${_}`,
-      store: new RedisStore({ client }),
-      failureMode: 'closed',
-      onError: () => {},
-      circuitBreaker: false,
-    } as LimiterOptions)
+    await empty()
+    await fillUp()
+    const limiter = oomLimiter(`oom-${_}`, policy)
     const sources = new Set<string>()
     for (let i = 0; i < 300; i++) sources.add((await limiter.consume(`client-${i}`)).source)
     expect([...sources]).toEqual(['fail-closed'])
@@ -72,24 +82,12 @@ describe('a Redis at maxmemory (noeviction)', () => {
   // release first in a call let the consumes after it write past the limit, and a consume's
   // refused write failed the release beside it (its lease held for the window)
   it('once Redis refused a call, a release beside consumes frees its slot, and they fail', async () => {
-    await client.config('SET', 'maxmemory', '0')
-    await client.flushall()
-    const limiter = createLimiter({
-      algorithm: 'concurrency',
-      limit: 5,
-      window: '1m',
-      name: 'oom-mixed',
-      store: new RedisStore({ client }),
-      failureMode: 'closed',
-      onError: () => {},
-      circuitBreaker: false,
-    })
+    await empty()
+    const limiter = oomLimiter('oom-mixed', { algorithm: 'concurrency', limit: 5, window: '1m' })
     const held = await limiter.consume('held')
     expect(held.source).toBe('store')
     const keys = await client.dbsize()
-    const filler = 'x'.repeat(10_000)
-    for (let i = 0; i < 100; i++) await client.set(`filler:${i}`, filler)
-    await client.config('SET', 'maxmemory', String((await usedMemory()) - 500_000))
+    await fillUp()
     // the store learns Redis is out of memory from a refused call; from then on for a while,
     // give-backs travel apart (mixed, as usual, a release first let the rest write)
     expect((await limiter.consume('first')).source).toBe('fail-closed')
