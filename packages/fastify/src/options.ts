@@ -87,7 +87,7 @@ export function routeScope(
  */
 export const DECLARED: unique symbol = Symbol.for('@limiter/fastify declared methods') as never
 
-/** Marks `config` (a route's, in `onRoute`) with its declared methods, unless a twin's copy has them. */
+/** Marks `config` (a route's own copy, in `onRoute`) with its declared methods. */
 export function markDeclared(config: Record<PropertyKey, unknown>, method: unknown): void {
-  if (config[DECLARED] === undefined) config[DECLARED] = method
+  config[DECLARED] = method
 }

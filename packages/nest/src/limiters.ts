@@ -59,8 +59,9 @@ const namesOf = (limits: unknown): string[] =>
 function warnDroppedLimits(scope: string, base: unknown, own: unknown): void {
   if (own === base) return
   const kept = namesOf(own)
-  const dropped = namesOf(base).filter((name) => !kept.includes(name))
-  if (dropped.length === 0 || !namesOf(base).some((name) => kept.includes(name))) return
+  const named = namesOf(base)
+  const dropped = named.filter((name) => !kept.includes(name))
+  if (dropped.length === 0 || dropped.length === named.length) return
   const list = dropped.map((name) => JSON.stringify(name)).join(', ')
   process.emitWarning(
     `LimiterModule: @RateLimit of ${scope} names some of forRoot's limits but not ${list}. A handler's \`limits\` replace forRoot's whole set (@nestjs/throttler's @Throttle overrides the throttlers it names and keeps the others), so ${list} no longer ${dropped.length === 1 ? 'applies' : 'apply'} to it. List every policy the handler keeps in its \`limits\`. Silence it with --disable-warning=${LIMITS_REPLACED}.`,

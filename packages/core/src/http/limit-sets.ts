@@ -140,10 +140,15 @@ function built(
   return limitSet(limiter)
 }
 
-// The algorithms whose state is one window's count: a request under another window reads it as
-// its own (a sliding window drops what is older than its window, a fixed window restarts), so
-// tiers cannot give one name two windows on them. The GCRA family keeps a time any rate reads.
-const COUNTING: ReadonlySet<Algorithm> = new Set(['fixed-window', 'sliding-window', 'sliding-log'])
+// The algorithms whose state is one window's count (policy.ts's COUNTING without `concurrency`,
+// whose leases carry their own expiry): a request under another window reads it as its own (a
+// sliding window drops what is older than its window, a fixed window restarts), so tiers cannot
+// give one name two windows on them. The GCRA family keeps a time any rate reads.
+const WINDOW_COUNTS: ReadonlySet<Algorithm> = new Set([
+  'fixed-window',
+  'sliding-window',
+  'sliding-log',
+])
 
 /**
  * The set of policies that first gave each policy name its algorithm, to name both sets when
@@ -169,7 +174,7 @@ class PolicyOwners {
   windowConflictOf(limiter: Limiter, text: string): LimiterError | undefined {
     for (const p of limiter.policies) {
       const owner = this.#owners.get(p.name)
-      if (owner === undefined || owner.specs === text || !COUNTING.has(p.algorithm)) continue
+      if (owner === undefined || owner.specs === text || !WINDOW_COUNTS.has(p.algorithm)) continue
       if (owner.algorithm !== p.algorithm || owner.windowMs === p.windowMs) continue
       return misbehaved(
         'limits',
